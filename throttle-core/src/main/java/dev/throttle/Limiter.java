@@ -1,0 +1,47 @@
+package dev.throttle;
+
+/**
+ * One policy's keys in one {@link ThrottleStore}. Every method is atomic per key and thread-safe.
+ *
+ * <p>Keys arrive already normalized by the {@link Throttler} (never null, at most 200 characters);
+ * costs are between 1 and the policy's {@link Policy#maxCost()}.
+ */
+public interface Limiter {
+
+	/**
+	 * Returns the policy this limiter applies.
+	 * @return the policy
+	 */
+	Policy policy();
+
+	/**
+	 * Takes {@code cost} units for {@code key} if the policy allows it now; a refusal changes nothing.
+	 * @param key the key
+	 * @param cost units to take, between 1 and {@link Policy#maxCost()}
+	 * @return the decision
+	 */
+	Decision tryAcquire(String key, int cost);
+
+	/**
+	 * Gives back {@code cost} units that an allowed {@link #tryAcquire} took, as if that call had
+	 * not been made (as far as the algorithm can tell: a lockout steps back one rung). Never
+	 * gives back more than the key's neutral state.
+	 * @param key the key
+	 * @param cost units to give back
+	 */
+	void refund(String key, int cost);
+
+	/**
+	 * Returns what a call of cost 1 would be told now, without changing anything.
+	 * @param key the key
+	 * @return the decision a call would get
+	 */
+	Decision peek(String key);
+
+	/**
+	 * Forgets {@code key}'s state: the next call is treated as the first.
+	 * @param key the key
+	 */
+	void reset(String key);
+
+}

@@ -1,0 +1,55 @@
+package dev.throttle;
+
+import java.time.Duration;
+
+/**
+ * A named throttling policy: an algorithm and its validated numbers. Policies are immutable
+ * values (records) and thread-safe; an invalid number throws {@link InvalidPolicyException}
+ * when the policy is built.
+ *
+ * @see TokenBucketPolicy
+ * @see GcraPolicy
+ * @see FixedWindowPolicy
+ * @see SlidingLogPolicy
+ * @see LockoutPolicy
+ */
+public sealed interface Policy permits TokenBucketPolicy, GcraPolicy, FixedWindowPolicy, SlidingLogPolicy, LockoutPolicy {
+
+	/**
+	 * Returns the policy's name, as in {@code throttle.policies.<name>} and {@code @Throttled(policy)}.
+	 * @return the name
+	 */
+	String name();
+
+	/**
+	 * Returns the algorithm.
+	 * @return the algorithm
+	 */
+	Algorithm algorithm();
+
+	/**
+	 * Returns the quota advertised in {@code RateLimit-Policy} ({@code q}).
+	 * @return calls or tokens per {@link #window()}
+	 */
+	int quota();
+
+	/**
+	 * Returns the window advertised in {@code RateLimit-Policy} ({@code w}).
+	 * @return the window
+	 */
+	Duration window();
+
+	/**
+	 * Returns the largest cost one call can ever be granted.
+	 * @return the largest grantable cost
+	 */
+	int maxCost();
+
+	/**
+	 * Returns how long after its last use a key's state is certainly neutral again: a store may
+	 * forget an idle key after this long.
+	 * @return the idle span
+	 */
+	Duration idleExpiry();
+
+}

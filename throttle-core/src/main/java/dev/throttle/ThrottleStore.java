@@ -1,0 +1,34 @@
+package dev.throttle;
+
+/**
+ * Where throttling state lives: the SPI that the memory store and the Redis store implement.
+ *
+ * <p>A store binds each policy once ({@link #limiter(Policy)}) so that per-policy work (a cache,
+ * a script's arguments) is done up front rather than per decision. Implementations must be
+ * thread-safe, and every {@link Limiter} operation on one key must be atomic with respect to
+ * every other operation on that key, in this process and (for shared stores) in every process.
+ */
+public interface ThrottleStore extends AutoCloseable {
+
+	/**
+	 * Returns the limiter that holds {@code policy}'s keys. Calling it again with an equal policy
+	 * returns a limiter over the same state.
+	 * @param policy the policy
+	 * @return the policy's limiter
+	 */
+	Limiter limiter(Policy policy);
+
+	/**
+	 * Returns a short, low-cardinality name for metrics: {@code memory} or {@code redis}.
+	 * @return the store's kind
+	 */
+	String kind();
+
+	/**
+	 * Releases what the store holds. The default does nothing.
+	 */
+	@Override
+	default void close() {
+	}
+
+}

@@ -1,0 +1,189 @@
+package dev.throttle;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The programmatic face of throttling: named policies over one {@link ThrottleStore}.
+ *
+ * <p>Keys are normalized before they reach the store: a {@code null} or blank key falls into the
+ * policy's one shared bucket (never a bypass), and a key longer than {@value #MAX_KEY_LENGTH}
+ * characters is stored as its SHA-256 digest. Thread-safe.
+ */
+public final class Throttler {
+
+	/** Longest key stored as given; longer keys are stored hashed. */
+	public static final int MAX_KEY_LENGTH = 200;
+
+	/** The key that {@code null} and blank keys share. */
+	public static final String SHARED_KEY = "";
+
+	private final ThrottleStore store;
+
+	private final Map<String, Limiter> limiters;
+
+	private final Map<String, Policy> policies;
+
+	/**
+	 * Binds {@code policies} to {@code store}.
+	 * @param store where state lives
+	 * @param policies the policies, with distinct names
+	 * @throws IllegalArgumentException when two policies share a name
+	 */
+	public Throttler(ThrottleStore store, Collection<? extends Policy> policies) {
+		this.store = store;
+		Map<String, Limiter> limiters = new LinkedHashMap<>();
+		Map<String, Policy> byName = new LinkedHashMap<>();
+		for (Policy policy : policies) {
+			if (byName.putIfAbsent(policy.name(), policy) != null) {
+				throw new IllegalArgumentException("two policies are named '" + policy.name() + "'");
+			}
+			limiters.put(policy.name(), store.limiter(policy));
+		}
+		this.limiters = Map.copyOf(limiters);
+		this.policies = Collections.unmodifiableMap(byName);
+	}
+
+	/**
+	 * Takes one unit for {@code key} under {@code policy} if allowed.
+	 * @param policy the policy's name
+	 * @param key the key (null or blank: the shared bucket)
+	 * @return the decision
+	 */
+	public Decision tryAcquire(String policy, String key) {
+		return tryAcquire(policy, key, 1);
+	}
+
+	/**
+	 * Takes {@code cost} units for {@code key} under {@code policy} if allowed. A cost above the
+	 * policy's {@link Policy#maxCost()} is refused with {@link Decision#neverAllowed(int)} and
+	 * touches no state.
+	 * @param policy the policy's name
+	 * @param key the key (null or blank: the shared bucket)
+	 * @param cost units to take, at least 1
+	 * @return the decision
+	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
+	 */
+	public Decision tryAcquire(String policy, String key, int cost) {
+		Limiter limiter = limiter(policy);
+		if (cost < 1) {
+			throw new IllegalArgumentException("cost must be at least 1, was " + cost);
+		}
+		if (cost > limiter.policy().maxCost()) {
+			return Decision.neverAllowed(limiter.policy().quota());
+		}
+		return limiter.tryAcquire(normalizeKey(key), cost);
+	}
+
+	/**
+	 * Like {@link #tryAcquire(String, String, int)}, but throws when refused.
+	 * @param policy the policy's name
+	 * @param key the key
+	 * @param cost units to take
+	 * @return the allowed decision
+	 * @throws ThrottledException when refused
+	 */
+	public Decision check(String policy, String key, int cost) {
+		Decision decision = tryAcquire(policy, key, cost);
+		if (!decision.allowed()) {
+			throw new ThrottledException(limiter(policy).policy(), decision);
+		}
+		return decision;
+	}
+
+	/**
+	 * Gives back what an allowed call took (see {@link Limiter#refund}).
+	 * @param policy the policy's name
+	 * @param key the key
+	 * @param cost units to give back
+	 */
+	public void refund(String policy, String key, int cost) {
+		Limiter limiter = limiter(policy);
+		if (cost >= 1 && cost <= limiter.policy().maxCost()) {
+			limiter.refund(normalizeKey(key), cost);
+		}
+	}
+
+	/**
+	 * Returns what a call of cost 1 would be told, without changing state.
+	 * @param policy the policy's name
+	 * @param key the key
+	 * @return the decision a call would get now
+	 */
+	public Decision peek(String policy, String key) {
+		return limiter(policy).peek(normalizeKey(key));
+	}
+
+	/**
+	 * Forgets {@code key}'s state under {@code policy} (unlocks a user).
+	 * @param policy the policy's name
+	 * @param key the key
+	 */
+	public void reset(String policy, String key) {
+		limiter(policy).reset(normalizeKey(key));
+	}
+
+	/**
+	 * Returns a policy by name.
+	 * @param name the name
+	 * @return the policy
+	 * @throws IllegalArgumentException when no policy has that name
+	 */
+	public Policy policy(String name) {
+		return limiter(name).policy();
+	}
+
+	/**
+	 * Returns every policy, in the order given.
+	 * @return name to policy, unmodifiable
+	 */
+	public Map<String, Policy> policies() {
+		return this.policies;
+	}
+
+	/**
+	 * Returns the store.
+	 * @return the store
+	 */
+	public ThrottleStore store() {
+		return this.store;
+	}
+
+	private Limiter limiter(String policy) {
+		Limiter limiter = (policy != null) ? this.limiters.get(policy) : null;
+		if (limiter == null) {
+			throw new IllegalArgumentException("no policy named '" + policy + "'; known: " + this.policies.keySet());
+		}
+		return limiter;
+	}
+
+	/**
+	 * Returns the key as stores see it: {@link #SHARED_KEY} for null or blank, the SHA-256 digest
+	 * (base64url, prefixed {@code #}) for keys longer than {@value #MAX_KEY_LENGTH} characters,
+	 * otherwise the key itself.
+	 * @param key a caller's key
+	 * @return the stored key
+	 */
+	public static String normalizeKey(String key) {
+		if (key == null || key.isBlank()) {
+			return SHARED_KEY;
+		}
+		if (key.length() <= MAX_KEY_LENGTH) {
+			return key;
+		}
+		try {
+			byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+			return "#" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
+		}
+	}
+
+}

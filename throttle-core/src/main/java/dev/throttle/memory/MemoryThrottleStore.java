@@ -1,0 +1,144 @@
+package dev.throttle.memory;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Ticker;
+
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.GcraPolicy;
+import dev.throttle.Limiter;
+import dev.throttle.LockoutPolicy;
+import dev.throttle.Policy;
+import dev.throttle.SlidingLogPolicy;
+import dev.throttle.ThrottleStore;
+import dev.throttle.TimeSource;
+import dev.throttle.TokenBucketPolicy;
+
+/**
+ * Throttling state in this JVM's memory, bounded.
+ *
+ * <p>Each policy's keys live in their own Caffeine cache of at most {@code maximumKeysPerPolicy}
+ * entries; when full, Caffeine evicts the least valuable keys (W-TinyLFU), which are idle ones in
+ * practice. An entry expires once it has been idle for the policy's {@link Policy#idleExpiry()}:
+ * by then its state is neutral, so forgetting it changes no decision, and an idle key costs
+ * nothing. Expiry follows the store's {@link TimeSource}, so a manual clock drives it in tests.
+ *
+ * <p>Thread-safe and lock-free on the decision path: per-key state is an atomic cell committed
+ * by compare-and-set (see {@code PackedLimiter}).
+ */
+public final class MemoryThrottleStore implements ThrottleStore {
+
+	/** Default bound on keys held per policy. */
+	public static final long DEFAULT_MAXIMUM_KEYS = 1_000_000;
+
+	private final TimeSource clock;
+
+	private final long maximumKeysPerPolicy;
+
+	/** Packed times are offsets from here: far enough back that a clock stepping back stays positive. */
+	private final long base;
+
+	private final Map<String, Bound> limiters = new ConcurrentHashMap<>();
+
+	/**
+	 * Creates a store on the system clock holding at most {@link #DEFAULT_MAXIMUM_KEYS} keys per policy.
+	 */
+	public MemoryThrottleStore() {
+		this(TimeSource.system(), DEFAULT_MAXIMUM_KEYS);
+	}
+
+	/**
+	 * Creates a store.
+	 * @param clock the clock every decision reads
+	 * @param maximumKeysPerPolicy the most keys held per policy, at least 1
+	 */
+	public MemoryThrottleStore(TimeSource clock, long maximumKeysPerPolicy) {
+		if (maximumKeysPerPolicy < 1) {
+			throw new IllegalArgumentException("maximum-keys must be at least 1, was " + maximumKeysPerPolicy);
+		}
+		this.clock = clock;
+		this.maximumKeysPerPolicy = maximumKeysPerPolicy;
+		this.base = clock.currentTimeMillis() - (1L << 39);
+	}
+
+	@Override
+	public Limiter limiter(Policy policy) {
+		Bound bound = this.limiters.computeIfAbsent(policy.name(), (name) -> bind(policy));
+		if (!bound.limiter.policy().equals(policy)) {
+			throw new IllegalArgumentException("policy '" + policy.name() + "' is already bound with other settings: "
+					+ bound.limiter.policy());
+		}
+		return bound.limiter;
+	}
+
+	@Override
+	public String kind() {
+		return "memory";
+	}
+
+	/**
+	 * Returns how many keys the store holds now, across policies (an estimate, as Caffeine's is).
+	 * @return the number of keys
+	 */
+	public long keyCount() {
+		long count = 0;
+		for (Bound bound : this.limiters.values()) {
+			bound.cache.cleanUp();
+			count += bound.cache.estimatedSize();
+		}
+		return count;
+	}
+
+	/**
+	 * Forgets every key of every policy: for tests that must start from a clean slate.
+	 */
+	public void clear() {
+		this.limiters.values().forEach((bound) -> bound.cache.invalidateAll());
+	}
+
+	private Bound bind(Policy policy) {
+		if (policy instanceof SlidingLogPolicy slidingLog) {
+			Cache<String, AtomicReference<long[]>> cache = newCache(slidingLog);
+			return new Bound(cache, new SlidingLogLimiter(slidingLog, cache, this.clock));
+		}
+		Cache<String, AtomicLong> cache = newCache(policy);
+		PackedLimiter limiter;
+		if (policy instanceof TokenBucketPolicy tokenBucket) {
+			limiter = new TokenBucketLimiter(tokenBucket, cache, this.clock, this.base);
+		}
+		else if (policy instanceof GcraPolicy gcra) {
+			limiter = new GcraLimiter(gcra, cache, this.clock, this.base);
+		}
+		else if (policy instanceof FixedWindowPolicy fixedWindow) {
+			limiter = new FixedWindowLimiter(fixedWindow, cache, this.clock, this.base);
+		}
+		else if (policy instanceof LockoutPolicy lockout) {
+			limiter = new LockoutLimiter(lockout, cache, this.clock, this.base);
+		}
+		else {
+			throw new IllegalArgumentException("unsupported policy " + policy);
+		}
+		return new Bound(cache, limiter);
+	}
+
+	private <V> Cache<String, V> newCache(Policy policy) {
+		TimeSource clock = this.clock;
+		Ticker ticker = () -> clock.currentTimeMillis() * 1_000_000L;
+		Duration idle = policy.idleExpiry();
+		return Caffeine.newBuilder()
+			.maximumSize(this.maximumKeysPerPolicy)
+			.expireAfterAccess(idle)
+			.ticker(ticker)
+			.build();
+	}
+
+	private record Bound(Cache<String, ?> cache, Limiter limiter) {
+	}
+
+}
