@@ -1,5 +1,8 @@
 package dev.throttle;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
 /**
  * One policy's keys in one {@link ThrottleStore}. Every method is atomic per key and thread-safe.
  *
@@ -43,5 +46,38 @@ public interface Limiter {
 	 * @param key the key
 	 */
 	void reset(String key);
+
+	/**
+	 * Like {@link #tryAcquire}, without blocking the calling thread: for event-loop callers
+	 * (WebFlux). The default completes at once with the synchronous result, which is right for
+	 * stores that never block; a networked store overrides it.
+	 * @param key the key
+	 * @param cost units to take
+	 * @return the decision, when made
+	 */
+	default CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+		return CompletableFuture.completedFuture(tryAcquire(key, cost));
+	}
+
+	/**
+	 * Like {@link #refund}, without blocking the calling thread.
+	 * @param key the key
+	 * @param cost units to give back
+	 * @return completes when done
+	 */
+	default CompletionStage<Void> refundAsync(String key, int cost) {
+		refund(key, cost);
+		return CompletableFuture.completedFuture(null);
+	}
+
+	/**
+	 * Like {@link #reset}, without blocking the calling thread.
+	 * @param key the key
+	 * @return completes when done
+	 */
+	default CompletionStage<Void> resetAsync(String key) {
+		reset(key);
+		return CompletableFuture.completedFuture(null);
+	}
 
 }
