@@ -105,8 +105,9 @@ public final class Throttler {
 	 */
 	public void refund(String policy, String key, int cost) {
 		Limiter limiter = limiter(policy);
-		if (cost >= 1 && cost <= limiter.policy().maxCost()) {
-			limiter.refund(normalizeKey(key), cost);
+		if (cost >= 1) {
+			// no call ever took more than maxCost, and a refund never goes past neutral anyway
+			limiter.refund(normalizeKey(key), Math.min(cost, limiter.policy().maxCost()));
 		}
 	}
 

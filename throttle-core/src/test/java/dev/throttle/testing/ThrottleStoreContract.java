@@ -1,0 +1,702 @@
+package dev.throttle.testing;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.GcraPolicy;
+import dev.throttle.LockoutPolicy;
+import dev.throttle.ManualTimeSource;
+import dev.throttle.Policy;
+import dev.throttle.SlidingLogPolicy;
+import dev.throttle.ThrottleStore;
+import dev.throttle.Throttler;
+import dev.throttle.TimeSource;
+import dev.throttle.TokenBucketPolicy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The contract every {@link ThrottleStore} must keep: one suite of traces per algorithm, written
+ * once and run unchanged against each store. Expected decisions are exact, so two stores that
+ * pass it decide identically for the same inputs.
+ *
+ * <p>A store under test reads time from the {@link ManualTimeSource} it is given, which starts at
+ * 2026-01-01T00:00:00Z and moves only when a test advances it.
+ */
+public abstract class ThrottleStoreContract {
+
+	private static final List<Duration> LUCIA_LADDER = seconds(1, 2, 4, 8, 16, 30, 60, 180, 300);
+
+	protected ManualTimeSource clock;
+
+	protected ThrottleStore store;
+
+	/**
+	 * Creates the store under test, reading time from {@code clock}, with no state from earlier tests.
+	 * @param clock the clock every decision must read
+	 * @return a store
+	 */
+	protected abstract ThrottleStore createStore(TimeSource clock);
+
+	@BeforeEach
+	void createStoreUnderTest() {
+		this.clock = new ManualTimeSource();
+		this.store = createStore(this.clock);
+	}
+
+	@AfterEach
+	void closeStoreUnderTest() {
+		this.store.close();
+	}
+
+	protected Throttler throttler(Policy... policies) {
+		return new Throttler(this.store, List.of(policies));
+	}
+
+	protected void advance(long millis) {
+		this.clock.advanceMillis(millis);
+	}
+
+	private static List<Duration> seconds(long... values) {
+		List<Duration> durations = new ArrayList<>();
+		for (long value : values) {
+			durations.add(Duration.ofSeconds(value));
+		}
+		return durations;
+	}
+
+	private static Decision allow(int limit, int remaining, long resetAfter) {
+		return Decision.allow(limit, remaining, resetAfter);
+	}
+
+	private static Decision reject(int limit, int remaining, long retryAfter, long resetAfter) {
+		return Decision.reject(limit, remaining, retryAfter, resetAfter);
+	}
+
+	@Nested
+	class TokenBucket {
+
+		/** Lucia's bucket: 10 tokens, and the "2" of her example is one token per 2 s. */
+		private final TokenBucketPolicy lucia = TokenBucketPolicy.of("tb", 10, Duration.ofSeconds(2));
+
+		@Test
+		void luciasBucketGrantsCostsUpToItsTokensAndRefillsOneTokenPerTwoSeconds() {
+			Throttler throttler = throttler(this.lucia);
+			assertThat(throttler.tryAcquire("tb", "ip", 3)).isEqualTo(allow(10, 7, 6_000));
+			assertThat(throttler.tryAcquire("tb", "ip", 7)).isEqualTo(allow(10, 0, 20_000));
+			assertThat(throttler.tryAcquire("tb", "ip", 1)).isEqualTo(reject(10, 0, 2_000, 20_000));
+			advance(2_000);
+			assertThat(throttler.tryAcquire("tb", "ip", 2)).isEqualTo(reject(10, 1, 2_000, 18_000));
+			advance(1_000);
+			assertThat(throttler.tryAcquire("tb", "ip", 2)).as("half a period earns nothing yet")
+				.isEqualTo(reject(10, 1, 1_000, 17_000));
+			advance(1_000);
+			assertThat(throttler.tryAcquire("tb", "ip", 2)).isEqualTo(allow(10, 0, 20_000));
+		}
+
+		@Test
+		void partialProgressTowardTheNextTokenIsKept() {
+			Throttler throttler = throttler(this.lucia);
+			throttler.tryAcquire("tb", "ip", 10);
+			advance(3_000);
+			assertThat(throttler.tryAcquire("tb", "ip", 1)).as("one token at 2 s, 1 s of progress kept")
+				.isEqualTo(allow(10, 0, 19_000));
+			advance(1_000);
+			assertThat(throttler.tryAcquire("tb", "ip", 1)).as("the second token comes at 4 s, not 5 s")
+				.isEqualTo(allow(10, 0, 20_000));
+		}
+
+		@Test
+		void aTokenArrivesExactlyAtTheRefillInstant() {
+			Throttler throttler = throttler(this.lucia);
+			throttler.tryAcquire("tb", "ip", 10);
+			advance(1_999);
+			assertThat(throttler.peek("tb", "ip")).isEqualTo(reject(10, 0, 1, 18_001));
+			advance(1);
+			assertThat(throttler.peek("tb", "ip")).isEqualTo(allow(10, 1, 18_000));
+			assertThat(throttler.tryAcquire("tb", "ip", 1)).isEqualTo(allow(10, 0, 20_000));
+		}
+
+		@Test
+		void refillNeverExceedsCapacityAndAFullBucketRestartsItsClock() {
+			Throttler throttler = throttler(this.lucia);
+			throttler.tryAcquire("tb", "ip", 1);
+			advance(3_600_000);
+			assertThat(throttler.peek("tb", "ip")).isEqualTo(allow(10, 10, 0));
+			assertThat(throttler.tryAcquire("tb", "ip", 10)).isEqualTo(allow(10, 0, 20_000));
+			assertThat(throttler.tryAcquire("tb", "ip", 1)).isEqualTo(reject(10, 0, 2_000, 20_000));
+		}
+
+		@Test
+		void severalTokensPerPeriod() {
+			Throttler throttler = throttler(new TokenBucketPolicy("tb5", 10, 5, Duration.ofSeconds(10)));
+			assertThat(throttler.tryAcquire("tb5", "k", 10)).isEqualTo(allow(10, 0, 20_000));
+			assertThat(throttler.tryAcquire("tb5", "k", 6)).isEqualTo(reject(10, 0, 20_000, 20_000));
+			advance(10_000);
+			assertThat(throttler.tryAcquire("tb5", "k", 6)).isEqualTo(reject(10, 5, 10_000, 10_000));
+			assertThat(throttler.tryAcquire("tb5", "k", 5)).isEqualTo(allow(10, 0, 20_000));
+		}
+
+		@Test
+		void costEqualToCapacityPassesAndCostAboveItNeverDoes() {
+			Throttler throttler = throttler(this.lucia);
+			assertThat(throttler.tryAcquire("tb", "a", 11)).isEqualTo(Decision.neverAllowed(10));
+			assertThat(throttler.peek("tb", "a")).as("a cost that can never pass touches nothing")
+				.isEqualTo(allow(10, 10, 0));
+			assertThat(throttler.tryAcquire("tb", "a", 10)).isEqualTo(allow(10, 0, 20_000));
+		}
+
+		@Test
+		void refundGivesTokensBackButNeverAboveCapacity() {
+			Throttler throttler = throttler(this.lucia);
+			throttler.tryAcquire("tb", "ip", 10);
+			throttler.refund("tb", "ip", 4);
+			assertThat(throttler.peek("tb", "ip")).isEqualTo(allow(10, 4, 12_000));
+			throttler.refund("tb", "ip", 100);
+			assertThat(throttler.peek("tb", "ip")).isEqualTo(allow(10, 10, 0));
+			assertThat(throttler.tryAcquire("tb", "ip", 10)).isEqualTo(allow(10, 0, 20_000));
+			assertThat(throttler.tryAcquire("tb", "ip", 1).allowed()).isFalse();
+		}
+
+		@Test
+		void aHugeRefillPeriodDoesNotOverflow() {
+			Duration period = Duration.ofDays(1825);
+			Throttler throttler = throttler(TokenBucketPolicy.of("slow", 2, period));
+			assertThat(throttler.tryAcquire("slow", "k", 2)).isEqualTo(allow(2, 0, 2 * period.toMillis()));
+			assertThat(throttler.tryAcquire("slow", "k", 1))
+				.isEqualTo(reject(2, 0, period.toMillis(), 2 * period.toMillis()));
+			advance(period.toMillis());
+			assertThat(throttler.tryAcquire("slow", "k", 1)).isEqualTo(allow(2, 0, 2 * period.toMillis()));
+		}
+
+	}
+
+	@Nested
+	class Gcra {
+
+		/** The cooldown document's example: n = 3 per T = 60 s. */
+		private final GcraPolicy cooldown = new GcraPolicy("api", 3, Duration.ofSeconds(60));
+
+		@Test
+		void cooldownTraceAllowsThreeWithScoresTwentyFortySixtyAheadThenRefusesForTwentySeconds() {
+			Throttler throttler = throttler(this.cooldown);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(allow(3, 2, 20_000));
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(allow(3, 1, 40_000));
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(allow(3, 0, 60_000));
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(reject(3, 0, 20_000, 60_000));
+			assertThat(throttler.tryAcquire("api", "u").retryAfterSeconds()).isEqualTo(20);
+		}
+
+		@Test
+		void aRefusalDoesNotMoveTheScoreAndTheCallPassesOnceTheScoreAllows() {
+			Throttler throttler = throttler(this.cooldown);
+			for (int i = 0; i < 3; i++) {
+				throttler.tryAcquire("api", "u");
+			}
+			advance(1_000);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(reject(3, 0, 19_000, 59_000));
+			advance(4_000);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(reject(3, 0, 15_000, 55_000));
+			advance(5_000);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(reject(3, 0, 10_000, 50_000));
+			advance(5_000);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(reject(3, 0, 5_000, 45_000));
+			advance(4_999);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(reject(3, 0, 1, 40_001));
+			advance(1);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(allow(3, 0, 60_000));
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(reject(3, 0, 20_000, 60_000));
+		}
+
+		@Test
+		void anIdleScoreFallsBackToNowSoNoCreditIsBanked() {
+			Throttler throttler = throttler(this.cooldown);
+			throttler.tryAcquire("api", "u");
+			advance(3_600_000);
+			for (int i = 0; i < 3; i++) {
+				assertThat(throttler.tryAcquire("api", "u").allowed()).isTrue();
+			}
+			assertThat(throttler.tryAcquire("api", "u").allowed()).isFalse();
+		}
+
+		@Test
+		void aRateThatIsNotAWholeNumberOfMillisecondsIsKeptInMicroseconds() {
+			Throttler throttler = throttler(new GcraPolicy("third", 3, Duration.ofSeconds(1)));
+			assertThat(throttler.tryAcquire("third", "u")).isEqualTo(allow(3, 2, 334));
+			assertThat(throttler.tryAcquire("third", "u")).isEqualTo(allow(3, 1, 667));
+			assertThat(throttler.tryAcquire("third", "u")).isEqualTo(allow(3, 0, 1_000));
+			assertThat(throttler.tryAcquire("third", "u")).isEqualTo(reject(3, 0, 334, 1_000));
+			advance(333);
+			assertThat(throttler.tryAcquire("third", "u").allowed()).isFalse();
+			advance(1);
+			assertThat(throttler.tryAcquire("third", "u")).isEqualTo(allow(3, 0, 1_000));
+			int passed = 0;
+			for (int ms = 0; ms < 10_000; ms++) {
+				advance(1);
+				passed += throttler.tryAcquire("third", "u").allowed() ? 1 : 0;
+			}
+			assertThat(passed).as("3 per second over 10 s, to the microsecond").isEqualTo(30);
+		}
+
+		@Test
+		void costTakesThatManyIntervals() {
+			Throttler throttler = throttler(this.cooldown);
+			assertThat(throttler.tryAcquire("api", "u", 2)).isEqualTo(allow(3, 1, 40_000));
+			assertThat(throttler.tryAcquire("api", "u", 2)).isEqualTo(reject(3, 1, 20_000, 40_000));
+			assertThat(throttler.tryAcquire("api", "u", 4)).isEqualTo(Decision.neverAllowed(3));
+			assertThat(throttler.tryAcquire("api", "u", 1)).isEqualTo(allow(3, 0, 60_000));
+		}
+
+		@Test
+		void refundGivesIntervalsBackButBanksNothingOnAFreshKey() {
+			Throttler throttler = throttler(this.cooldown);
+			throttler.refund("api", "u", 3);
+			for (int i = 0; i < 3; i++) {
+				throttler.tryAcquire("api", "u");
+			}
+			assertThat(throttler.tryAcquire("api", "u").allowed()).isFalse();
+			throttler.refund("api", "u", 1);
+			assertThat(throttler.peek("api", "u")).isEqualTo(allow(3, 1, 40_000));
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(allow(3, 0, 60_000));
+		}
+
+		@Test
+		void aTenYearPeriodDoesNotOverflow() {
+			Duration period = Duration.ofDays(3650);
+			Throttler throttler = throttler(new GcraPolicy("decade", 1, period));
+			assertThat(throttler.tryAcquire("decade", "u")).isEqualTo(allow(1, 0, period.toMillis()));
+			assertThat(throttler.tryAcquire("decade", "u"))
+				.isEqualTo(reject(1, 0, period.toMillis(), period.toMillis()));
+			advance(period.toMillis());
+			assertThat(throttler.tryAcquire("decade", "u")).isEqualTo(allow(1, 0, period.toMillis()));
+		}
+
+	}
+
+	@Nested
+	class FixedWindow {
+
+		private final FixedWindowPolicy policy = new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10));
+
+		@Test
+		void countsUpToTheLimitWithinTheWindowAndStartsAfreshWhenItEnds() {
+			Throttler throttler = throttler(this.policy);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 2, 10_000));
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 1, 10_000));
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 0, 10_000));
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(reject(3, 0, 10_000, 10_000));
+			advance(4_000);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(reject(3, 0, 6_000, 6_000));
+			advance(5_999);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(reject(3, 0, 1, 1));
+			advance(1);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 2, 10_000));
+		}
+
+		@Test
+		void theWindowStartsAtTheFirstCallAfterThePreviousWindowEnded() {
+			Throttler throttler = throttler(this.policy);
+			throttler.tryAcquire("fw", "k");
+			advance(25_000);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 2, 10_000));
+			advance(9_999);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 1, 1));
+			advance(1);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 2, 10_000));
+		}
+
+		@Test
+		void costCountsUnitsAndRefundGivesThemBack() {
+			Throttler throttler = throttler(this.policy);
+			assertThat(throttler.tryAcquire("fw", "k", 3)).isEqualTo(allow(3, 0, 10_000));
+			assertThat(throttler.tryAcquire("fw", "k", 4)).isEqualTo(Decision.neverAllowed(3));
+			advance(2_000);
+			throttler.refund("fw", "k", 1);
+			assertThat(throttler.tryAcquire("fw", "k")).as("the refund keeps the window's start")
+				.isEqualTo(allow(3, 0, 8_000));
+			throttler.refund("fw", "k", 3);
+			assertThat(throttler.peek("fw", "k")).as("everything given back: as if never used")
+				.isEqualTo(allow(3, 3, 0));
+		}
+
+	}
+
+	@Nested
+	class SlidingLog {
+
+		private final SlidingLogPolicy metabase = SlidingLogPolicy.withDefaults("email");
+
+		@Test
+		void metabasesDelaysGrowAsFifteenSecondsTimesOverToTheOnePointFive() {
+			Throttler throttler = throttler(this.metabase);
+			for (int i = 1; i <= 10; i++) {
+				assertThat(throttler.tryAcquire("email", "cam@metabase.com")).isEqualTo(allow(10, 10 - i, 3_600_000));
+			}
+			long[] delays = { 15_000, 42_426, 77_942, 120_000, 167_705, 220_454 };
+			for (long delay : delays) {
+				assertThat(throttler.tryAcquire("email", "cam@metabase.com"))
+					.isEqualTo(reject(10, 0, delay, 3_600_000));
+				advance(delay - 1);
+				assertThat(throttler.tryAcquire("email", "cam@metabase.com").retryAfterMillis()).isEqualTo(1);
+				advance(1);
+				assertThat(throttler.tryAcquire("email", "cam@metabase.com")).isEqualTo(allow(10, 0, 3_600_000));
+			}
+		}
+
+		@Test
+		void attemptsOlderThanTheTtlStopCounting() {
+			Throttler throttler = throttler(new SlidingLogPolicy("s", 2, Duration.ofSeconds(10), Duration.ofSeconds(1), 1));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(2, 1, 10_000));
+			advance(4_000);
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(2, 0, 10_000));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(reject(2, 0, 1_000, 10_000));
+			advance(5_999);
+			assertThat(throttler.peek("s", "k")).isEqualTo(allow(2, 0, 4_001));
+			advance(1);
+			assertThat(throttler.peek("s", "k")).as("the first attempt is exactly ttl old: dropped")
+				.isEqualTo(allow(2, 1, 4_000));
+			advance(4_000);
+			assertThat(throttler.peek("s", "k")).isEqualTo(allow(2, 2, 0));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(2, 1, 10_000));
+		}
+
+		@Test
+		void aRefusedAttemptIsNotRecorded() {
+			Throttler throttler = throttler(new SlidingLogPolicy("s", 1, Duration.ofMinutes(1), Duration.ofSeconds(10), 1));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(1, 0, 60_000));
+			for (int i = 0; i < 5; i++) {
+				advance(1_000);
+				assertThat(throttler.tryAcquire("s", "k").allowed()).isFalse();
+			}
+			advance(5_000);
+			assertThat(throttler.tryAcquire("s", "k")).as("10 s after the last allowed attempt, refusals ignored")
+				.isEqualTo(allow(1, 0, 60_000));
+		}
+
+		@Test
+		void refundRemovesTheMostRecentAttempt() {
+			Throttler throttler = throttler(this.metabase);
+			for (int i = 0; i < 10; i++) {
+				throttler.tryAcquire("email", "k");
+			}
+			throttler.refund("email", "k", 1);
+			assertThat(throttler.tryAcquire("email", "k")).isEqualTo(allow(10, 0, 3_600_000));
+			assertThat(throttler.tryAcquire("email", "k")).isEqualTo(reject(10, 0, 15_000, 3_600_000));
+		}
+
+		@Test
+		void costAboveOneIsNeverGranted() {
+			Throttler throttler = throttler(this.metabase);
+			assertThat(throttler.tryAcquire("email", "k", 2)).isEqualTo(Decision.neverAllowed(10));
+		}
+
+	}
+
+	@Nested
+	class Lockout {
+
+		private final LockoutPolicy lucia = LockoutPolicy.of("login", LUCIA_LADDER);
+
+		@Test
+		void theLadderClimbsOneTwoFourUpToThreeHundredSecondsAndStaysThere() {
+			Throttler throttler = throttler(this.lucia);
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
+			long[] ladder = { 1, 2, 4, 8, 16, 30, 60, 180, 300, 300, 300 };
+			for (long wait : ladder) {
+				long waitMillis = wait * 1000;
+				assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(reject(1, 0, waitMillis, 3_600_000));
+				advance(waitMillis - 1);
+				assertThat(throttler.tryAcquire("login", "alice"))
+					.isEqualTo(reject(1, 0, 1, 3_600_000 - waitMillis + 1));
+				advance(1);
+				assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
+			}
+		}
+
+		@Test
+		void resetStartsTheLadderOver() {
+			Throttler throttler = throttler(this.lucia);
+			for (int i = 0; i < 5; i++) {
+				throttler.tryAcquire("login", "alice");
+				advance(60_000);
+			}
+			throttler.reset("login", "alice");
+			assertThat(throttler.peek("login", "alice")).isEqualTo(allow(1, 1, 0));
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(reject(1, 0, 1_000, 3_600_000));
+		}
+
+		@Test
+		void idleStateExpiresAfterExpireAfter() {
+			Throttler throttler = throttler(new LockoutPolicy("login", LUCIA_LADDER, Duration.ofMinutes(10)));
+			for (int i = 0; i < 9; i++) {
+				throttler.tryAcquire("login", "alice");
+				advance(300_000);
+			}
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 600_000));
+			advance(599_999);
+			assertThat(throttler.peek("login", "alice")).isEqualTo(allow(1, 1, 1));
+			advance(1);
+			assertThat(throttler.peek("login", "alice")).isEqualTo(allow(1, 1, 0));
+			throttler.tryAcquire("login", "alice");
+			assertThat(throttler.tryAcquire("login", "alice")).as("back on the first rung")
+				.isEqualTo(reject(1, 0, 1_000, 600_000));
+		}
+
+		@Test
+		void refundStepsBackOneRung() {
+			Throttler throttler = throttler(this.lucia);
+			throttler.tryAcquire("login", "alice");
+			throttler.refund("login", "alice", 1);
+			assertThat(throttler.peek("login", "alice")).as("the first attempt given back").isEqualTo(allow(1, 1, 0));
+			throttler.tryAcquire("login", "alice");
+			advance(1_000);
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
+			throttler.refund("login", "alice", 1);
+			assertThat(throttler.tryAcquire("login", "alice")).as("the refunded attempt's rung is free again")
+				.isEqualTo(allow(1, 0, 3_600_000));
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(reject(1, 0, 2_000, 3_600_000));
+		}
+
+	}
+
+	@Nested
+	class EveryAlgorithm {
+
+		private final List<Policy> policies = List.of(TokenBucketPolicy.of("tb", 5, Duration.ofHours(1)),
+				new GcraPolicy("gcra", 5, Duration.ofHours(1)), new FixedWindowPolicy("fw", 5, Duration.ofHours(1)),
+				new SlidingLogPolicy("log", 5, Duration.ofHours(1), Duration.ofHours(1), 1.5),
+				LockoutPolicy.of("lock", seconds(3600)));
+
+		@Test
+		void whileTheClockStandsStillEachPolicyGrantsExactlyItsQuota() {
+			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
+			for (Policy policy : this.policies) {
+				int passed = 0;
+				for (int i = 0; i < 50; i++) {
+					passed += throttler.tryAcquire(policy.name(), "k").allowed() ? 1 : 0;
+				}
+				assertThat(passed).as(policy.name()).isEqualTo(policy.quota());
+			}
+		}
+
+		@Test
+		void peekChangesNothing() {
+			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
+			for (Policy policy : this.policies) {
+				throttler.tryAcquire(policy.name(), "k");
+				Decision first = throttler.peek(policy.name(), "k");
+				for (int i = 0; i < 20; i++) {
+					assertThat(throttler.peek(policy.name(), "k")).as(policy.name()).isEqualTo(first);
+				}
+				int passed = 1;
+				for (int i = 0; i < 20; i++) {
+					passed += throttler.tryAcquire(policy.name(), "k").allowed() ? 1 : 0;
+				}
+				assertThat(passed).as(policy.name()).isEqualTo(policy.quota());
+			}
+		}
+
+		@Test
+		void resetForgetsTheKeyAndOnlyThatKey() {
+			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
+			for (Policy policy : this.policies) {
+				for (int i = 0; i < 10; i++) {
+					throttler.tryAcquire(policy.name(), "a");
+					throttler.tryAcquire(policy.name(), "b");
+				}
+				Decision fresh = throttler.peek(policy.name(), "never-used");
+				throttler.reset(policy.name(), "a");
+				assertThat(throttler.peek(policy.name(), "a")).as(policy.name()).isEqualTo(fresh);
+				assertThat(throttler.peek(policy.name(), "b").allowed()).as(policy.name()).isFalse();
+			}
+		}
+
+		@Test
+		void afterTheIdleExpiryEveryKeyIsNeutralAgain() {
+			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
+			for (Policy policy : this.policies) {
+				for (int i = 0; i < 10; i++) {
+					throttler.tryAcquire(policy.name(), "k");
+				}
+			}
+			advance(Duration.ofHours(5).toMillis());
+			for (Policy policy : this.policies) {
+				assertThat(throttler.peek(policy.name(), "k")).as(policy.name())
+					.isEqualTo(throttler.peek(policy.name(), "never-used"));
+				assertThat(throttler.peek(policy.name(), "k").remaining()).as(policy.name()).isEqualTo(policy.quota());
+			}
+		}
+
+		@Test
+		void aRefusedCallFollowedByARefundOfASiblingsCallLeavesTheSiblingAsBefore() {
+			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
+			for (Policy policy : this.policies) {
+				throttler.tryAcquire(policy.name(), "k");
+				Decision before = throttler.peek(policy.name(), "k");
+				Decision taken = throttler.tryAcquire(policy.name(), "k");
+				if (taken.allowed()) {
+					throttler.refund(policy.name(), "k", 1);
+				}
+				assertThat(throttler.peek(policy.name(), "k")).as(policy.name()).isEqualTo(before);
+			}
+		}
+
+		@Test
+		void keysAreIndependent() {
+			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
+			for (Policy policy : this.policies) {
+				for (int i = 0; i < 10; i++) {
+					throttler.tryAcquire(policy.name(), "busy");
+				}
+				assertThat(throttler.tryAcquire(policy.name(), "quiet").allowed()).as(policy.name()).isTrue();
+			}
+		}
+
+	}
+
+	@Nested
+	class Keys {
+
+		private final FixedWindowPolicy policy = new FixedWindowPolicy("fw", 2, Duration.ofMinutes(1));
+
+		@Test
+		void nullAndBlankKeysShareOneBucketInsteadOfBypassingTheLimit() {
+			Throttler throttler = throttler(this.policy);
+			assertThat(throttler.tryAcquire("fw", null).allowed()).isTrue();
+			assertThat(throttler.tryAcquire("fw", "   ").allowed()).isTrue();
+			assertThat(throttler.tryAcquire("fw", "").allowed()).isFalse();
+			assertThat(throttler.tryAcquire("fw", "\t").allowed()).isFalse();
+		}
+
+		@Test
+		void longKeysAreStoredHashedAndStayDistinct() {
+			Throttler throttler = throttler(this.policy);
+			String prefix = "x".repeat(300);
+			assertThat(Throttler.normalizeKey(prefix + "a")).hasSizeLessThanOrEqualTo(Throttler.MAX_KEY_LENGTH);
+			throttler.tryAcquire("fw", prefix + "a");
+			throttler.tryAcquire("fw", prefix + "a");
+			assertThat(throttler.tryAcquire("fw", prefix + "a").allowed()).isFalse();
+			assertThat(throttler.tryAcquire("fw", prefix + "b").allowed()).isTrue();
+			assertThat(throttler.tryAcquire("fw", "k".repeat(100_000)).allowed()).isTrue();
+		}
+
+		@Test
+		void keysWithUnicodeBracesAndColonsAreOrdinaryKeys() {
+			Throttler throttler = throttler(this.policy);
+			for (String key : List.of("ülrike@example.com", "{evil}", "a:b:c", "日本", "key with spaces")) {
+				assertThat(throttler.tryAcquire("fw", key).allowed()).as(key).isTrue();
+				assertThat(throttler.tryAcquire("fw", key).allowed()).as(key).isTrue();
+				assertThat(throttler.tryAcquire("fw", key).allowed()).as(key).isFalse();
+			}
+		}
+
+	}
+
+	@Nested
+	class Concurrency {
+
+		private static final int THREADS = 8;
+
+		private static final int CALLS_PER_THREAD = 10_000;
+
+		private long passesOnOneKey(Policy policy) throws Exception {
+			Throttler throttler = throttler(policy);
+			return run((thread) -> {
+				long passed = 0;
+				for (int i = 0; i < CALLS_PER_THREAD; i++) {
+					passed += throttler.tryAcquire(policy.name(), "hot").allowed() ? 1 : 0;
+				}
+				return passed;
+			});
+		}
+
+		private long run(ThreadBody body) throws Exception {
+			ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+			try {
+				CountDownLatch start = new CountDownLatch(1);
+				List<Future<Long>> results = new ArrayList<>();
+				for (int t = 0; t < THREADS; t++) {
+					int thread = t;
+					Callable<Long> task = () -> {
+						start.await();
+						return body.run(thread);
+					};
+					results.add(pool.submit(task));
+				}
+				start.countDown();
+				long total = 0;
+				for (Future<Long> result : results) {
+					total += result.get(5, TimeUnit.MINUTES);
+				}
+				return total;
+			}
+			finally {
+				pool.shutdownNow();
+			}
+		}
+
+		@Test
+		void eightThreadsOnOneTokenBucketKeyGetExactlyItsCapacity() throws Exception {
+			assertThat(passesOnOneKey(TokenBucketPolicy.of("tb", 1_000, Duration.ofHours(1)))).isEqualTo(1_000);
+		}
+
+		@Test
+		void eightThreadsOnOneGcraKeyGetExactlyItsLimit() throws Exception {
+			assertThat(passesOnOneKey(new GcraPolicy("gcra", 1_000, Duration.ofHours(1)))).isEqualTo(1_000);
+		}
+
+		@Test
+		void eightThreadsOnOneFixedWindowKeyGetExactlyItsLimit() throws Exception {
+			assertThat(passesOnOneKey(new FixedWindowPolicy("fw", 1_000, Duration.ofHours(1)))).isEqualTo(1_000);
+		}
+
+		@Test
+		void eightThreadsOnOneSlidingLogKeyGetExactlyItsThreshold() throws Exception {
+			assertThat(passesOnOneKey(SlidingLogPolicy.withDefaults("log"))).isEqualTo(10);
+		}
+
+		@Test
+		void eightThreadsOnOneLockoutKeyGetExactlyOnePass() throws Exception {
+			assertThat(passesOnOneKey(LockoutPolicy.of("lock", LUCIA_LADDER))).isEqualTo(1);
+		}
+
+		@Test
+		void eightThreadsOverTenThousandKeysGetExactlyTheCapacityOfEachKey() throws Exception {
+			TokenBucketPolicy policy = TokenBucketPolicy.of("tb", 5, Duration.ofHours(1));
+			Throttler throttler = throttler(policy);
+			long passed = run((thread) -> {
+				long count = 0;
+				for (int i = 0; i < CALLS_PER_THREAD; i++) {
+					int key = (i * 7919 + thread * 1_250) % 10_000;
+					count += throttler.tryAcquire("tb", "key-" + key).allowed() ? 1 : 0;
+				}
+				return count;
+			});
+			assertThat(passed).as("8 calls per key, 5 of them granted").isEqualTo(50_000);
+		}
+
+	}
+
+	@FunctionalInterface
+	private interface ThreadBody {
+
+		long run(int thread) throws Exception;
+
+	}
+
+}
