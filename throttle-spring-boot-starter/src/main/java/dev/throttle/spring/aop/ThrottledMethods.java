@@ -145,7 +145,7 @@ public final class ThrottledMethods {
 			}
 			catch (ParseException ex) {
 				throw new ThrottleConfigurationException(where + ": the key expression does not parse: "
-						+ ex.getMessage(), ex);
+						+ ex.getMessage());
 			}
 		}
 		PolicyUsage usage = Optional.ofNullable(this.usage.apply(policy.name())).orElse(PolicyUsage.DEFAULT);

@@ -44,7 +44,7 @@ final class PolicyFactory {
 			algorithm = Algorithm.fromId(settings.getAlgorithm());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new ThrottleConfigurationException(path + ".algorithm: " + ex.getMessage(), ex);
+			throw new ThrottleConfigurationException(path + ".algorithm: " + ex.getMessage());
 		}
 		rejectParametersOfOtherAlgorithms(path, algorithm, settings);
 		try {
@@ -65,10 +65,10 @@ final class PolicyFactory {
 			};
 		}
 		catch (InvalidPolicyException ex) {
-			throw new ThrottleConfigurationException(path + "." + ex.parameter() + " " + ex.problem(), ex);
+			throw new ThrottleConfigurationException(path + "." + ex.parameter() + " " + ex.problem());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new ThrottleConfigurationException(path + ": " + ex.getMessage(), ex);
+			throw new ThrottleConfigurationException(path + ": " + ex.getMessage());
 		}
 	}
 

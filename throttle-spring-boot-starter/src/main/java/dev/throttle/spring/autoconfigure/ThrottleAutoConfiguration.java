@@ -51,7 +51,7 @@ public final class ThrottleAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	Throttler throttler(ThrottleStore throttleStore, ThrottleProperties properties) {
+	Throttler throttler(ThrottleProperties properties, ThrottleStore throttleStore) {
 		return new Throttler(throttleStore, PolicyFactory.create(properties.getPolicies()));
 	}
 
