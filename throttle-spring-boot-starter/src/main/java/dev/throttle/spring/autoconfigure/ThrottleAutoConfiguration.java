@@ -19,6 +19,7 @@ import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.core.type.AnnotationMetadata;
 
+import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
@@ -51,8 +52,10 @@ public final class ThrottleAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	Throttler throttler(ThrottleProperties properties, ThrottleStore throttleStore) {
-		return new Throttler(throttleStore, PolicyFactory.create(properties.getPolicies()));
+	Throttler throttler(ThrottleProperties properties, ThrottleStore throttleStore,
+			ObjectProvider<ThrottleListener> listeners) {
+		return new Throttler(throttleStore, PolicyFactory.create(properties.getPolicies()),
+				listeners.orderedStream().toList());
 	}
 
 	@Bean
