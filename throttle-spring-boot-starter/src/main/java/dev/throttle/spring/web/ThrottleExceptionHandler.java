@@ -65,8 +65,8 @@ public class ThrottleExceptionHandler {
 			headers.set(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
 			headers.set(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
 		}
-		headers.setContentType(PROBLEM_JSON);
-		return new ResponseEntity<>(problem, headers, HttpStatus.TOO_MANY_REQUESTS);
+		// the builder, not a constructor: its signatures are the same on Spring Framework 6 and 7
+		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS).headers(headers).contentType(PROBLEM_JSON).body(problem);
 	}
 
 	/**
