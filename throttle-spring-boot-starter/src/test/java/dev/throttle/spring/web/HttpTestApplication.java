@@ -43,6 +43,12 @@ class HttpTestApplication {
 			return Map.of("user", user);
 		}
 
+		@GetMapping("/whoami")
+		@Throttled(policy = "api", key = "#principal")
+		Map<String, String> whoami(java.security.Principal principal) {
+			return Map.of("user", principal.getName());
+		}
+
 		@GetMapping("/open")
 		Map<String, String> open() {
 			return Map.of("message", "not throttled");

@@ -141,6 +141,15 @@ class ThrottleHttpTests {
 		}
 
 		@Test
+		void principalIsTheAuthenticatedUsersName() throws Exception {
+			for (int i = 0; i < 3; i++) {
+				this.mvc.perform(get("/whoami").principal(() -> "alice")).andExpect(status().isOk());
+			}
+			this.mvc.perform(get("/whoami").principal(() -> "alice")).andExpect(status().isTooManyRequests());
+			this.mvc.perform(get("/whoami").principal(() -> "bob")).andExpect(status().isOk());
+		}
+
+		@Test
 		void unthrottledHandlersGetNoRateLimitHeaders() throws Exception {
 			HttpResponse<String> response = send(this.port, "/open");
 			assertThat(response.statusCode()).isEqualTo(200);
