@@ -105,6 +105,8 @@ public final class RedisThrottleStore implements ThrottleStore {
 		this.keyPrefix = keyPrefix;
 		this.timeout = timeout;
 		this.clock = clock;
+		// connect now, off this thread, so that the first request does not pay for it
+		connect();
 	}
 
 	@Override
