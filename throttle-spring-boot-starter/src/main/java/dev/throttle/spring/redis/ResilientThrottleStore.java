@@ -25,11 +25,12 @@ import dev.throttle.memory.MemoryThrottleStore;
  * by the {@link FailureMode} instead of failing. No call ever throws because of the store; how long
  * a call may wait is the wrapped store's own bound ({@link RedisThrottleStore#timeout()}).
  *
- * <p>Outages: the first failure starts an outage and logs one WARN; while it lasts, calls are
- * answered by the failure mode at once, except one call at a time that tries the store (a probe).
- * The first probe that succeeds ends the outage with one INFO, and every call after it uses the
- * store again, with no restart. Every call the failure mode answered is reported to the
- * {@link StoreFailureListener} (for {@code outcome=error} metrics).
+ * <p>Outages: the first failure starts an outage and logs one WARN. While it lasts, every call is
+ * answered by the failure mode at once, without waiting for the store, and starts a probe in the
+ * background unless one is already running: a read-only {@code peek} of the call's key, bounded by
+ * the store's timeout. The first probe that succeeds ends the outage with one INFO, and every call
+ * after it uses the store again, with no restart. Every call the failure mode answered is reported
+ * to the {@link StoreFailureListener} (for {@code outcome=error} metrics).
  *
  * <p>{@link FailureMode#LOCAL} keeps a bounded memory store on this instance: during an outage each
  * instance enforces the policy on its own traffic; its state is not merged back into Redis. A reset
@@ -58,7 +59,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
 	/** The current outage, or null while the store answers. */
 	private final AtomicReference<Outage> outage = new AtomicReference<>();
 
-	/** Whether a call is trying the store during an outage. */
+	/** Whether a probe of the store is running during an outage. */
 	private final AtomicBoolean probing = new AtomicBoolean();
 
 	/**
@@ -146,25 +147,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
 		}
 	}
 
-	private static final int SKIP = 0;
-
-	private static final int NORMAL = 1;
-
-	private static final int PROBE = 2;
-
-	/** Whether this call uses the store: always while it is up, and one probe at a time while it is down. */
-	private int admission() {
-		if (this.outage.get() == null) {
-			return NORMAL;
-		}
-		return this.probing.compareAndSet(false, true) ? PROBE : SKIP;
-	}
-
-	private void succeeded(boolean probe) {
-		if (!probe) {
-			return;
-		}
-		this.probing.set(false);
+	private void recovered() {
 		Outage ended = this.outage.getAndSet(null);
 		if (ended != null) {
 			logger.info("Throttle store '" + this.primary.kind() + "' answers again after "
@@ -173,10 +156,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
 		}
 	}
 
-	private void failed(boolean probe, RuntimeException error) {
-		if (probe) {
-			this.probing.set(false);
-		}
+	private void failed(RuntimeException error) {
 		if (this.outage.get() == null) {
 			Outage started = new Outage(System.nanoTime(), new StoreUnavailableException(
 					"throttle store '" + this.primary.kind() + "' is down; failure-mode " + mode() + " applies", error));
@@ -235,12 +215,12 @@ public final class ResilientThrottleStore implements ThrottleStore {
 
 		@Override
 		public Decision tryAcquire(String key, int cost) {
-			return call("tryAcquire", () -> this.primary.tryAcquire(key, cost), () -> fallbackAcquire(key, cost));
+			return call("tryAcquire", key, () -> this.primary.tryAcquire(key, cost), () -> fallbackAcquire(key, cost));
 		}
 
 		@Override
 		public void refund(String key, int cost) {
-			call("refund", () -> {
+			call("refund", key, () -> {
 				this.primary.refund(key, cost);
 				return null;
 			}, () -> {
@@ -253,7 +233,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
 
 		@Override
 		public Decision peek(String key) {
-			return call("peek", () -> this.primary.peek(key), () -> fallbackPeek(key));
+			return call("peek", key, () -> this.primary.peek(key), () -> fallbackPeek(key));
 		}
 
 		@Override
@@ -261,7 +241,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
 			if (this.local != null) {
 				this.local.reset(key);
 			}
-			call("reset", () -> {
+			call("reset", key, () -> {
 				this.primary.reset(key);
 				return null;
 			}, () -> null);
@@ -269,13 +249,13 @@ public final class ResilientThrottleStore implements ThrottleStore {
 
 		@Override
 		public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-			return callAsync("tryAcquire", () -> this.primary.tryAcquireAsync(key, cost),
+			return callAsync("tryAcquire", key, () -> this.primary.tryAcquireAsync(key, cost),
 					() -> fallbackAcquire(key, cost));
 		}
 
 		@Override
 		public CompletionStage<Void> refundAsync(String key, int cost) {
-			return callAsync("refund", () -> this.primary.refundAsync(key, cost), () -> {
+			return callAsync("refund", key, () -> this.primary.refundAsync(key, cost), () -> {
 				if (this.local != null) {
 					this.local.refund(key, cost);
 				}
@@ -288,7 +268,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
 			if (this.local != null) {
 				this.local.reset(key);
 			}
-			return callAsync("reset", () -> this.primary.resetAsync(key), () -> null);
+			return callAsync("reset", key, () -> this.primary.resetAsync(key), () -> null);
 		}
 
 		private Decision fallbackAcquire(String key, int cost) {
@@ -307,51 +287,68 @@ public final class ResilientThrottleStore implements ThrottleStore {
 			};
 		}
 
-		private <T> T call(String operation, Supplier<T> store, Supplier<T> fallback) {
-			int admission = admission();
-			if (admission == SKIP) {
+		private <T> T call(String operation, String key, Supplier<T> store, Supplier<T> fallback) {
+			if (isStoreDown()) {
+				probe(key);
 				report(operation, unavailable());
 				return fallback.get();
 			}
-			boolean probe = admission == PROBE;
 			try {
-				T result = store.get();
-				succeeded(probe);
-				return result;
+				return store.get();
 			}
 			catch (RuntimeException ex) {
-				failed(probe, ex);
+				failed(ex);
 				report(operation, ex);
 				return fallback.get();
 			}
 		}
 
-		private <T> CompletionStage<T> callAsync(String operation, Supplier<CompletionStage<T>> store,
+		private <T> CompletionStage<T> callAsync(String operation, String key, Supplier<CompletionStage<T>> store,
 				Supplier<T> fallback) {
-			int admission = admission();
-			if (admission == SKIP) {
+			if (isStoreDown()) {
+				probe(key);
 				report(operation, unavailable());
 				return CompletableFuture.completedFuture(fallback.get());
 			}
-			boolean probe = admission == PROBE;
 			CompletionStage<T> pending;
 			try {
 				pending = store.get();
 			}
 			catch (RuntimeException ex) {
-				failed(probe, ex);
+				failed(ex);
 				report(operation, ex);
 				return CompletableFuture.completedFuture(fallback.get());
 			}
 			return pending.handle((result, error) -> {
 				if (error == null) {
-					succeeded(probe);
 					return result;
 				}
 				RuntimeException failure = unwrap(error);
-				failed(probe, failure);
+				failed(failure);
 				report(operation, failure);
 				return fallback.get();
+			});
+		}
+
+		/** Starts a read-only probe of the store unless one is running; never waits for it. */
+		private void probe(String key) {
+			if (!ResilientThrottleStore.this.probing.compareAndSet(false, true)) {
+				return;
+			}
+			CompletionStage<Decision> probe;
+			try {
+				probe = (this.primary instanceof RedisLimiter redis) ? redis.peekAsync(key)
+						: CompletableFuture.supplyAsync(() -> this.primary.peek(key));
+			}
+			catch (RuntimeException ex) {
+				ResilientThrottleStore.this.probing.set(false);
+				return;
+			}
+			probe.whenComplete((decision, error) -> {
+				ResilientThrottleStore.this.probing.set(false);
+				if (error == null) {
+					recovered();
+				}
 			});
 		}
 
