@@ -195,6 +195,26 @@ class RedisThrottleStoreTests {
 	}
 
 	@Test
+	void numbersNearTwoToTheFiftyThirdStayExact() {
+		// 2250-01-01 in microseconds is 8.8e15, just below 2^53 = 9.007e15: Lua's doubles are still exact there
+		ManualTimeSource clock = new ManualTimeSource(java.time.Instant.parse("2250-01-01T00:00:00Z"));
+		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		GcraPolicy third = new GcraPolicy("third", 3, Duration.ofSeconds(1));
+		Limiter limiter = store.limiter(third);
+		limiter.tryAcquire("k", 1);
+		clock.advanceMillis(1);
+		limiter.tryAcquire("k", 1);
+		long expected = clock.currentTimeMillis() * 1000 - 1000 + 2 * third.emissionIntervalMicros();
+		assertThat(expected).isLessThan(1L << 53);
+		assertThat(this.redis.get("throttle:{third:k}")).isEqualTo(Long.toString(expected));
+		long period = Duration.ofDays(1825).toMillis();
+		Limiter bucket = store.limiter(TokenBucketPolicy.of("tb-far", 2, Duration.ofMillis(period)));
+		bucket.tryAcquire("k", 2);
+		assertThat(this.redis.get("throttle:{tb-far:k}")).isEqualTo("0:" + clock.currentTimeMillis());
+		assertThat(bucket.tryAcquire("k", 1)).isEqualTo(Decision.reject(2, 0, period, 2 * period));
+	}
+
+	@Test
 	void decisionsReadTheRedisClock() {
 		RedisThrottleStore store = store();
 		Limiter window = store.limiter(new FixedWindowPolicy("fw1", 2, Duration.ofMillis(1_500)));
