@@ -12,6 +12,8 @@ public final class InvalidPolicyException extends IllegalArgumentException {
 
 	private final String parameter;
 
+	private final String problem;
+
 	/**
 	 * Creates an exception.
 	 * @param policy the policy's name
@@ -22,6 +24,7 @@ public final class InvalidPolicyException extends IllegalArgumentException {
 		super("policy '" + policy + "': " + parameter + " " + problem);
 		this.policy = policy;
 		this.parameter = parameter;
+		this.problem = problem;
 	}
 
 	/**
@@ -38,6 +41,14 @@ public final class InvalidPolicyException extends IllegalArgumentException {
 	 */
 	public String parameter() {
 		return this.parameter;
+	}
+
+	/**
+	 * Returns what is wrong with the parameter.
+	 * @return for example "must be positive, was 0s"
+	 */
+	public String problem() {
+		return this.problem;
 	}
 
 }

@@ -7,6 +7,7 @@ import java.util.Base64;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -30,6 +31,8 @@ public final class Throttler {
 
 	private final Map<String, Policy> policies;
 
+	private final ThrottleListener[] listeners;
+
 	/**
 	 * Binds {@code policies} to {@code store}.
 	 * @param store where state lives
@@ -37,7 +40,20 @@ public final class Throttler {
 	 * @throws IllegalArgumentException when two policies share a name
 	 */
 	public Throttler(ThrottleStore store, Collection<? extends Policy> policies) {
+		this(store, policies, List.of());
+	}
+
+	/**
+	 * Binds {@code policies} to {@code store}, telling {@code listeners} about every decision.
+	 * @param store where state lives
+	 * @param policies the policies, with distinct names
+	 * @param listeners hear decisions and refusals, in order
+	 * @throws IllegalArgumentException when two policies share a name
+	 */
+	public Throttler(ThrottleStore store, Collection<? extends Policy> policies,
+			List<? extends ThrottleListener> listeners) {
 		this.store = store;
+		this.listeners = listeners.toArray(ThrottleListener[]::new);
 		Map<String, Limiter> limiters = new LinkedHashMap<>();
 		Map<String, Policy> byName = new LinkedHashMap<>();
 		for (Policy policy : policies) {
@@ -76,9 +92,24 @@ public final class Throttler {
 			throw new IllegalArgumentException("cost must be at least 1, was " + cost);
 		}
 		if (cost > limiter.policy().maxCost()) {
-			return Decision.neverAllowed(limiter.policy().quota());
+			return notify(limiter.policy(), key, Decision.neverAllowed(limiter.policy().quota()), 0);
 		}
-		return limiter.tryAcquire(normalizeKey(key), cost);
+		if (this.listeners.length == 0) {
+			return limiter.tryAcquire(normalizeKey(key), cost);
+		}
+		long start = System.nanoTime();
+		Decision decision = limiter.tryAcquire(normalizeKey(key), cost);
+		return notify(limiter.policy(), key, decision, System.nanoTime() - start);
+	}
+
+	private Decision notify(Policy policy, String key, Decision decision, long storeNanos) {
+		for (ThrottleListener listener : this.listeners) {
+			listener.onDecision(policy, decision, storeNanos);
+			if (!decision.allowed()) {
+				listener.onRejected(policy, key, decision);
+			}
+		}
+		return decision;
 	}
 
 	/**

@@ -49,4 +49,29 @@ class ThrottlerTests {
 			.withMessage("two policies are named 'api'");
 	}
 
+	@Test
+	void listenersHearEveryDecisionAndEveryRefusalWithTheCallersKey() {
+		java.util.List<String> heard = new java.util.ArrayList<>();
+		ThrottleListener listener = new ThrottleListener() {
+
+			@Override
+			public void onDecision(Policy policy, Decision decision, long storeNanos) {
+				heard.add(policy.name() + ":" + decision.allowed() + ":" + (storeNanos >= 0));
+			}
+
+			@Override
+			public void onRejected(Policy policy, String key, Decision decision) {
+				heard.add("rejected " + key + " retry " + decision.retryAfterMillis());
+			}
+
+		};
+		Throttler throttler = new Throttler(new MemoryThrottleStore(this.clock, 100),
+				List.of(new GcraPolicy("api", 1, Duration.ofSeconds(10))), List.of(listener));
+		throttler.tryAcquire("api", "alice@example.com");
+		throttler.tryAcquire("api", "alice@example.com");
+		throttler.tryAcquire("api", "alice@example.com", 2);
+		assertThat(heard).containsExactly("api:true:true", "api:false:true", "rejected alice@example.com retry 10000",
+				"api:false:true", "rejected alice@example.com retry " + Decision.NEVER);
+	}
+
 }

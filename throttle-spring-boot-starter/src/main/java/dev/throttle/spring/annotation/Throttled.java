@@ -1,0 +1,71 @@
+package dev.throttle.spring.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Throttles calls to a method (or to every public method of a class) per key, under a policy
+ * configured in {@code throttle.policies.<policy>}.
+ *
+ * <pre class="code">
+ * &#64;PostMapping("/api/login")
+ * &#64;Throttled(policy = "login", key = "#form.email.trim().toLowerCase()")
+ * &#64;Throttled(policy = "login-ip", key = "#ip")
+ * public Session login(@RequestBody LoginForm form) { ... }
+ * </pre>
+ *
+ * <p>Several annotations are checked in order; when one refuses, what the earlier ones took is
+ * given back, so a refused call is charged nothing. A refusal throws
+ * {@link dev.throttle.ThrottledException}, which Spring MVC and WebFlux answer with
+ * {@code 429 Too Many Requests}. Annotations on a method replace those on its class.
+ */
+@Target({ ElementType.METHOD, ElementType.TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Repeatable(Throttled.List.class)
+public @interface Throttled {
+
+	/**
+	 * The policy's name, as configured under {@code throttle.policies}.
+	 * @return the policy
+	 */
+	String policy();
+
+	/**
+	 * A SpEL expression for the key, evaluated per call over the method's parameters
+	 * ({@code #email}, {@code #form.email}, {@code #p0}, {@code #a0}) and two variables:
+	 * {@code #ip}, the client address as the servlet container or WebFlux sees it (it follows
+	 * {@code server.forward-headers-strategy}; a raw {@code X-Forwarded-For} is never read), and
+	 * {@code #principal}, the authenticated user's name. A null or blank result falls into the
+	 * policy's one shared bucket. Empty (the default) means that shared bucket.
+	 * @return the key expression
+	 */
+	String key() default "";
+
+	/**
+	 * Units one call takes (tokens, counts, intervals), at least 1.
+	 * @return the cost
+	 */
+	int cost() default 1;
+
+	/**
+	 * Holds repeated {@link Throttled} annotations.
+	 */
+	@Target({ ElementType.METHOD, ElementType.TYPE })
+	@Retention(RetentionPolicy.RUNTIME)
+	@Documented
+	@interface List {
+
+		/**
+		 * The annotations, in the order they are checked.
+		 * @return the annotations
+		 */
+		Throttled[] value();
+
+	}
+
+}

@@ -1,0 +1,137 @@
+package dev.throttle.spring.aop;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.EvaluationException;
+import org.springframework.util.ClassUtils;
+
+import dev.throttle.Decision;
+import dev.throttle.ThrottledException;
+import dev.throttle.Throttler;
+
+/**
+ * Applies the {@code @Throttled} annotations of a call: takes from each policy in order,
+ * gives back what was taken when a later policy refuses, then settles on return
+ * (reset-on-success, count-failures).
+ */
+final class ThrottleInterceptor implements MethodInterceptor {
+
+	private static final Log logger = LogFactory.getLog(ThrottleInterceptor.class);
+
+	private static final boolean RESPONSE_ENTITY_PRESENT = ClassUtils
+		.isPresent("org.springframework.http.ResponseEntity", ThrottleInterceptor.class.getClassLoader());
+
+	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+
+	private final ObjectProvider<Throttler> throttler;
+
+	private final ObjectProvider<ThrottledMethods> methods;
+
+	private final ObjectProvider<ThrottleRequestContext> requestContext;
+
+	ThrottleInterceptor(ObjectProvider<Throttler> throttler, ObjectProvider<ThrottledMethods> methods,
+			ObjectProvider<ThrottleRequestContext> requestContext) {
+		this.throttler = throttler;
+		this.methods = methods;
+		this.requestContext = requestContext;
+	}
+
+	@Override
+	public Object invoke(MethodInvocation invocation) throws Throwable {
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : null;
+		ThrottledMethod throttled = this.methods.getObject().resolve(invocation.getMethod(), targetClass);
+		if (throttled.throttles().isEmpty()) {
+			return invocation.proceed();
+		}
+		Throttler throttler = this.throttler.getObject();
+		ThrottleRequestContext request = this.requestContext.getIfAvailable(() -> ThrottleRequestContext.NONE);
+		List<ThrottledMethod.Throttle> throttles = throttled.throttles();
+		String[] keys = new String[throttles.size()];
+		List<PolicyDecision> decisions = new ArrayList<>(throttles.size());
+		MethodBasedEvaluationContext evaluation = null;
+		for (int i = 0; i < throttles.size(); i++) {
+			ThrottledMethod.Throttle throttle = throttles.get(i);
+			if (throttle.key() != null && evaluation == null) {
+				evaluation = evaluationContext(throttled.method(), invocation.getArguments(), request);
+			}
+			keys[i] = key(throttle, evaluation);
+			Decision decision = throttler.tryAcquire(throttle.policy().name(), keys[i], throttle.cost());
+			if (!decision.allowed()) {
+				for (int j = 0; j < i; j++) {
+					throttler.refund(throttles.get(j).policy().name(), keys[j], throttles.get(j).cost());
+				}
+				throw new ThrottledException(throttle.policy(), decision);
+			}
+			decisions.add(new PolicyDecision(throttle.policy(), decision));
+		}
+		request.allowed(decisions);
+		Object result = invocation.proceed();
+		if (!isFailure(result)) {
+			settleSuccess(throttler, throttles, keys);
+		}
+		return result;
+	}
+
+	private MethodBasedEvaluationContext evaluationContext(Method method, Object[] arguments,
+			ThrottleRequestContext request) {
+		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(null, method, arguments,
+				this.parameterNames);
+		context.setVariable("ip", request.clientAddress());
+		context.setVariable("principal", request.principalName());
+		return context;
+	}
+
+	private String key(ThrottledMethod.Throttle throttle, MethodBasedEvaluationContext evaluation) {
+		if (throttle.key() == null) {
+			return null;
+		}
+		try {
+			Object value = throttle.key().getValue(evaluation);
+			return (value != null) ? value.toString() : null;
+		}
+		catch (EvaluationException ex) {
+			// e.g. a null along "#form.email.trim()": the call shares the policy's bucket rather than escaping it
+			if (logger.isDebugEnabled()) {
+				logger.debug("Key '" + throttle.keySource() + "' of policy '" + throttle.policy().name()
+						+ "' could not be evaluated; using the policy's shared bucket", ex);
+			}
+			return null;
+		}
+	}
+
+	private static boolean isFailure(Object result) {
+		return RESPONSE_ENTITY_PRESENT && result instanceof org.springframework.http.ResponseEntity<?> entity
+				&& entity.getStatusCode().isError();
+	}
+
+	private static void settleSuccess(Throttler throttler, List<ThrottledMethod.Throttle> throttles, String[] keys) {
+		for (int i = 0; i < throttles.size(); i++) {
+			ThrottledMethod.Throttle throttle = throttles.get(i);
+			try {
+				if (throttle.resetOnSuccess()) {
+					throttler.reset(throttle.policy().name(), keys[i]);
+				}
+				else if (throttle.refundOnSuccess()) {
+					throttler.refund(throttle.policy().name(), keys[i], throttle.cost());
+				}
+			}
+			catch (RuntimeException ex) {
+				// the call itself succeeded: failing to settle must not turn it into an error
+				logger.warn("Could not settle policy '" + throttle.policy().name() + "' after a successful call", ex);
+			}
+		}
+	}
+
+}

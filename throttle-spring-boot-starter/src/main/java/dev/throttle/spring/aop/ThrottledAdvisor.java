@@ -1,0 +1,54 @@
+package dev.throttle.spring.aop;
+
+import java.lang.reflect.Method;
+
+import org.aopalliance.aop.Advice;
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.support.AbstractPointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.beans.factory.ObjectProvider;
+
+import dev.throttle.Throttler;
+
+/**
+ * The advisor that applies {@code @Throttled}: a pointcut on annotated methods (and public methods
+ * of annotated classes) and the interceptor that throttles them. Collaborators are looked up on
+ * first use, so that creating the advisor (which happens early) starts no store.
+ */
+public final class ThrottledAdvisor extends AbstractPointcutAdvisor {
+
+	private static final long serialVersionUID = 1L;
+
+	private final transient Pointcut pointcut = new StaticMethodMatcherPointcut() {
+
+		@Override
+		public boolean matches(Method method, Class<?> targetClass) {
+			return ThrottledMethods.isThrottled(method, targetClass);
+		}
+
+	};
+
+	private final transient ThrottleInterceptor interceptor;
+
+	/**
+	 * Creates the advisor.
+	 * @param throttler the throttler
+	 * @param methods the annotated methods
+	 * @param requestContext the request context, when running in a web application
+	 */
+	public ThrottledAdvisor(ObjectProvider<Throttler> throttler, ObjectProvider<ThrottledMethods> methods,
+			ObjectProvider<ThrottleRequestContext> requestContext) {
+		this.interceptor = new ThrottleInterceptor(throttler, methods, requestContext);
+	}
+
+	@Override
+	public Pointcut getPointcut() {
+		return this.pointcut;
+	}
+
+	@Override
+	public Advice getAdvice() {
+		return this.interceptor;
+	}
+
+}

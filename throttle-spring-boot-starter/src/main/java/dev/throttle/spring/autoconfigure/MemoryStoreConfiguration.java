@@ -1,0 +1,30 @@
+package dev.throttle.spring.autoconfigure;
+
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.throttle.ThrottleStore;
+import dev.throttle.TimeSource;
+import dev.throttle.memory.MemoryThrottleStore;
+
+/**
+ * The memory store, the default.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(name = "throttle.store.type", havingValue = "memory", matchIfMissing = true)
+class MemoryStoreConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(ThrottleStore.class)
+	MemoryThrottleStore throttleStore(TimeSource throttleTimeSource, ThrottleProperties properties) {
+		long maximumKeys = properties.getStore().getMemory().getMaximumKeys();
+		if (maximumKeys < 1) {
+			throw new dev.throttle.spring.ThrottleConfigurationException(
+					"throttle.store.memory.maximum-keys must be at least 1, was " + maximumKeys);
+		}
+		return new MemoryThrottleStore(throttleTimeSource, maximumKeys);
+	}
+
+}

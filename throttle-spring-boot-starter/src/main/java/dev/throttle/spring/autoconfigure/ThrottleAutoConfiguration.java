@@ -1,0 +1,111 @@
+package dev.throttle.spring.autoconfigure;
+
+import java.util.Map;
+
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.core.type.AnnotationMetadata;
+
+import dev.throttle.ThrottleListener;
+import dev.throttle.ThrottleStore;
+import dev.throttle.Throttler;
+import dev.throttle.TimeSource;
+import dev.throttle.spring.aop.ThrottleRequestContext;
+import dev.throttle.spring.aop.ThrottledAdvisor;
+import dev.throttle.spring.aop.ThrottledMethods;
+import dev.throttle.spring.aop.ThrottledMethods.PolicyUsage;
+import dev.throttle.spring.annotation.Throttled;
+
+/**
+ * Auto-configuration of throttling: policies from {@code throttle.policies}, a store (memory by
+ * default, Redis with {@code throttle.store.type=redis}), the {@link Throttler}, and the advisor
+ * that applies {@link Throttled}. Every bean backs off when the application defines its own.
+ */
+@AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+		"org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration",
+		"org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+		"org.springframework.boot.autoconfigure.data.redis.RedisReactiveAutoConfiguration" })
+@ConditionalOnBooleanProperty(name = "throttle.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(ThrottleProperties.class)
+@Import({ ThrottleAutoConfiguration.AutoProxyRegistrar.class, MemoryStoreConfiguration.class,
+		RedisStoreConfiguration.class, RedisStoreConfiguration.RedisMissingConfiguration.class })
+public final class ThrottleAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	TimeSource throttleTimeSource() {
+		return TimeSource.system();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	Throttler throttler(ThrottleProperties properties, ThrottleStore throttleStore,
+			ObjectProvider<ThrottleListener> listeners) {
+		return new Throttler(throttleStore, PolicyFactory.create(properties.getPolicies()),
+				listeners.orderedStream().toList());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ThrottledMethods throttledMethods(Throttler throttler, ThrottleProperties properties) {
+		Map<String, ThrottleProperties.Policy> policies = properties.getPolicies();
+		return new ThrottledMethods(throttler, (name) -> {
+			ThrottleProperties.Policy policy = policies.get(name);
+			return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
+					policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
+		});
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static ThrottledAdvisor throttledAdvisor(ObjectProvider<Throttler> throttler,
+			ObjectProvider<ThrottledMethods> throttledMethods, ObjectProvider<ThrottleRequestContext> requestContext) {
+		return new ThrottledAdvisor(throttler, throttledMethods, requestContext);
+	}
+
+	@Bean
+	static SmartInitializingSingleton throttledMethodsValidator(ListableBeanFactory beanFactory,
+			ObjectProvider<ThrottledMethods> throttledMethods) {
+		return () -> validateAnnotatedBeans(beanFactory, throttledMethods.getObject());
+	}
+
+	/**
+	 * Checks every {@code @Throttled} of every bean once all singletons exist and before the web
+	 * server starts, so that a mistake fails startup instead of the first request.
+	 */
+	private static void validateAnnotatedBeans(ListableBeanFactory beanFactory, ThrottledMethods throttledMethods) {
+		for (String name : beanFactory.getBeanDefinitionNames()) {
+			Class<?> type = beanFactory.getType(name, false);
+			if (type != null && AnnotationUtils.isCandidateClass(type, Throttled.class)) {
+				throttledMethods.validate(type);
+			}
+		}
+	}
+
+	/**
+	 * Makes sure some auto-proxy creator exists to apply the (infrastructure) advisor, even when
+	 * {@code spring.aop.auto=false}; an existing one is kept.
+	 */
+	static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
+
+		@Override
+		public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+			AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+		}
+
+	}
+
+}

@@ -1,0 +1,41 @@
+package dev.throttle.spring.autoconfigure;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+import dev.throttle.ThrottleStore;
+import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.metrics.MicrometerThrottleListener;
+
+/**
+ * Micrometer meters for throttling, when the application has a {@link MeterRegistry}:
+ * {@code throttle.decisions}, {@code throttle.store.latency} and, for the memory store, the gauge
+ * {@code throttle.memory.keys}.
+ */
+@AutoConfiguration(after = ThrottleAutoConfiguration.class,
+		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+				"org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration" })
+@ConditionalOnClass(MeterRegistry.class)
+@ConditionalOnBean({ MeterRegistry.class, ThrottleStore.class })
+@ConditionalOnBooleanProperty(name = "throttle.enabled", matchIfMissing = true)
+public final class ThrottleMetricsAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	MicrometerThrottleListener micrometerThrottleListener(MeterRegistry meterRegistry, ThrottleStore throttleStore) {
+		if (throttleStore instanceof MemoryThrottleStore memory) {
+			Gauge.builder("throttle.memory.keys", memory, MemoryThrottleStore::keyCount)
+				.description("Keys held by the throttle memory store")
+				.register(meterRegistry);
+		}
+		return new MicrometerThrottleListener(meterRegistry, throttleStore.kind());
+	}
+
+}

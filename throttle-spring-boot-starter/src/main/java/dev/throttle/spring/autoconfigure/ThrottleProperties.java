@@ -1,0 +1,429 @@
+package dev.throttle.spring.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration of throttling, under {@code throttle}.
+ */
+@ConfigurationProperties("throttle")
+public class ThrottleProperties {
+
+	/**
+	 * Whether @Throttled methods are throttled and refusals answered with 429.
+	 */
+	private boolean enabled = true;
+
+	private final Store store = new Store();
+
+	private final Http http = new Http();
+
+	/**
+	 * Throttling policies by name, as @Throttled(policy) refers to them.
+	 */
+	private Map<String, Policy> policies = new LinkedHashMap<>();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public Store getStore() {
+		return this.store;
+	}
+
+	public Http getHttp() {
+		return this.http;
+	}
+
+	public Map<String, Policy> getPolicies() {
+		return this.policies;
+	}
+
+	public void setPolicies(Map<String, Policy> policies) {
+		this.policies = policies;
+	}
+
+	/**
+	 * Where throttling state lives.
+	 */
+	public static class Store {
+
+		/**
+		 * Kind of store that holds throttling state.
+		 */
+		private StoreType type = StoreType.MEMORY;
+
+		private final Memory memory = new Memory();
+
+		private final Redis redis = new Redis();
+
+		public StoreType getType() {
+			return this.type;
+		}
+
+		public void setType(StoreType type) {
+			this.type = type;
+		}
+
+		public Memory getMemory() {
+			return this.memory;
+		}
+
+		public Redis getRedis() {
+			return this.redis;
+		}
+
+	}
+
+	/**
+	 * Kinds of store.
+	 */
+	public enum StoreType {
+
+		/** This JVM's memory, bounded; each instance throttles on its own. */
+		MEMORY,
+
+		/** Redis through Spring Data Redis; every instance shares one limit. */
+		REDIS
+
+	}
+
+	/**
+	 * Settings of the memory store.
+	 */
+	public static class Memory {
+
+		/**
+		 * Most keys held per policy; idle keys are evicted first.
+		 */
+		private long maximumKeys = 1_000_000;
+
+		public long getMaximumKeys() {
+			return this.maximumKeys;
+		}
+
+		public void setMaximumKeys(long maximumKeys) {
+			this.maximumKeys = maximumKeys;
+		}
+
+	}
+
+	/**
+	 * Settings of the Redis store.
+	 */
+	public static class Redis {
+
+		/**
+		 * Prefix of every Redis key the store writes.
+		 */
+		private String keyPrefix = "throttle";
+
+		/**
+		 * What a decision does when Redis cannot be reached in time.
+		 */
+		private FailureMode failureMode = FailureMode.LOCAL;
+
+		/**
+		 * Longest wait for Redis per decision before the failure mode applies.
+		 */
+		private Duration timeout = Duration.ofMillis(100);
+
+		public String getKeyPrefix() {
+			return this.keyPrefix;
+		}
+
+		public void setKeyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+		}
+
+		public FailureMode getFailureMode() {
+			return this.failureMode;
+		}
+
+		public void setFailureMode(FailureMode failureMode) {
+			this.failureMode = failureMode;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+	}
+
+	/**
+	 * What to do when Redis fails.
+	 */
+	public enum FailureMode {
+
+		/** Allow the call. */
+		OPEN,
+
+		/** Refuse the call with 429. */
+		CLOSED,
+
+		/** Decide with a bounded memory store on this instance until Redis is back. */
+		LOCAL
+
+	}
+
+	/**
+	 * HTTP responses of throttled handlers.
+	 */
+	public static class Http {
+
+		/**
+		 * Which rate-limit headers throttled responses carry.
+		 */
+		private Headers headers = Headers.IETF;
+
+		public Headers getHeaders() {
+			return this.headers;
+		}
+
+		public void setHeaders(Headers headers) {
+			this.headers = headers;
+		}
+
+	}
+
+	/**
+	 * Rate-limit header styles.
+	 */
+	public enum Headers {
+
+		/** RateLimit-Policy and RateLimit, as in draft-ietf-httpapi-ratelimit-headers-10. */
+		IETF,
+
+		/** No rate-limit headers (Retry-After is still sent on 429). */
+		NONE
+
+	}
+
+	/**
+	 * What to count as a use of the limit.
+	 */
+	public enum Count {
+
+		/** Every call. */
+		ALL,
+
+		/** Only calls that fail: a call that succeeds gives back what it took. */
+		FAILURES
+
+	}
+
+	/**
+	 * One policy: an algorithm and its parameters.
+	 */
+	public static class Policy {
+
+		/**
+		 * Algorithm: token-bucket, gcra, fixed-window, sliding-log or lockout.
+		 */
+		private String algorithm;
+
+		/**
+		 * Most tokens a bucket holds (token-bucket).
+		 */
+		private Integer capacity;
+
+		/**
+		 * Tokens added per refill period (token-bucket), 1 when unset.
+		 */
+		private Integer refillTokens;
+
+		/**
+		 * How often tokens are added (token-bucket).
+		 */
+		private Duration refillPeriod;
+
+		/**
+		 * Calls allowed per period (gcra) or per window (fixed-window).
+		 */
+		private Integer limit;
+
+		/**
+		 * Period over which the limit applies (gcra).
+		 */
+		private Duration period;
+
+		/**
+		 * Length of a window (fixed-window).
+		 */
+		private Duration window;
+
+		/**
+		 * Attempts within ttl before delays apply (sliding-log), 10 when unset.
+		 */
+		private Integer threshold;
+
+		/**
+		 * How long an attempt is remembered (sliding-log), 1h when unset.
+		 */
+		private Duration ttl;
+
+		/**
+		 * Delay once the threshold is passed (sliding-log), 15s when unset.
+		 */
+		private Duration initialDelay;
+
+		/**
+		 * Growth of the delay per attempt over the threshold (sliding-log), 1.5 when unset.
+		 */
+		private Double delayExponent;
+
+		/**
+		 * Ladder of waits between allowed attempts (lockout), for example 1s,2s,4s,8s.
+		 */
+		private List<Duration> timeouts;
+
+		/**
+		 * Idle time after which a key starts over (lockout), 1h or the longest timeout when unset.
+		 */
+		private Duration expireAfter;
+
+		/**
+		 * Whether a call that returns normally clears its key's state.
+		 */
+		private boolean resetOnSuccess;
+
+		/**
+		 * Which calls use up the limit.
+		 */
+		private Count count = Count.ALL;
+
+		public String getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(String algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public Integer getCapacity() {
+			return this.capacity;
+		}
+
+		public void setCapacity(Integer capacity) {
+			this.capacity = capacity;
+		}
+
+		public Integer getRefillTokens() {
+			return this.refillTokens;
+		}
+
+		public void setRefillTokens(Integer refillTokens) {
+			this.refillTokens = refillTokens;
+		}
+
+		public Duration getRefillPeriod() {
+			return this.refillPeriod;
+		}
+
+		public void setRefillPeriod(Duration refillPeriod) {
+			this.refillPeriod = refillPeriod;
+		}
+
+		public Integer getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(Integer limit) {
+			this.limit = limit;
+		}
+
+		public Duration getPeriod() {
+			return this.period;
+		}
+
+		public void setPeriod(Duration period) {
+			this.period = period;
+		}
+
+		public Duration getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(Duration window) {
+			this.window = window;
+		}
+
+		public Integer getThreshold() {
+			return this.threshold;
+		}
+
+		public void setThreshold(Integer threshold) {
+			this.threshold = threshold;
+		}
+
+		public Duration getTtl() {
+			return this.ttl;
+		}
+
+		public void setTtl(Duration ttl) {
+			this.ttl = ttl;
+		}
+
+		public Duration getInitialDelay() {
+			return this.initialDelay;
+		}
+
+		public void setInitialDelay(Duration initialDelay) {
+			this.initialDelay = initialDelay;
+		}
+
+		public Double getDelayExponent() {
+			return this.delayExponent;
+		}
+
+		public void setDelayExponent(Double delayExponent) {
+			this.delayExponent = delayExponent;
+		}
+
+		public List<Duration> getTimeouts() {
+			return this.timeouts;
+		}
+
+		public void setTimeouts(List<Duration> timeouts) {
+			this.timeouts = timeouts;
+		}
+
+		public Duration getExpireAfter() {
+			return this.expireAfter;
+		}
+
+		public void setExpireAfter(Duration expireAfter) {
+			this.expireAfter = expireAfter;
+		}
+
+		public boolean isResetOnSuccess() {
+			return this.resetOnSuccess;
+		}
+
+		public void setResetOnSuccess(boolean resetOnSuccess) {
+			this.resetOnSuccess = resetOnSuccess;
+		}
+
+		public Count getCount() {
+			return this.count;
+		}
+
+		public void setCount(Count count) {
+			this.count = count;
+		}
+
+	}
+
+}

@@ -1,0 +1,67 @@
+package dev.throttle.spring.web;
+
+import java.security.Principal;
+import java.util.List;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+
+import dev.throttle.spring.aop.PolicyDecision;
+import dev.throttle.spring.aop.ThrottleRequestContext;
+
+/**
+ * The servlet request a throttled call runs in. {@code #ip} is
+ * {@link HttpServletRequest#getRemoteAddr()}: it honours X-Forwarded-For only when the
+ * application configured Spring Boot's {@code server.forward-headers-strategy}, so a client cannot
+ * buy a fresh bucket by sending the header itself.
+ */
+public final class ServletThrottleRequestContext implements ThrottleRequestContext {
+
+	private final boolean writeHeaders;
+
+	/**
+	 * Creates a context.
+	 * @param writeHeaders whether allowed calls get RateLimit headers
+	 */
+	public ServletThrottleRequestContext(boolean writeHeaders) {
+		this.writeHeaders = writeHeaders;
+	}
+
+	@Override
+	public String clientAddress() {
+		HttpServletRequest request = request();
+		return (request != null) ? request.getRemoteAddr() : null;
+	}
+
+	@Override
+	public String principalName() {
+		HttpServletRequest request = request();
+		Principal principal = (request != null) ? request.getUserPrincipal() : null;
+		return (principal != null) ? principal.getName() : null;
+	}
+
+	@Override
+	public void allowed(List<PolicyDecision> decisions) {
+		if (!this.writeHeaders) {
+			return;
+		}
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		if (attributes instanceof ServletRequestAttributes servlet) {
+			HttpServletResponse response = servlet.getResponse();
+			if (response != null && !response.isCommitted()) {
+				response.addHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
+				response.addHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
+			}
+		}
+	}
+
+	private static HttpServletRequest request() {
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		return (attributes instanceof ServletRequestAttributes servlet) ? servlet.getRequest() : null;
+	}
+
+}

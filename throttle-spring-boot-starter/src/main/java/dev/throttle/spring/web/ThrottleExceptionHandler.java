@@ -1,0 +1,87 @@
+package dev.throttle.spring.web;
+
+import java.net.URI;
+import java.util.List;
+
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ControllerAdvice;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+
+import dev.throttle.Decision;
+import dev.throttle.ThrottledException;
+import dev.throttle.spring.aop.PolicyDecision;
+
+/**
+ * Answers a {@link ThrottledException} with {@code 429 Too Many Requests}: {@code Retry-After} in
+ * whole seconds rounded up, the rate-limit headers, and an {@code application/problem+json} body
+ * whose {@code violated-policies} names the policy. Works for Spring MVC and WebFlux.
+ *
+ * <p>Registered by auto-configuration, never found by component scanning; declare a bean of this
+ * type (a subclass, say) to replace it.
+ */
+@ControllerAdvice
+@Order(Ordered.HIGHEST_PRECEDENCE + 100)
+public class ThrottleExceptionHandler {
+
+	/** The problem type of a refusal (RFC 9457 registry). */
+	public static final URI QUOTA_EXCEEDED = URI.create("https://iana.org/assignments/http-problem-types#quota-exceeded");
+
+	private static final MediaType PROBLEM_JSON = MediaType.APPLICATION_PROBLEM_JSON;
+
+	private final boolean writeRateLimitHeaders;
+
+	/**
+	 * Creates a handler.
+	 * @param writeRateLimitHeaders whether to send RateLimit-Policy and RateLimit
+	 */
+	public ThrottleExceptionHandler(boolean writeRateLimitHeaders) {
+		this.writeRateLimitHeaders = writeRateLimitHeaders;
+	}
+
+	/**
+	 * Turns a refusal into a 429 response.
+	 * @param ex the refusal
+	 * @return the response
+	 */
+	@ExceptionHandler(ThrottledException.class)
+	public ResponseEntity<ProblemDetail> handleThrottled(ThrottledException ex) {
+		Decision decision = ex.getDecision();
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS, detail(ex));
+		problem.setType(QUOTA_EXCEEDED);
+		problem.setTitle("Too Many Requests");
+		problem.setProperty("violated-policies", List.of(ex.getPolicy().name()));
+		HttpHeaders headers = new HttpHeaders();
+		if (decision.canSucceedLater()) {
+			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, decision.retryAfterSeconds())));
+		}
+		if (this.writeRateLimitHeaders) {
+			List<PolicyDecision> decisions = List.of(new PolicyDecision(ex.getPolicy(), decision));
+			headers.set(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
+			headers.set(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
+		}
+		headers.setContentType(PROBLEM_JSON);
+		return new ResponseEntity<>(problem, headers, HttpStatus.TOO_MANY_REQUESTS);
+	}
+
+	/**
+	 * The problem's {@code detail}: says which policy refused and for how long, never the key.
+	 * @param ex the refusal
+	 * @return the detail
+	 */
+	protected String detail(ThrottledException ex) {
+		Decision decision = ex.getDecision();
+		if (!decision.canSucceedLater()) {
+			return "This request costs more than policy '" + ex.getPolicy().name() + "' can ever grant.";
+		}
+		long seconds = Math.max(1, decision.retryAfterSeconds());
+		return "Too many requests under policy '" + ex.getPolicy().name() + "'; retry after " + seconds
+				+ ((seconds == 1) ? " second." : " seconds.");
+	}
+
+}

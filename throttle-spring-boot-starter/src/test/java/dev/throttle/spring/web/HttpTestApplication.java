@@ -1,0 +1,53 @@
+package dev.throttle.spring.web;
+
+import java.util.Map;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+import dev.throttle.ManualTimeSource;
+import dev.throttle.spring.annotation.Throttled;
+
+/**
+ * A small web application for HTTP tests: GCRA per client address on /api, plus an unthrottled
+ * endpoint, on a manual clock.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@Import(HttpTestApplication.Endpoints.class)
+class HttpTestApplication {
+
+	@Bean
+	ManualTimeSource manualTimeSource() {
+		return new ManualTimeSource();
+	}
+
+	@RestController
+	static class Endpoints {
+
+		@GetMapping("/api")
+		@Throttled(policy = "api", key = "#ip")
+		Map<String, String> api() {
+			return Map.of("message", "ok");
+		}
+
+		@GetMapping("/per-user")
+		@Throttled(policy = "api", key = "#user")
+		@Throttled(policy = "burst", key = "#ip")
+		Map<String, String> perUser(@RequestParam String user) {
+			return Map.of("user", user);
+		}
+
+		@GetMapping("/open")
+		Map<String, String> open() {
+			return Map.of("message", "not throttled");
+		}
+
+	}
+
+}
