@@ -49,6 +49,9 @@ public final class RedisThrottleStore implements ThrottleStore {
 	/** Default bound on each call, as {@code throttle.store.redis.timeout}. */
 	public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
 
+	/** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
+	private static final ByteBuffer REDIS_TIME = ByteBuffer.allocate(0);
+
 	private final ReactiveRedisConnectionFactory connectionFactory;
 
 	private final String keyPrefix;
@@ -154,7 +157,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 	ByteBuffer nowArgument() {
 		return (this.clock != null)
 				? ByteBuffer.wrap(Long.toString(this.clock.currentTimeMillis()).getBytes(StandardCharsets.US_ASCII))
-				: ByteBuffer.allocate(0);
+				: REDIS_TIME;
 	}
 
 	/**
