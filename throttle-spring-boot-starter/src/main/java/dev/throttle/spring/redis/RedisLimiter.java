@@ -234,6 +234,9 @@ final class RedisLimiter implements Limiter {
 	}
 
 	private RedisStoreException failure(String operation, Throwable ex) {
+		if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException)) {
+			this.store.connectionFailed();
+		}
 		String reason = (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms"
 				: String.valueOf(ex.getMessage());
 		return new RedisStoreException(

@@ -37,7 +37,8 @@ import dev.throttle.TimeSource;
  * <p>The connection comes from the factory once, on a background thread, and is kept: with Lettuce's
  * shared native connection this is the one auto-reconnecting connection the application already
  * uses, so no call ever waits for a connect. While no connection has been obtained yet (Redis down
- * at startup), calls wait at most the timeout and a new attempt starts with the next call.
+ * at startup), calls wait at most the timeout and a new attempt starts with the next call. After a
+ * failure other than a timeout the connection is obtained again, in case the factory replaced it.
  *
  * <p>Thread-safe; lock-free on the decision path.
  */
@@ -167,6 +168,19 @@ public final class RedisThrottleStore implements ThrottleStore {
 	Mono<ReactiveRedisConnection> connection() {
 		Mono<ReactiveRedisConnection> ready = this.connection.get();
 		return (ready != null) ? ready : Mono.fromFuture(connect(), true);
+	}
+
+	/**
+	 * Forgets the connection after a call failed other than by timing out (say, the factory closed
+	 * and replaced its shared connection), so the next call obtains it again. Cheap when nothing
+	 * changed: the factory hands back its existing shared connection.
+	 */
+	void connectionFailed() {
+		this.connection.set(null);
+		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
+		if (pending != null && pending.isDone()) {
+			this.connecting.compareAndSet(pending, null);
+		}
 	}
 
 	private CompletableFuture<ReactiveRedisConnection> connect() {

@@ -254,6 +254,29 @@ class RedisThrottleStoreTests {
 	}
 
 	@Test
+	void aConnectionThatTheFactoryReplacedIsObtainedAgain(RedisEndpoint endpoint) {
+		LettuceConnectionFactory own = endpoint.newConnectionFactory();
+		try {
+			RedisThrottleStore redisStore = new RedisThrottleStore(own, "throttle", Duration.ofSeconds(2));
+			ResilientThrottleStore store = new ResilientThrottleStore(redisStore, FailureMode.CLOSED, null, null);
+			Limiter window = store.limiter(POLICIES.get(2));
+			assertThat(window.tryAcquire("k", 1).remaining()).isEqualTo(2);
+			own.resetConnection();
+			long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+			Decision decision = window.tryAcquire("k", 1);
+			while (!decision.allowed() && System.nanoTime() < deadline) {
+				sleep(20);
+				decision = window.tryAcquire("k", 1);
+			}
+			assertThat(decision.remaining()).as("Redis decides again, over the factory's new connection").isLessThan(2);
+			assertThat(store.isStoreDown()).isFalse();
+		}
+		finally {
+			own.destroy();
+		}
+	}
+
+	@Test
 	void aPolicyNameIsBoundOnce() {
 		RedisThrottleStore store = store();
 		assertThat(store.limiter(POLICIES.get(2))).isSameAs(store.limiter(new FixedWindowPolicy("fw", 3,
