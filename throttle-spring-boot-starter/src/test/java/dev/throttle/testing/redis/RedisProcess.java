@@ -41,6 +41,8 @@ public final class RedisProcess implements AutoCloseable {
 
 	private final Path dir;
 
+	private final String configFile;
+
 	private Process process;
 
 	private Thread drainer;
@@ -51,14 +53,42 @@ public final class RedisProcess implements AutoCloseable {
 	 * @param extraArgs further {@code redis-server} arguments, as {@code "--name", "value"} pairs
 	 */
 	public RedisProcess(int port, List<String> extraArgs) {
+		this(port, extraArgs, null);
+	}
+
+	private RedisProcess(int port, List<String> extraArgs, String config) {
 		this.port = port;
 		this.extraArgs = List.copyOf(extraArgs);
 		try {
 			this.dir = Files.createTempDirectory("throttle-redis-" + port + "-");
+			if (config != null) {
+				Path file = this.dir.resolve("redis.conf");
+				Files.writeString(file, config);
+				this.configFile = file.toString();
+			}
+			else {
+				this.configFile = null;
+			}
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+	}
+
+	/**
+	 * Creates and starts a Sentinel on a free port that monitors {@code master} (quorum 1). Sentinel
+	 * rewrites its configuration file, so it gets one of its own in the process's directory.
+	 * @param masterName the name clients ask for, as in {@code spring.data.redis.sentinel.master}
+	 * @param master the master to monitor
+	 * @return the running Sentinel
+	 */
+	public static RedisProcess startSentinel(String masterName, RedisProcess master) {
+		int port = freePort(false);
+		String config = "port " + port + "\nbind 127.0.0.1\nsentinel monitor " + masterName + " 127.0.0.1 "
+				+ master.port() + " 1\nsentinel down-after-milliseconds " + masterName + " 5000\n";
+		RedisProcess sentinel = new RedisProcess(port, List.of("--sentinel"), config);
+		sentinel.start();
+		return sentinel;
 	}
 
 	/**
@@ -105,8 +135,14 @@ public final class RedisProcess implements AutoCloseable {
 		}
 		List<String> command = new ArrayList<>();
 		command.add(executable().getAbsolutePath());
-		command.addAll(List.of("--port", Integer.toString(this.port), "--bind", "127.0.0.1", "--save", "",
-				"--appendonly", "no", "--dir", this.dir.toString(), "--loglevel", "warning"));
+		if (this.configFile != null) {
+			command.add(this.configFile);
+			command.addAll(List.of("--port", Integer.toString(this.port), "--dir", this.dir.toString()));
+		}
+		else {
+			command.addAll(List.of("--port", Integer.toString(this.port), "--bind", "127.0.0.1", "--save", "",
+					"--appendonly", "no", "--dir", this.dir.toString(), "--loglevel", "warning"));
+		}
 		command.addAll(this.extraArgs);
 		Process started;
 		try {
