@@ -25,6 +25,15 @@ public interface ThrottleStore extends AutoCloseable {
 	String kind();
 
 	/**
+	 * Whether the synchronous {@link Limiter} methods never block on I/O, so that they may run on
+	 * an event-loop thread. The default is false; the memory store says true.
+	 * @return true when decisions are made in memory
+	 */
+	default boolean isNonBlocking() {
+		return false;
+	}
+
+	/**
 	 * Releases what the store holds. The default does nothing.
 	 */
 	@Override

@@ -9,6 +9,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * The programmatic face of throttling: named policies over one {@link ThrottleStore}.
@@ -100,6 +102,54 @@ public final class Throttler {
 		long start = System.nanoTime();
 		Decision decision = limiter.tryAcquire(normalizeKey(key), cost);
 		return notify(limiter.policy(), key, decision, System.nanoTime() - start);
+	}
+
+	/**
+	 * Like {@link #tryAcquire(String, String, int)}, without blocking the calling thread (for
+	 * event-loop callers such as WebFlux): the store's {@link Limiter#tryAcquireAsync}.
+	 * @param policy the policy's name
+	 * @param key the key (null or blank: the shared bucket)
+	 * @param cost units to take, at least 1
+	 * @return the decision, when made
+	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
+	 */
+	public CompletionStage<Decision> tryAcquireAsync(String policy, String key, int cost) {
+		Limiter limiter = limiter(policy);
+		if (cost < 1) {
+			throw new IllegalArgumentException("cost must be at least 1, was " + cost);
+		}
+		if (cost > limiter.policy().maxCost()) {
+			return CompletableFuture
+				.completedFuture(notify(limiter.policy(), key, Decision.neverAllowed(limiter.policy().quota()), 0));
+		}
+		long start = System.nanoTime();
+		return limiter.tryAcquireAsync(normalizeKey(key), cost)
+			.thenApply((decision) -> notify(limiter.policy(), key, decision, System.nanoTime() - start));
+	}
+
+	/**
+	 * Like {@link #refund}, without blocking the calling thread.
+	 * @param policy the policy's name
+	 * @param key the key
+	 * @param cost units to give back
+	 * @return completes when done
+	 */
+	public CompletionStage<Void> refundAsync(String policy, String key, int cost) {
+		Limiter limiter = limiter(policy);
+		if (cost < 1) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return limiter.refundAsync(normalizeKey(key), Math.min(cost, limiter.policy().maxCost()));
+	}
+
+	/**
+	 * Like {@link #reset}, without blocking the calling thread.
+	 * @param policy the policy's name
+	 * @param key the key
+	 * @return completes when done
+	 */
+	public CompletionStage<Void> resetAsync(String policy, String key) {
+		return limiter(policy).resetAsync(normalizeKey(key));
 	}
 
 	private Decision notify(Policy policy, String key, Decision decision, long storeNanos) {

@@ -82,6 +82,11 @@ public final class MemoryThrottleStore implements ThrottleStore {
 		return "memory";
 	}
 
+	@Override
+	public boolean isNonBlocking() {
+		return true;
+	}
+
 	/**
 	 * Returns how many keys the store holds now, across policies (an estimate, as Caffeine's is).
 	 * @return the number of keys

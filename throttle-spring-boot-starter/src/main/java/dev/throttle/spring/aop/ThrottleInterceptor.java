@@ -32,6 +32,9 @@ final class ThrottleInterceptor implements MethodInterceptor {
 	private static final boolean RESPONSE_ENTITY_PRESENT = ClassUtils
 		.isPresent("org.springframework.http.ResponseEntity", ThrottleInterceptor.class.getClassLoader());
 
+	private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
+			ThrottleInterceptor.class.getClassLoader());
+
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	private final ObjectProvider<Throttler> throttler;
@@ -40,11 +43,19 @@ final class ThrottleInterceptor implements MethodInterceptor {
 
 	private final ObjectProvider<ThrottleRequestContext> requestContext;
 
+	private final ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext;
+
 	ThrottleInterceptor(ObjectProvider<Throttler> throttler, ObjectProvider<ThrottledMethods> methods,
-			ObjectProvider<ThrottleRequestContext> requestContext) {
+			ObjectProvider<ThrottleRequestContext> requestContext,
+			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
 		this.throttler = throttler;
 		this.methods = methods;
 		this.requestContext = requestContext;
+		this.reactiveRequestContext = reactiveRequestContext;
+	}
+
+	static boolean isReactive(Method method) {
+		return REACTOR_PRESENT && ReactiveThrottling.isReactive(method.getReturnType());
 	}
 
 	@Override
@@ -56,17 +67,17 @@ final class ThrottleInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		Throttler throttler = this.throttler.getObject();
+		if (isReactive(throttled.method())) {
+			ReactiveThrottleRequestContext requests = this.reactiveRequestContext
+				.getIfAvailable(() -> (view) -> reactor.core.publisher.Mono.just(ThrottleRequestContext.NONE));
+			return ReactiveThrottling.invoke(invocation, throttled, throttler, this, requests);
+		}
 		ThrottleRequestContext request = this.requestContext.getIfAvailable(() -> ThrottleRequestContext.NONE);
 		List<ThrottledMethod.Throttle> throttles = throttled.throttles();
-		String[] keys = new String[throttles.size()];
+		String[] keys = keys(throttled, invocation.getArguments(), request);
 		List<PolicyDecision> decisions = new ArrayList<>(throttles.size());
-		MethodBasedEvaluationContext evaluation = null;
 		for (int i = 0; i < throttles.size(); i++) {
 			ThrottledMethod.Throttle throttle = throttles.get(i);
-			if (throttle.key() != null && evaluation == null) {
-				evaluation = evaluationContext(throttled.method(), invocation.getArguments(), request);
-			}
-			keys[i] = key(throttle, evaluation);
 			Decision decision = throttler.tryAcquire(throttle.policy().name(), keys[i], throttle.cost());
 			if (!decision.allowed()) {
 				for (int j = 0; j < i; j++) {
@@ -82,6 +93,21 @@ final class ThrottleInterceptor implements MethodInterceptor {
 			settleSuccess(throttler, throttles, keys);
 		}
 		return result;
+	}
+
+	/** Evaluates every key of a call, sharing one evaluation context. */
+	String[] keys(ThrottledMethod throttled, Object[] arguments, ThrottleRequestContext request) {
+		List<ThrottledMethod.Throttle> throttles = throttled.throttles();
+		String[] keys = new String[throttles.size()];
+		MethodBasedEvaluationContext evaluation = null;
+		for (int i = 0; i < throttles.size(); i++) {
+			ThrottledMethod.Throttle throttle = throttles.get(i);
+			if (throttle.key() != null && evaluation == null) {
+				evaluation = evaluationContext(throttled.method(), arguments, request);
+			}
+			keys[i] = key(throttle, evaluation);
+		}
+		return keys;
 	}
 
 	private MethodBasedEvaluationContext evaluationContext(Method method, Object[] arguments,
@@ -111,7 +137,7 @@ final class ThrottleInterceptor implements MethodInterceptor {
 		}
 	}
 
-	private static boolean isFailure(Object result) {
+	static boolean isFailure(Object result) {
 		return RESPONSE_ENTITY_PRESENT && result instanceof org.springframework.http.ResponseEntity<?> entity
 				&& entity.getStatusCode().isError();
 	}

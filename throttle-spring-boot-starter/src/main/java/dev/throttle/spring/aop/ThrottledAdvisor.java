@@ -34,11 +34,13 @@ public final class ThrottledAdvisor extends AbstractPointcutAdvisor {
 	 * Creates the advisor.
 	 * @param throttler the throttler
 	 * @param methods the annotated methods
-	 * @param requestContext the request context, when running in a web application
+	 * @param requestContext the request context, when running in a servlet web application
+	 * @param reactiveRequestContext the request context of reactive calls, when running in WebFlux
 	 */
 	public ThrottledAdvisor(ObjectProvider<Throttler> throttler, ObjectProvider<ThrottledMethods> methods,
-			ObjectProvider<ThrottleRequestContext> requestContext) {
-		this.interceptor = new ThrottleInterceptor(throttler, methods, requestContext);
+			ObjectProvider<ThrottleRequestContext> requestContext,
+			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
+		this.interceptor = new ThrottleInterceptor(throttler, methods, requestContext, reactiveRequestContext);
 	}
 
 	@Override

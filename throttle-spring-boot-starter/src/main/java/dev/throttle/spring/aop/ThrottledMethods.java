@@ -41,6 +41,11 @@ public final class ThrottledMethods {
 
 	private final Map<MethodClassKey, ThrottledMethod> cache = new ConcurrentHashMap<>();
 
+	private volatile EventLoopRule eventLoopRule;
+
+	private record EventLoopRule(boolean storeBlocks) {
+	}
+
 	/**
 	 * Creates a registry.
 	 * @param throttler the throttler whose policies annotations may name
@@ -80,6 +85,39 @@ public final class ThrottledMethods {
 	}
 
 	/**
+	 * Declares that throttled methods may run on event-loop threads (WebFlux): a method that
+	 * returns a plain value there has no reactive context, so it may not use {@code #ip} or
+	 * {@code #principal}, nor a store that blocks. Methods already resolved are checked again.
+	 * @param storeBlocks whether the store's synchronous decisions block on I/O
+	 * @throws ThrottleConfigurationException for a method that breaks the rule
+	 */
+	public void requireReactiveReturnTypes(boolean storeBlocks) {
+		this.eventLoopRule = new EventLoopRule(storeBlocks);
+		this.cache.values().forEach(this::checkEventLoopRule);
+	}
+
+	private void checkEventLoopRule(ThrottledMethod method) {
+		EventLoopRule rule = this.eventLoopRule;
+		if (rule == null || method.throttles().isEmpty() || ThrottleInterceptor.isReactive(method.method())) {
+			return;
+		}
+		if (rule.storeBlocks()) {
+			throw new ThrottleConfigurationException("@Throttled on " + describe(method.method())
+					+ " returns a plain value in a WebFlux application, where it would call the store on an event-loop "
+					+ "thread and block it: return Mono or Flux");
+		}
+		for (ThrottledMethod.Throttle throttle : method.throttles()) {
+			String key = throttle.keySource();
+			if (key.contains("#ip") || key.contains("#principal")) {
+				throw new ThrottleConfigurationException("@Throttled(policy = \"" + throttle.policy().name()
+						+ "\", key = \"" + key + "\") on " + describe(method.method())
+						+ " uses the request, which a method returning a plain value cannot see in a WebFlux "
+						+ "application: return Mono or Flux");
+			}
+		}
+	}
+
+	/**
 	 * Checks every annotated method of {@code type} now, so that mistakes fail at startup.
 	 * @param type a bean's class
 	 * @throws ThrottleConfigurationException naming the method, the policy and the property
@@ -106,7 +144,11 @@ public final class ThrottledMethods {
 	 * @return the throttles (empty when none apply)
 	 */
 	ThrottledMethod resolve(Method method, Class<?> targetClass) {
-		return this.cache.computeIfAbsent(new MethodClassKey(method, targetClass), (key) -> build(method, targetClass));
+		return this.cache.computeIfAbsent(new MethodClassKey(method, targetClass), (key) -> {
+			ThrottledMethod built = build(method, targetClass);
+			checkEventLoopRule(built);
+			return built;
+		});
 	}
 
 	private ThrottledMethod build(Method method, Class<?> targetClass) {

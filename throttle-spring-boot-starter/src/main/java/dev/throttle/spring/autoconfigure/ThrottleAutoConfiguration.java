@@ -23,6 +23,7 @@ import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
+import dev.throttle.spring.aop.ReactiveThrottleRequestContext;
 import dev.throttle.spring.aop.ThrottleRequestContext;
 import dev.throttle.spring.aop.ThrottledAdvisor;
 import dev.throttle.spring.aop.ThrottledMethods;
@@ -72,8 +73,9 @@ public final class ThrottleAutoConfiguration {
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static ThrottledAdvisor throttledAdvisor(ObjectProvider<Throttler> throttler,
-			ObjectProvider<ThrottledMethods> throttledMethods, ObjectProvider<ThrottleRequestContext> requestContext) {
-		return new ThrottledAdvisor(throttler, throttledMethods, requestContext);
+			ObjectProvider<ThrottledMethods> throttledMethods, ObjectProvider<ThrottleRequestContext> requestContext,
+			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
+		return new ThrottledAdvisor(throttler, throttledMethods, requestContext, reactiveRequestContext);
 	}
 
 	@Bean

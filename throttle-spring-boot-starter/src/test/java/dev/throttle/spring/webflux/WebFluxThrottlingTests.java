@@ -1,0 +1,146 @@
+package dev.throttle.spring.webflux;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import dev.throttle.ManualTimeSource;
+import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.autoconfigure.ThrottleAutoConfiguration;
+import dev.throttle.spring.autoconfigure.ThrottleWebFluxAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * WebFlux handlers through a real (Netty) port: the same 429 contract as Spring MVC.
+ */
+@SpringBootTest(classes = WebFluxTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "spring.main.web-application-type=reactive", "throttle.policies.api.algorithm=gcra",
+				"throttle.policies.api.limit=3", "throttle.policies.api.period=60s",
+				"throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1s,2s",
+				"throttle.policies.login.reset-on-success=true" })
+class WebFluxThrottlingTests {
+
+	private static final HttpClient client = HttpClient.newHttpClient();
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	ManualTimeSource clock;
+
+	@Autowired
+	MemoryThrottleStore store;
+
+	@BeforeEach
+	void clearState() {
+		this.store.clear();
+	}
+
+	private HttpResponse<String> get(String path) throws Exception {
+		return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path)).build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
+	private HttpResponse<String> login(String user, String password) throws Exception {
+		return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/login"))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString("{\"user\":\"" + user + "\",\"password\":\"" + password + "\"}"))
+			.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	@Test
+	void aMonoHandlerGetsHeadersWhenAllowedAndTheSame429ProblemAsSpringMvcWhenRefused() throws Exception {
+		HttpResponse<String> allowed = get("/mono");
+		assertThat(allowed.statusCode()).isEqualTo(200);
+		assertThat(allowed.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=60");
+		assertThat(allowed.headers().firstValue("RateLimit")).hasValue("\"api\";r=2;t=20");
+		get("/mono");
+		get("/mono");
+		HttpResponse<String> refused = get("/mono");
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(refused.headers().firstValue("Retry-After")).hasValue("20");
+		assertThat(refused.headers().firstValue("RateLimit")).hasValue("\"api\";r=0;t=60");
+		assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(refused.body()).contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
+			.contains("\"title\":\"Too Many Requests\"")
+			.contains("\"status\":429")
+			.contains("\"detail\":\"Too many requests under policy 'api'; retry after 20 seconds.\"")
+			.contains("\"violated-policies\":[\"api\"]");
+		this.clock.advance(Duration.ofSeconds(20));
+		assertThat(get("/mono").statusCode()).isEqualTo(200);
+	}
+
+	@Test
+	void aFluxHandlerIsThrottledPerSubscription() throws Exception {
+		for (int i = 0; i < 3; i++) {
+			HttpResponse<String> response = get("/flux");
+			assertThat(response.statusCode()).isEqualTo(200);
+			assertThat(response.body()).contains("a").contains("c");
+		}
+		assertThat(get("/flux").statusCode()).isEqualTo(429);
+		assertThat(get("/mono").statusCode()).as("the same #ip bucket").isEqualTo(429);
+	}
+
+	@Test
+	void aPlainValueHandlerIsThrottledToo() throws Exception {
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/plain").statusCode()).isEqualTo(200);
+		}
+		HttpResponse<String> refused = get("/plain");
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(refused.headers().firstValue("Retry-After")).hasValue("20");
+	}
+
+	@Test
+	void resetOnSuccessAndFailedResponseEntitiesWorkReactively() throws Exception {
+		assertThat(login("ann", "guess").statusCode()).isEqualTo(401);
+		assertThat(login("ann", "secret").statusCode()).isEqualTo(429);
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(login("ann", "secret").statusCode()).isEqualTo(200);
+		assertThat(login("ann", "secret").statusCode()).as("success cleared the lockout").isEqualTo(200);
+	}
+
+	@Test
+	void aPlainValueHandlerThatNeedsTheRequestFailsAtStartup() {
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleWebFluxAutoConfiguration.class))
+			.withBean(PlainWithIp.class)
+			.withPropertyValues("throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=3",
+					"throttle.policies.api.period=60s")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				Throwable failure = context.getStartupFailure();
+				while (!(failure instanceof ThrottleConfigurationException) && failure.getCause() != null) {
+					failure = failure.getCause();
+				}
+				assertThat(failure).isInstanceOf(ThrottleConfigurationException.class)
+					.hasMessage("@Throttled(policy = \"api\", key = \"#ip\") on PlainWithIp.hello() uses the request, "
+							+ "which a method returning a plain value cannot see in a WebFlux application: return Mono or Flux");
+			});
+	}
+
+	static class PlainWithIp {
+
+		@Throttled(policy = "api", key = "#ip")
+		public Map<String, String> hello() {
+			return Map.of();
+		}
+
+	}
+
+}
