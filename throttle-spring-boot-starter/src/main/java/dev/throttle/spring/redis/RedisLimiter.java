@@ -1,0 +1,306 @@
+package dev.throttle.spring.redis;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.data.redis.connection.ReactiveRedisConnection;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.GcraPolicy;
+import dev.throttle.Limiter;
+import dev.throttle.LockoutPolicy;
+import dev.throttle.Policy;
+import dev.throttle.SlidingLogPolicy;
+import dev.throttle.TokenBucketPolicy;
+
+/**
+ * One policy's keys in Redis. The script's per-policy arguments are encoded once, here; a call adds
+ * the key, the operation, the cost and (with a test clock) now. Thread-safe.
+ */
+final class RedisLimiter implements Limiter {
+
+	private static final byte[] ACQUIRE = { 'a' };
+
+	private static final byte[] REFUND = { 'r' };
+
+	private static final byte[] PEEK = { 'p' };
+
+	private static final byte[][] COSTS = new byte[65][];
+
+	static {
+		for (int cost = 0; cost < COSTS.length; cost++) {
+			COSTS[cost] = ascii(Integer.toString(cost));
+		}
+	}
+
+	/** How much longer than the timeout a synchronous caller waits for the timeout itself to fire. */
+	private static final long SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+	private final RedisThrottleStore store;
+
+	private final Policy policy;
+
+	private final String sha1;
+
+	private final byte[] scriptBytes;
+
+	/** {@code <prefix>:{<policy>:} as text; a key completes it with {@code <key>}}. */
+	private final String keyStart;
+
+	private final byte[][] parameters;
+
+	private final Duration timeout;
+
+	private final long waitNanos;
+
+	RedisLimiter(RedisThrottleStore store, Policy policy) {
+		this.store = store;
+		this.policy = policy;
+		@SuppressWarnings("rawtypes")
+		RedisScript<List> script = RedisThrottleScripts.of(policy.algorithm());
+		this.sha1 = script.getSha1();
+		this.scriptBytes = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
+		this.keyStart = store.keyPrefix() + ":{" + policy.name() + ":";
+		this.parameters = parameters(policy);
+		this.timeout = store.timeout();
+		this.waitNanos = this.timeout.toNanos() + SLACK_NANOS;
+	}
+
+	/** The script's ARGV after op, cost and now, as {@code RedisThrottleScripts} documents per script. */
+	private static byte[][] parameters(Policy policy) {
+		if (policy instanceof TokenBucketPolicy tokenBucket) {
+			return encode(tokenBucket.capacity(), tokenBucket.refillTokens(), tokenBucket.refillPeriod().toMillis());
+		}
+		if (policy instanceof GcraPolicy gcra) {
+			return encode(gcra.limit(), gcra.emissionIntervalMicros(), gcra.toleranceMicros());
+		}
+		if (policy instanceof FixedWindowPolicy fixedWindow) {
+			return encode(fixedWindow.limit(), fixedWindow.window().toMillis());
+		}
+		if (policy instanceof SlidingLogPolicy slidingLog) {
+			long[] delays = slidingLog.delaysMillis();
+			long[] values = new long[3 + delays.length];
+			values[0] = slidingLog.threshold();
+			values[1] = slidingLog.ttl().toMillis();
+			values[2] = slidingLog.maxEntries();
+			System.arraycopy(delays, 0, values, 3, delays.length);
+			return encode(values);
+		}
+		if (policy instanceof LockoutPolicy lockout) {
+			long[] timeouts = lockout.timeoutsMillis();
+			long[] values = new long[1 + timeouts.length];
+			values[0] = lockout.expireAfter().toMillis();
+			System.arraycopy(timeouts, 0, values, 1, timeouts.length);
+			return encode(values);
+		}
+		throw new IllegalArgumentException("unsupported policy " + policy);
+	}
+
+	private static byte[][] encode(long... values) {
+		byte[][] encoded = new byte[values.length][];
+		for (int i = 0; i < values.length; i++) {
+			encoded[i] = ascii(Long.toString(values[i]));
+		}
+		return encoded;
+	}
+
+	private static byte[] ascii(String text) {
+		return text.getBytes(StandardCharsets.US_ASCII);
+	}
+
+	@Override
+	public Policy policy() {
+		return this.policy;
+	}
+
+	@Override
+	public Decision tryAcquire(String key, int cost) {
+		if (cost > this.policy.maxCost()) {
+			return Decision.neverAllowed(this.policy.quota());
+		}
+		return await(decide(key, ACQUIRE, cost).toFuture(), "tryAcquire");
+	}
+
+	@Override
+	public void refund(String key, int cost) {
+		await(run(key, REFUND, Math.min(cost, this.policy.maxCost())).toFuture(), "refund");
+	}
+
+	@Override
+	public Decision peek(String key) {
+		return await(decide(key, PEEK, 1).toFuture(), "peek");
+	}
+
+	@Override
+	public void reset(String key) {
+		await(delete(key).toFuture(), "reset");
+	}
+
+	@Override
+	public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+		if (cost > this.policy.maxCost()) {
+			return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
+		}
+		return decide(key, ACQUIRE, cost).toFuture();
+	}
+
+	@Override
+	public CompletionStage<Void> refundAsync(String key, int cost) {
+		return run(key, REFUND, Math.min(cost, this.policy.maxCost())).toFuture();
+	}
+
+	@Override
+	public CompletionStage<Void> resetAsync(String key) {
+		return delete(key).toFuture();
+	}
+
+	/**
+	 * Peeks without blocking.
+	 * @param key the key
+	 * @return what a call of cost 1 would be told
+	 */
+	CompletionStage<Decision> peekAsync(String key) {
+		return decide(key, PEEK, 1).toFuture();
+	}
+
+	private Mono<Decision> decide(String key, byte[] operation, int cost) {
+		return bounded(eval(key, operation, cost).map(RedisLimiter::decision), operation);
+	}
+
+	private Mono<Void> run(String key, byte[] operation, int cost) {
+		return bounded(eval(key, operation, cost).then(), operation);
+	}
+
+	private Mono<Void> delete(String key) {
+		ByteBuffer redisKey = keyBuffer(key);
+		return bounded(this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then(),
+				"reset");
+	}
+
+	private Mono<List<Object>> eval(String key, byte[] operation, int cost) {
+		byte[] keyBytes = (this.keyStart + key + "}").getBytes(StandardCharsets.UTF_8);
+		ByteBuffer now = this.store.nowArgument();
+		return this.store.connection()
+			.flatMap((connection) -> evalSha(connection, keyBytes, operation, cost, now)
+				.onErrorResume(RedisLimiter::isNoScript,
+						(ex) -> connection.scriptingCommands()
+							.<Object>eval(ByteBuffer.wrap(this.scriptBytes), ReturnType.MULTI, 1,
+									keysAndArgs(keyBytes, operation, cost, now))
+							.collectList()));
+	}
+
+	private Mono<List<Object>> evalSha(ReactiveRedisConnection connection, byte[] keyBytes, byte[] operation, int cost,
+			ByteBuffer now) {
+		return connection.scriptingCommands()
+			.<Object>evalSha(this.sha1, ReturnType.MULTI, 1, keysAndArgs(keyBytes, operation, cost, now))
+			.collectList();
+	}
+
+	private ByteBuffer[] keysAndArgs(byte[] key, byte[] operation, int cost, ByteBuffer now) {
+		ByteBuffer[] buffers = new ByteBuffer[4 + this.parameters.length];
+		buffers[0] = ByteBuffer.wrap(key);
+		buffers[1] = ByteBuffer.wrap(operation);
+		buffers[2] = ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost)));
+		buffers[3] = now.duplicate();
+		for (int i = 0; i < this.parameters.length; i++) {
+			buffers[4 + i] = ByteBuffer.wrap(this.parameters[i]);
+		}
+		return buffers;
+	}
+
+	private ByteBuffer keyBuffer(String key) {
+		return ByteBuffer.wrap((this.keyStart + key + "}").getBytes(StandardCharsets.UTF_8));
+	}
+
+	private <T> Mono<T> bounded(Mono<T> call, byte[] operation) {
+		return bounded(call, (operation == ACQUIRE) ? "tryAcquire" : (operation == REFUND) ? "refund" : "peek");
+	}
+
+	private <T> Mono<T> bounded(Mono<T> call, String operation) {
+		return call.timeout(this.timeout)
+			.onErrorMap((ex) -> !(ex instanceof RedisStoreException), (ex) -> failure(operation, ex));
+	}
+
+	private RedisStoreException failure(String operation, Throwable ex) {
+		if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException)) {
+			this.store.connectionFailed();
+		}
+		String reason = (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms"
+				: String.valueOf(ex.getMessage());
+		return new RedisStoreException(
+				"Redis " + operation + " for throttle policy '" + this.policy.name() + "' failed: " + reason, ex);
+	}
+
+	private <T> T await(CompletableFuture<T> future, String operation) {
+		try {
+			return future.get(this.waitNanos, TimeUnit.NANOSECONDS);
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			throw (cause instanceof RedisStoreException failure) ? failure : failure(operation, cause);
+		}
+		catch (TimeoutException ex) {
+			future.cancel(true);
+			throw failure(operation, ex);
+		}
+		catch (InterruptedException ex) {
+			future.cancel(true);
+			Thread.currentThread().interrupt();
+			throw failure(operation, ex);
+		}
+	}
+
+	private static boolean isNoScript(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			String message = cause.getMessage();
+			if (message != null && message.contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Turns a script's {@code {allowed, limit, remaining, retryAfter, resetAfter}} into a decision. */
+	static Decision decision(List<Object> reply) {
+		List<?> values = reply;
+		if (values.size() == 1 && values.get(0) instanceof List<?> nested) {
+			values = nested;
+		}
+		if (values.size() != 5) {
+			throw new IllegalStateException("unexpected script reply " + reply);
+		}
+		boolean allowed = number(values.get(0)) == 1;
+		int limit = (int) number(values.get(1));
+		int remaining = (int) number(values.get(2));
+		long retryAfter = number(values.get(3));
+		long resetAfter = number(values.get(4));
+		return allowed ? Decision.allow(limit, remaining, resetAfter)
+				: Decision.reject(limit, remaining, retryAfter, resetAfter);
+	}
+
+	private static long number(Object value) {
+		if (value instanceof Number number) {
+			return number.longValue();
+		}
+		if (value instanceof ByteBuffer buffer) {
+			return Long.parseLong(StandardCharsets.US_ASCII.decode(buffer.duplicate()).toString());
+		}
+		if (value instanceof byte[] bytes) {
+			return Long.parseLong(new String(bytes, StandardCharsets.US_ASCII));
+		}
+		return Long.parseLong(String.valueOf(value));
+	}
+
+}

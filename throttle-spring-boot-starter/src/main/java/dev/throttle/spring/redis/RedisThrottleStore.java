@@ -1,0 +1,224 @@
+package dev.throttle.spring.redis;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.data.redis.connection.ReactiveRedisConnection;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+
+import dev.throttle.Limiter;
+import dev.throttle.Policy;
+import dev.throttle.ThrottleStore;
+import dev.throttle.TimeSource;
+
+/**
+ * Throttling state in Redis, shared by every application instance: standalone, Sentinel or Cluster,
+ * whichever Spring Boot's own connection ({@code spring.data.redis.*}, Lettuce) points at.
+ *
+ * <p>Each decision, refund and peek is one {@code EVALSHA} of the algorithm's Lua script
+ * ({@link RedisThrottleScripts}; {@code EVAL} once per node when the script is not cached there yet);
+ * a reset is one {@code DEL}. Scripts read the Redis server's {@code TIME}, so the clocks of
+ * application servers never matter, and set {@code PX} on every write to the time until the key's
+ * state is neutral again. One key per policy and key, {@code <prefix>:{<policy>:<key>}}: the hash
+ * tag keeps the key's slot fixed, so Cluster needs nothing special.
+ *
+ * <p>Every call is bounded by the timeout: a call that Redis has not answered by then fails with
+ * {@link RedisStoreException} (and its command is cancelled, so Lettuce does not replay it after a
+ * reconnect). Wrap the store in {@link ResilientThrottleStore} to turn failures into a failure mode.
+ * The synchronous methods wait for the answer; the {@code *Async} methods never block.
+ *
+ * <p>The connection comes from the factory once, on a background thread, and is kept: with Lettuce's
+ * shared native connection this is the one auto-reconnecting connection the application already
+ * uses, so no call ever waits for a connect. While no connection has been obtained yet (Redis down
+ * at startup), calls wait at most the timeout and a new attempt starts with the next call. After a
+ * failure other than a timeout the connection is obtained again, in case the factory replaced it.
+ *
+ * <p>Thread-safe; lock-free on the decision path.
+ */
+public final class RedisThrottleStore implements ThrottleStore {
+
+	/** Default key prefix, as {@code throttle.store.redis.key-prefix}. */
+	public static final String DEFAULT_KEY_PREFIX = "throttle";
+
+	/** Default bound on each call, as {@code throttle.store.redis.timeout}. */
+	public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
+
+	/** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
+	private static final ByteBuffer REDIS_TIME = ByteBuffer.allocate(0);
+
+	private final ReactiveRedisConnectionFactory connectionFactory;
+
+	private final String keyPrefix;
+
+	private final Duration timeout;
+
+	private final TimeSource clock;
+
+	private final Map<String, RedisLimiter> limiters = new ConcurrentHashMap<>();
+
+	private final AtomicReference<Mono<ReactiveRedisConnection>> connection = new AtomicReference<>();
+
+	private final AtomicReference<CompletableFuture<ReactiveRedisConnection>> connecting = new AtomicReference<>();
+
+	/**
+	 * Creates a store with the default key prefix and timeout.
+	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+	 */
+	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory) {
+		this(connectionFactory, DEFAULT_KEY_PREFIX, DEFAULT_TIMEOUT);
+	}
+
+	/**
+	 * Creates a store whose decisions read the Redis server's clock.
+	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+	 * @param keyPrefix the first part of every key, as {@code throttle.store.redis.key-prefix}
+	 * @param timeout the longest any call waits for Redis, as {@code throttle.store.redis.timeout}
+	 */
+	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout) {
+		this(connectionFactory, keyPrefix, timeout, null);
+	}
+
+	/**
+	 * Creates a store; with a {@code clock}, decisions read it instead of the Redis server's clock
+	 * (tests drive a {@link dev.throttle.ManualTimeSource} this way). Production code passes null.
+	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+	 * @param keyPrefix the first part of every key
+	 * @param timeout the longest any call waits for Redis
+	 * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
+	 */
+	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout,
+			TimeSource clock) {
+		if (connectionFactory == null) {
+			throw new IllegalArgumentException("connectionFactory is required");
+		}
+		if (keyPrefix == null || keyPrefix.isEmpty() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
+			throw new IllegalArgumentException(
+					"throttle.store.redis.key-prefix must be non-empty and free of '{' and '}', was '" + keyPrefix + "'");
+		}
+		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+			throw new IllegalArgumentException("throttle.store.redis.timeout must be positive, was " + timeout);
+		}
+		this.connectionFactory = connectionFactory;
+		this.keyPrefix = keyPrefix;
+		this.timeout = timeout;
+		this.clock = clock;
+		// connect now, off this thread, so that the first request does not pay for it
+		connect();
+	}
+
+	@Override
+	public Limiter limiter(Policy policy) {
+		RedisLimiter limiter = this.limiters.computeIfAbsent(policy.name(), (name) -> new RedisLimiter(this, policy));
+		if (!limiter.policy().equals(policy)) {
+			throw new IllegalArgumentException(
+					"policy '" + policy.name() + "' is already bound with other settings: " + limiter.policy());
+		}
+		return limiter;
+	}
+
+	@Override
+	public String kind() {
+		return "redis";
+	}
+
+	/**
+	 * Returns the Redis key that holds {@code key}'s state under {@code policy}.
+	 * @param policy the policy's name
+	 * @param key the key, as the {@link dev.throttle.Throttler} normalized it
+	 * @return {@code <prefix>:{<policy>:<key>}}
+	 */
+	public String redisKey(String policy, String key) {
+		return this.keyPrefix + ":{" + policy + ":" + key + "}";
+	}
+
+	/**
+	 * Returns the key prefix.
+	 * @return the prefix
+	 */
+	public String keyPrefix() {
+		return this.keyPrefix;
+	}
+
+	/**
+	 * Returns the bound on each call.
+	 * @return the timeout
+	 */
+	public Duration timeout() {
+		return this.timeout;
+	}
+
+	/** The {@code now} argument of a script: empty (use Redis TIME) or the override clock's reading. */
+	ByteBuffer nowArgument() {
+		return (this.clock != null)
+				? ByteBuffer.wrap(Long.toString(this.clock.currentTimeMillis()).getBytes(StandardCharsets.US_ASCII))
+				: REDIS_TIME;
+	}
+
+	/**
+	 * The store's connection; obtained once (on a background thread, since a connect may block)
+	 * and then reused.
+	 */
+	Mono<ReactiveRedisConnection> connection() {
+		Mono<ReactiveRedisConnection> ready = this.connection.get();
+		return (ready != null) ? ready : Mono.fromFuture(connect(), true);
+	}
+
+	/**
+	 * Forgets the connection after a call failed other than by timing out (say, the factory closed
+	 * and replaced its shared connection), so the next call obtains it again. Cheap when nothing
+	 * changed: the factory hands back its existing shared connection.
+	 */
+	void connectionFailed() {
+		this.connection.set(null);
+		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
+		if (pending != null && pending.isDone()) {
+			this.connecting.compareAndSet(pending, null);
+		}
+	}
+
+	private CompletableFuture<ReactiveRedisConnection> connect() {
+		for (;;) {
+			CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
+			if (pending != null && !pending.isCompletedExceptionally()) {
+				return pending;
+			}
+			CompletableFuture<ReactiveRedisConnection> attempt = new CompletableFuture<>();
+			if (this.connecting.compareAndSet(pending, attempt)) {
+				Thread thread = new Thread(() -> {
+					try {
+						ReactiveRedisConnection obtained = this.connectionFactory.getReactiveConnection();
+						this.connection.set(Mono.just(obtained));
+						attempt.complete(obtained);
+					}
+					catch (RuntimeException | Error ex) {
+						attempt.completeExceptionally(ex);
+					}
+				}, "throttle-redis-connect");
+				thread.setDaemon(true);
+				thread.start();
+				return attempt;
+			}
+		}
+	}
+
+	/**
+	 * Releases the store's reactive connection handle. With Lettuce's shared native connection (the
+	 * default) the connection itself stays open: it belongs to the application's connection factory.
+	 */
+	@Override
+	public void close() {
+		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.getAndSet(null);
+		this.connection.set(null);
+		if (pending != null) {
+			pending.thenAccept(ReactiveRedisConnection::close);
+		}
+	}
+
+}

@@ -1,0 +1,307 @@
+package dev.throttle.spring.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.GcraPolicy;
+import dev.throttle.Limiter;
+import dev.throttle.LockoutPolicy;
+import dev.throttle.ManualTimeSource;
+import dev.throttle.Policy;
+import dev.throttle.SlidingLogPolicy;
+import dev.throttle.TokenBucketPolicy;
+import dev.throttle.testing.redis.RedisEndpoint;
+import dev.throttle.testing.redis.RedisMonitor;
+import dev.throttle.testing.redis.SharedRedis;
+import dev.throttle.testing.redis.SharedRedis.WithRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * The Redis store against a real Redis: round trips, keys, TTLs, Redis time, number formatting,
+ * the non-blocking API and script reloading.
+ */
+@WithRedis
+class RedisThrottleStoreTests {
+
+	private static final List<Policy> POLICIES = List.of(TokenBucketPolicy.of("tb", 10, Duration.ofSeconds(2)),
+			new GcraPolicy("gcra", 3, Duration.ofSeconds(60)), new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+			SlidingLogPolicy.withDefaults("log"),
+			LockoutPolicy.of("lock", List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4))));
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private RedisClient client;
+
+	private RedisCommands<String, String> redis;
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = SharedRedis.endpoint().newConnectionFactory();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	@BeforeEach
+	void openRawClient(RedisEndpoint endpoint) {
+		this.client = endpoint.newClient();
+		StatefulRedisConnection<String, String> connection = this.client.connect();
+		this.redis = connection.sync();
+	}
+
+	@AfterEach
+	void closeRawClient() {
+		this.client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+	}
+
+	@Test
+	void everyDecisionRefundAndPeekIsOneEvalshaAndAResetIsOneDel(RedisEndpoint endpoint) {
+		RedisThrottleStore store = store();
+		for (Policy policy : POLICIES) {
+			// first use per script: EVALSHA, NOSCRIPT, EVAL; not what this test counts
+			store.limiter(policy).tryAcquire("warm-up", 1);
+		}
+		try (RedisMonitor monitor = new RedisMonitor(endpoint)) {
+			this.redis.echo("start");
+			monitor.awaitMarker("start");
+			monitor.clear();
+			int calls = 0;
+			for (Policy policy : POLICIES) {
+				Limiter limiter = store.limiter(policy);
+				for (int i = 0; i < 4; i++) {
+					limiter.tryAcquire("user@example.com", 1);
+					limiter.peek("user@example.com");
+					limiter.refund("user@example.com", 1);
+					limiter.tryAcquireAsync("user@example.com", 1).toCompletableFuture().join();
+					calls += 4;
+				}
+				limiter.reset("user@example.com");
+			}
+			this.redis.echo("end");
+			monitor.awaitMarker("end");
+			List<String> topLevel = monitor.commands()
+				.stream()
+				.filter(RedisMonitor.Command::isTopLevel)
+				.map(RedisMonitor.Command::name)
+				.toList();
+			assertThat(topLevel.stream().filter("EVALSHA"::equals).count()).isEqualTo(calls);
+			assertThat(topLevel.stream().filter("DEL"::equals).count()).isEqualTo(POLICIES.size());
+			assertThat(topLevel).as("nothing else: no retries, no extra reads")
+				.hasSize(calls + POLICIES.size() + 1)
+				.last()
+				.isEqualTo("ECHO");
+			assertThat(monitor.commands().stream().filter((c) -> !c.isTopLevel()).map(RedisMonitor.Command::name))
+				.as("the scripts' own commands run inside Redis")
+				.contains("TIME", "GET", "SET", "LRANGE", "RPUSH");
+		}
+	}
+
+	@Test
+	void keysAreThePrefixThenPolicyAndKeyInOneHashTag() {
+		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "myapp", Duration.ofSeconds(1));
+		store.limiter(POLICIES.get(2)).tryAcquire("alice@example.com", 1);
+		assertThat(this.redis.keys("*")).containsExactly("myapp:{fw:alice@example.com}");
+		assertThat(store.redisKey("fw", "alice@example.com")).isEqualTo("myapp:{fw:alice@example.com}");
+		assertThatIllegalArgumentException().isThrownBy(() -> new RedisThrottleStore(connectionFactory, "a{b",
+				Duration.ofSeconds(1)));
+	}
+
+	@Test
+	void everyWriteExpiresExactlyWhenTheStateIsNeutralAgain() {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(1), clock);
+		Limiter bucket = store.limiter(POLICIES.get(0));
+		assertThat(bucket.tryAcquire("k", 3).resetAfterMillis()).isEqualTo(6_000);
+		assertPttl("throttle:{tb:k}", 6_000);
+		bucket.tryAcquire("k", 7);
+		bucket.refund("k", 4);
+		assertPttl("throttle:{tb:k}", 12_000);
+		bucket.refund("k", 6);
+		assertThat(this.redis.exists("throttle:{tb:k}")).as("a full bucket is neutral: deleted").isZero();
+
+		Limiter gcra = store.limiter(POLICIES.get(1));
+		gcra.tryAcquire("k", 1);
+		gcra.tryAcquire("k", 1);
+		assertPttl("throttle:{gcra:k}", 40_000);
+		gcra.refund("k", 1);
+		assertPttl("throttle:{gcra:k}", 20_000);
+
+		Limiter window = store.limiter(POLICIES.get(2));
+		window.tryAcquire("k", 1);
+		clock.advanceMillis(4_000);
+		window.tryAcquire("k", 1);
+		assertPttl("throttle:{fw:k}", 6_000);
+		window.tryAcquire("k", 1);
+		assertThat(window.tryAcquire("k", 1).allowed()).isFalse();
+		assertPttl("throttle:{fw:k}", 6_000);
+
+		Limiter log = store.limiter(POLICIES.get(3));
+		log.tryAcquire("k", 1);
+		clock.advanceMillis(1_000);
+		log.tryAcquire("k", 1);
+		assertPttl("throttle:{log:k}", 3_600_000);
+		log.refund("k", 1);
+		assertPttl("throttle:{log:k}", 3_599_000);
+
+		Limiter lockout = store.limiter(POLICIES.get(4));
+		lockout.tryAcquire("k", 1);
+		clock.advanceMillis(1_000);
+		lockout.tryAcquire("k", 1);
+		assertPttl("throttle:{lock:k}", 3_600_000);
+		lockout.refund("k", 1);
+		assertPttl("throttle:{lock:k}", 3_599_000);
+	}
+
+	@Test
+	void withRedisTimeTheExpiryMatchesTheDecisionsResetAfter() {
+		RedisThrottleStore store = store();
+		for (Policy policy : POLICIES) {
+			Decision decision = store.limiter(policy).tryAcquire("k", 1);
+			assertThat(decision.allowed()).isTrue();
+			assertPttl(store.redisKey(policy.name(), "k"), decision.resetAfterMillis());
+		}
+	}
+
+	@Test
+	void microsecondScoresAreStoredAsPlainIntegersNeverInExponentNotation() {
+		RedisThrottleStore store = store();
+		store.limiter(new GcraPolicy("g", 3, Duration.ofDays(3650))).tryAcquire("k", 1);
+		String score = this.redis.get("throttle:{g:k}");
+		assertThat(score).matches("\\d{16,}");
+		List<String> time = this.redis.time();
+		long nowMicros = Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
+		long intervalMicros = Duration.ofDays(3650).toMillis() * 1000 / 3;
+		assertThat(Long.parseLong(score) - nowMicros).isBetween(intervalMicros - 1_000_000, intervalMicros);
+		store.limiter(POLICIES.get(3)).tryAcquire("k", 1);
+		assertThat(this.redis.lrange("throttle:{log:k}", 0, -1)).singleElement().asString().matches("\\d{13}");
+	}
+
+	@Test
+	void numbersNearTwoToTheFiftyThirdStayExact() {
+		// 2250-01-01 in microseconds is 8.8e15, just below 2^53 = 9.007e15: Lua's doubles are still exact there
+		ManualTimeSource clock = new ManualTimeSource(java.time.Instant.parse("2250-01-01T00:00:00Z"));
+		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		GcraPolicy third = new GcraPolicy("third", 3, Duration.ofSeconds(1));
+		Limiter limiter = store.limiter(third);
+		limiter.tryAcquire("k", 1);
+		clock.advanceMillis(1);
+		limiter.tryAcquire("k", 1);
+		long expected = clock.currentTimeMillis() * 1000 - 1000 + 2 * third.emissionIntervalMicros();
+		assertThat(expected).isLessThan(1L << 53);
+		assertThat(this.redis.get("throttle:{third:k}")).isEqualTo(Long.toString(expected));
+		long period = Duration.ofDays(1825).toMillis();
+		Limiter bucket = store.limiter(TokenBucketPolicy.of("tb-far", 2, Duration.ofMillis(period)));
+		bucket.tryAcquire("k", 2);
+		assertThat(this.redis.get("throttle:{tb-far:k}")).isEqualTo("0:" + clock.currentTimeMillis());
+		assertThat(bucket.tryAcquire("k", 1)).isEqualTo(Decision.reject(2, 0, period, 2 * period));
+	}
+
+	@Test
+	void decisionsReadTheRedisClock() {
+		RedisThrottleStore store = store();
+		Limiter window = store.limiter(new FixedWindowPolicy("fw1", 2, Duration.ofMillis(1_500)));
+		window.peek("warm-up");
+		assertThat(window.tryAcquire("k", 1).allowed()).isTrue();
+		assertThat(window.tryAcquire("k", 1).allowed()).isTrue();
+		Decision refused = window.tryAcquire("k", 1);
+		assertThat(refused.allowed()).isFalse();
+		assertThat(refused.retryAfterMillis()).isBetween(1L, 1_500L);
+		sleep(refused.retryAfterMillis() + 5);
+		assertThat(window.tryAcquire("k", 1).allowed()).as("the window ended on the Redis clock").isTrue();
+	}
+
+	@Test
+	void theNonBlockingApiMakesTheSameDecisions() throws Exception {
+		RedisThrottleStore store = store();
+		Limiter window = store.limiter(POLICIES.get(2));
+		assertThat(window.tryAcquireAsync("k", 2).toCompletableFuture().get(1, TimeUnit.SECONDS).remaining())
+			.isEqualTo(1);
+		assertThat(window.tryAcquireAsync("k", 2).toCompletableFuture().get(1, TimeUnit.SECONDS).allowed()).isFalse();
+		window.refundAsync("k", 2).toCompletableFuture().get(1, TimeUnit.SECONDS);
+		assertThat(window.peek("k")).isEqualTo(Decision.allow(3, 3, 0));
+		window.tryAcquire("k", 3);
+		window.resetAsync("k").toCompletableFuture().get(1, TimeUnit.SECONDS);
+		assertThat(this.redis.exists("throttle:{fw:k}")).isZero();
+		assertThat(window.tryAcquireAsync("k", 4).toCompletableFuture().get()).isEqualTo(Decision.neverAllowed(3));
+	}
+
+	@Test
+	void aFlushedScriptCacheIsReloadedWithEval() {
+		RedisThrottleStore store = store();
+		Limiter window = store.limiter(POLICIES.get(2));
+		assertThat(window.tryAcquire("k", 1).remaining()).isEqualTo(2);
+		this.redis.scriptFlush();
+		assertThat(window.tryAcquire("k", 1).remaining()).isEqualTo(1);
+		assertThat(window.tryAcquire("k", 1).remaining()).isZero();
+	}
+
+	@Test
+	void aConnectionThatTheFactoryReplacedIsObtainedAgain(RedisEndpoint endpoint) {
+		LettuceConnectionFactory own = endpoint.newConnectionFactory();
+		try {
+			RedisThrottleStore redisStore = new RedisThrottleStore(own, "throttle", Duration.ofSeconds(2));
+			ResilientThrottleStore store = new ResilientThrottleStore(redisStore, FailureMode.CLOSED, null, null);
+			Limiter window = store.limiter(POLICIES.get(2));
+			assertThat(window.tryAcquire("k", 1).remaining()).isEqualTo(2);
+			own.resetConnection();
+			long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+			Decision decision = window.tryAcquire("k", 1);
+			while (!decision.allowed() && System.nanoTime() < deadline) {
+				sleep(20);
+				decision = window.tryAcquire("k", 1);
+			}
+			assertThat(decision.remaining()).as("Redis decides again, over the factory's new connection").isLessThan(2);
+			assertThat(store.isStoreDown()).isFalse();
+		}
+		finally {
+			own.destroy();
+		}
+	}
+
+	@Test
+	void aPolicyNameIsBoundOnce() {
+		RedisThrottleStore store = store();
+		assertThat(store.limiter(POLICIES.get(2))).isSameAs(store.limiter(new FixedWindowPolicy("fw", 3,
+				Duration.ofSeconds(10))));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> store.limiter(new FixedWindowPolicy("fw", 4, Duration.ofSeconds(10))));
+		assertThat(store.kind()).isEqualTo("redis");
+	}
+
+	/** Redis time, a timeout that a busy 2-core test machine never hits: these tests are not about timeouts. */
+	private static RedisThrottleStore store() {
+		return new RedisThrottleStore(connectionFactory, RedisThrottleStore.DEFAULT_KEY_PREFIX, Duration.ofSeconds(2));
+	}
+
+	private void assertPttl(String key, long expected) {
+		assertThat(this.redis.pttl(key)).as("PTTL of " + key).isBetween(expected - 100, expected);
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}
