@@ -1,27 +1,67 @@
 package dev.throttle.spring.autoconfigure;
 
+import java.time.Duration;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 
+import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
+import dev.throttle.TimeSource;
+import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.redis.RedisThrottleStore;
+import dev.throttle.spring.redis.ResilientThrottleStore;
 
 /**
- * The Redis store, with {@code throttle.store.type=redis}.
+ * The Redis store, with {@code throttle.store.type=redis}, on Spring Boot's own Redis connection
+ * ({@code spring.data.redis.*}: standalone, Sentinel or Cluster), wrapped in the failure mode. A
+ * Redis that is down at startup is not a startup failure: the failure mode applies until it is back.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "throttle.store.type", havingValue = "redis")
+@ConditionalOnClass(ReactiveRedisConnectionFactory.class)
 class RedisStoreConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(ThrottleStore.class)
+	ResilientThrottleStore throttleStore(ObjectProvider<ReactiveRedisConnectionFactory> connectionFactory,
+			ThrottleProperties properties, TimeSource throttleTimeSource, ObjectProvider<ThrottleListener> listeners) {
+		ThrottleProperties.Redis redis = properties.getStore().getRedis();
+		String prefix = redis.getKeyPrefix();
+		if (prefix == null || prefix.isBlank() || prefix.contains("{") || prefix.contains("}")) {
+			throw new ThrottleConfigurationException(
+					"throttle.store.redis.key-prefix must be non-blank and free of '{' and '}', was '" + prefix + "'");
+		}
+		Duration timeout = redis.getTimeout();
+		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+			throw new ThrottleConfigurationException("throttle.store.redis.timeout must be positive, was " + timeout);
+		}
+		ReactiveRedisConnectionFactory factory = connectionFactory.getIfAvailable();
+		if (factory == null) {
+			throw new ThrottleConfigurationException("throttle.store.type=redis needs Spring Boot's Lettuce connection "
+					+ "(a ReactiveRedisConnectionFactory): use spring-boot-starter-data-redis with "
+					+ "spring.data.redis.client-type=lettuce (the default), not Jedis");
+		}
+		long maximumKeys = properties.getStore().getMemory().getMaximumKeys();
+		MemoryThrottleStore local = new MemoryThrottleStore(throttleTimeSource, Math.max(1, maximumKeys));
+		return new ResilientThrottleStore(new RedisThrottleStore(factory, prefix, timeout), redis.getFailureMode(), local,
+				(policy, operation, error) -> listeners.orderedStream()
+					.forEach((listener) -> listener.onStoreError(policy, error)));
+	}
 
 	/**
 	 * {@code store.type=redis} without Spring Data Redis: fail at startup, saying what to add.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnProperty(name = "throttle.store.type", havingValue = "redis")
-	@ConditionalOnMissingClass("org.springframework.data.redis.connection.RedisConnectionFactory")
+	@ConditionalOnMissingClass("org.springframework.data.redis.connection.ReactiveRedisConnectionFactory")
 	static class RedisMissingConfiguration {
 
 		@Bean

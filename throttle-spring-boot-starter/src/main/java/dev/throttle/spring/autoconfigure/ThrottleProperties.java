@@ -7,6 +7,8 @@ import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
+import dev.throttle.spring.redis.FailureMode;
+
 /**
  * Configuration of throttling, under {@code throttle}.
  */
@@ -159,22 +161,6 @@ public class ThrottleProperties {
 		public void setTimeout(Duration timeout) {
 			this.timeout = timeout;
 		}
-
-	}
-
-	/**
-	 * What to do when Redis fails.
-	 */
-	public enum FailureMode {
-
-		/** Allow the call. */
-		OPEN,
-
-		/** Refuse the call with 429. */
-		CLOSED,
-
-		/** Decide with a bounded memory store on this instance until Redis is back. */
-		LOCAL
 
 	}
 

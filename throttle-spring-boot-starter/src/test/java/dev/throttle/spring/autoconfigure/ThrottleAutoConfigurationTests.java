@@ -10,7 +10,6 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.throttle.GcraPolicy;
 import dev.throttle.LockoutPolicy;
@@ -103,7 +102,7 @@ class ThrottleAutoConfigurationTests {
 
 	@Test
 	void redisStoreWithoutSpringDataRedisFailsAtStartupSayingWhatToAdd() {
-		this.contextRunner.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+		this.contextRunner.withClassLoader(new FilteredClassLoader("org.springframework.data.redis"))
 			.withPropertyValues("throttle.store.type=redis")
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
