@@ -50,12 +50,6 @@ public class WebFluxTestApplication {
 			return Flux.just("a", "b", "c");
 		}
 
-		@GetMapping("/plain")
-		@Throttled(policy = "api", key = "'plain'")
-		Map<String, String> plain() {
-			return Map.of("message", "plain");
-		}
-
 		@PostMapping("/login")
 		@Throttled(policy = "login", key = "#credentials.user")
 		Mono<ResponseEntity<Map<String, String>>> login(@RequestBody Credentials credentials) {

@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * WebFlux handlers through a real (Netty) port: the same 429 contract as Spring MVC.
  */
-@SpringBootTest(classes = WebFluxTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+@SpringBootTest(classes = { WebFluxTestApplication.class, PlainEndpoints.class }, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "throttle.policies.api.algorithm=gcra",
 				"throttle.policies.api.limit=3", "throttle.policies.api.period=60s",
 				"throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1s,2s",
@@ -113,6 +113,43 @@ class WebFluxThrottlingTests {
 		this.clock.advance(Duration.ofSeconds(1));
 		assertThat(login("ann", "secret").statusCode()).isEqualTo(200);
 		assertThat(login("ann", "secret").statusCode()).as("success cleared the lockout").isEqualTo(200);
+	}
+
+	@Test
+	void aPlainValueHandlerWithABlockingStoreFailsAtStartup() {
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleWebFluxAutoConfiguration.class))
+			.withBean(PlainEndpoints.class)
+			.withBean(dev.throttle.ThrottleStore.class, BlockingStore::new)
+			.withPropertyValues("throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=3",
+					"throttle.policies.api.period=60s")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				Throwable failure = context.getStartupFailure();
+				while (!(failure instanceof ThrottleConfigurationException) && failure.getCause() != null) {
+					failure = failure.getCause();
+				}
+				assertThat(failure).isInstanceOf(ThrottleConfigurationException.class)
+					.hasMessage("@Throttled on PlainEndpoints.plain() returns a plain value in a WebFlux application, "
+							+ "where it would call the store on an event-loop thread and block it: return Mono or Flux");
+			});
+	}
+
+	/** A store that says it blocks (as the Redis store's synchronous calls do). */
+	static final class BlockingStore implements dev.throttle.ThrottleStore {
+
+		private final MemoryThrottleStore memory = new MemoryThrottleStore();
+
+		@Override
+		public dev.throttle.Limiter limiter(dev.throttle.Policy policy) {
+			return this.memory.limiter(policy);
+		}
+
+		@Override
+		public String kind() {
+			return "blocking";
+		}
+
 	}
 
 	@Test

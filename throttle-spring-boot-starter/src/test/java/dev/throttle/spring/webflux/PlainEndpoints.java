@@ -1,0 +1,22 @@
+package dev.throttle.spring.webflux;
+
+import java.util.Map;
+
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+import dev.throttle.spring.annotation.Throttled;
+
+/**
+ * A handler returning a plain value: allowed in WebFlux only with a non-blocking (memory) store.
+ */
+@RestController
+class PlainEndpoints {
+
+	@GetMapping("/plain")
+	@Throttled(policy = "api", key = "'plain'")
+	Map<String, String> plain() {
+		return Map.of("message", "plain");
+	}
+
+}
