@@ -27,9 +27,11 @@ class SampleRedisTests {
 		SharedRedis.flush();
 	}
 
+	// a generous timeout: this test is about sharing one limit, not about a slow first call on a busy CI machine
 	private static ConfigurableApplicationContext start() {
 		return new SpringApplicationBuilder(SampleApplication.class).run("--server.port=0", "--throttle.store.type=redis",
-				"--spring.data.redis.url=" + SharedRedis.endpoint().url(), "--throttle.policies.api.limit=3",
+				"--spring.data.redis.url=" + SharedRedis.endpoint().url(), "--throttle.store.redis.timeout=2s",
+				"--throttle.policies.api.limit=3",
 				"--throttle.policies.login.timeouts=1m,2m");
 	}
 

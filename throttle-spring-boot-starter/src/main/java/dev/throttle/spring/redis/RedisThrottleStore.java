@@ -59,6 +59,11 @@ public final class RedisThrottleStore implements ThrottleStore {
 
 	private final Duration timeout;
 
+	private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(2);
+
+	/** Warm up once, at startup: a reconnect during an outage must not queue extra commands. */
+	private final java.util.concurrent.atomic.AtomicBoolean warmedUp = new java.util.concurrent.atomic.AtomicBoolean();
+
 	private final TimeSource clock;
 
 	private final Map<String, RedisLimiter> limiters = new ConcurrentHashMap<>();
@@ -196,6 +201,9 @@ public final class RedisThrottleStore implements ThrottleStore {
 						ReactiveRedisConnection obtained = this.connectionFactory.getReactiveConnection();
 						this.connection.set(Mono.just(obtained));
 						attempt.complete(obtained);
+						if (this.warmedUp.compareAndSet(false, true)) {
+							warmUp(obtained);
+						}
 					}
 					catch (RuntimeException | Error ex) {
 						attempt.completeExceptionally(ex);
@@ -205,6 +213,27 @@ public final class RedisThrottleStore implements ThrottleStore {
 				thread.start();
 				return attempt;
 			}
+		}
+	}
+
+	/**
+	 * Opens the (lazy) native connection and loads the scripts, on this background thread and
+	 * after the connection is published (calls never wait for it), so that the first decisions
+	 * after startup need not spend their timeout on a TCP connect and a NOSCRIPT round trip. Best
+	 * effort: a failure here only means the first call pays instead.
+	 */
+	private void warmUp(ReactiveRedisConnection connection) {
+		try {
+			connection.ping().block(WARM_UP_TIMEOUT);
+			for (dev.throttle.Algorithm algorithm : dev.throttle.Algorithm.values()) {
+				String script = RedisThrottleScripts.of(algorithm).getScriptAsString();
+				connection.scriptingCommands()
+					.scriptLoad(ByteBuffer.wrap(script.getBytes(StandardCharsets.UTF_8)))
+					.block(WARM_UP_TIMEOUT);
+			}
+		}
+		catch (RuntimeException ex) {
+			// Redis down or a cluster that routes SCRIPT LOAD elsewhere: EVALSHA falls back to EVAL
 		}
 	}
 
