@@ -15,6 +15,7 @@ import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.EvaluationException;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
@@ -37,21 +38,26 @@ final class ThrottleInterceptor implements MethodInterceptor {
 
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
-	private final ObjectProvider<Throttler> throttler;
+	// looked up on first use (the advisor is created before the store exists), then kept: no bean
+	// factory lookup on the hot path
+	private final SingletonSupplier<Throttler> throttler;
 
-	private final ObjectProvider<ThrottledMethods> methods;
+	private final SingletonSupplier<ThrottledMethods> methods;
 
-	private final ObjectProvider<ThrottleRequestContext> requestContext;
+	private final SingletonSupplier<ThrottleRequestContext> requestContext;
 
-	private final ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext;
+	private final SingletonSupplier<ReactiveThrottleRequestContext> reactiveRequestContext;
 
 	ThrottleInterceptor(ObjectProvider<Throttler> throttler, ObjectProvider<ThrottledMethods> methods,
 			ObjectProvider<ThrottleRequestContext> requestContext,
 			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
-		this.throttler = throttler;
-		this.methods = methods;
-		this.requestContext = requestContext;
-		this.reactiveRequestContext = reactiveRequestContext;
+		this.throttler = SingletonSupplier.of(throttler::getObject);
+		this.methods = SingletonSupplier.of(methods::getObject);
+		this.requestContext = SingletonSupplier
+			.of(() -> requestContext.getIfAvailable(() -> ThrottleRequestContext.NONE));
+		// the default refers to Reactor, so it is only ever built on the reactive path
+		this.reactiveRequestContext = SingletonSupplier.of(() -> reactiveRequestContext
+			.getIfAvailable(() -> (view) -> reactor.core.publisher.Mono.just(ThrottleRequestContext.NONE)));
 	}
 
 	static boolean isReactive(Method method) {
@@ -62,17 +68,15 @@ final class ThrottleInterceptor implements MethodInterceptor {
 	public Object invoke(MethodInvocation invocation) throws Throwable {
 		Object target = invocation.getThis();
 		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : null;
-		ThrottledMethod throttled = this.methods.getObject().resolve(invocation.getMethod(), targetClass);
+		ThrottledMethod throttled = this.methods.obtain().resolve(invocation.getMethod(), targetClass);
 		if (throttled.throttles().isEmpty()) {
 			return invocation.proceed();
 		}
-		Throttler throttler = this.throttler.getObject();
+		Throttler throttler = this.throttler.obtain();
 		if (isReactive(throttled.method())) {
-			ReactiveThrottleRequestContext requests = this.reactiveRequestContext
-				.getIfAvailable(() -> (view) -> reactor.core.publisher.Mono.just(ThrottleRequestContext.NONE));
-			return ReactiveThrottling.invoke(invocation, throttled, throttler, this, requests);
+			return ReactiveThrottling.invoke(invocation, throttled, throttler, this, this.reactiveRequestContext.obtain());
 		}
-		ThrottleRequestContext request = this.requestContext.getIfAvailable(() -> ThrottleRequestContext.NONE);
+		ThrottleRequestContext request = this.requestContext.obtain();
 		List<ThrottledMethod.Throttle> throttles = throttled.throttles();
 		String[] keys = keys(throttled, invocation.getArguments(), request);
 		List<PolicyDecision> decisions = new ArrayList<>(throttles.size());
