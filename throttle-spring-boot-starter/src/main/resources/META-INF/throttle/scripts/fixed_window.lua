@@ -12,6 +12,10 @@
 -- a call passes while count + cost <= limit. A refusal writes nothing; every write sets PX to the
 -- time until the window ends.
 
+-- State that this script cannot read (written by another algorithm or by other settings of this
+-- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
+-- or is clamped into range, never an error: one stale key must not put the store in failure mode.
+
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
 local key = KEYS[1]
@@ -31,12 +35,12 @@ end
 
 -- the current window, or nil when none is open
 local count, start
-local raw = redis.call('GET', key)
-if raw then
-  local sep = string.find(raw, ':', 1, true)
+local raw = redis.pcall('GET', key)
+local sep = (type(raw) == 'string') and string.find(raw, ':', 1, true)
+if sep then
   count = tonumber(string.sub(raw, 1, sep - 1))
   start = tonumber(string.sub(raw, sep + 1))
-  if now - start >= window then
+  if count == nil or start == nil or now - start >= window or start > now then
     count = nil
     start = nil
   end
@@ -47,7 +51,7 @@ if op == 'a' then
   local s = start or now
   local until_end = s + window - now
   if c + cost > limit then
-    return {0, limit, limit - c, until_end, until_end}
+    return {0, limit, math.max(0, limit - c), until_end, until_end}
   end
   c = c + cost
   redis.call('SET', key, fmt(c) .. ':' .. fmt(s), 'PX', fmt(math.max(1, until_end)))
@@ -60,7 +64,7 @@ elseif op == 'p' then
   if count < limit then
     return {1, limit, limit - count, 0, until_end}
   end
-  return {0, limit, limit - count, until_end, until_end}
+  return {0, limit, math.max(0, limit - count), until_end, until_end}
 elseif op == 'r' then
   if count == nil or count <= cost then
     redis.call('DEL', key)

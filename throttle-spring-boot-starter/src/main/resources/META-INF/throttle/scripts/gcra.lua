@@ -13,6 +13,10 @@
 -- refusal writes nothing. Every write sets PX to the time until TAT <= now (neutral) again.
 -- Microseconds since the epoch stay below 2^53 (about 285 years), so Lua's doubles hold them exactly.
 
+-- State that this script cannot read (written by another algorithm or by other settings of this
+-- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
+-- or is clamped into range, never an error: one stale key must not put the store in failure mode.
+
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
 local key = KEYS[1]
@@ -47,7 +51,8 @@ local function remaining(ahead)
   return math.max(0, idiv(tolerance - ahead, interval))
 end
 
-local tat = tonumber(redis.call('GET', key))
+local raw = redis.pcall('GET', key)
+local tat = (type(raw) == 'string') and tonumber(raw) or nil
 local ahead = 0
 if tat and tat > now then
   ahead = tat - now

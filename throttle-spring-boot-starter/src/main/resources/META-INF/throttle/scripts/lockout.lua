@@ -13,6 +13,10 @@
 -- for expire-after counts as never used, and every write sets PX to the time until then. A refund
 -- steps back one rung: (i, t) becomes (i - 1, t - timeouts[i - 1]).
 
+-- State that this script cannot read (written by another algorithm or by other settings of this
+-- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
+-- or is clamped into range, never an error: one stale key must not put the store in failure mode.
+
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
 local key = KEYS[1]
@@ -34,14 +38,17 @@ local function timeout(index)
 end
 
 local index, last
-local raw = redis.call('GET', key)
-if raw then
-  local sep = string.find(raw, ':', 1, true)
+local raw = redis.pcall('GET', key)
+local sep = (type(raw) == 'string') and string.find(raw, ':', 1, true)
+if sep then
   index = tonumber(string.sub(raw, 1, sep - 1))
   last = tonumber(string.sub(raw, sep + 1))
-  if now - last >= expire then
+  if index == nil or last == nil or index < 0 or now - last >= expire or last > now then
     index = nil
     last = nil
+  else
+    -- a ladder shortened since this state was written: its top rung is the highest that can apply
+    index = math.min(index, rungs - 1)
   end
 end
 

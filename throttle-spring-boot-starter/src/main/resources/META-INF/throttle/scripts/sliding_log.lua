@@ -17,6 +17,10 @@
 -- itself. Every write sets PX to the time until no attempt counts any more. A refund removes the
 -- most recent attempt.
 
+-- State that this script cannot read (written by another algorithm or by other settings of this
+-- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
+-- or is clamped into range, never an error: one stale key must not put the store in failure mode.
+
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
 local key = KEYS[1]
@@ -49,17 +53,30 @@ local function expire_from(times)
   end
 end
 
+-- the recent attempts, oldest first; a key of another type or with entries that are not times is
+-- dropped so that the write below starts a clean list
+local log = redis.pcall('LRANGE', key, 0, -1)
+if type(log) ~= 'table' or log.err then
+  redis.call('DEL', key)
+  log = {}
+end
+for i = 1, #log do
+  log[i] = tonumber(log[i])
+  if log[i] == nil or log[i] > now then
+    redis.call('DEL', key)
+    log = {}
+    break
+  end
+end
+local n = #log
+
 if op == 'r' then
-  if redis.call('RPOP', key) then
-    expire_from(redis.call('LRANGE', key, 0, -1))
+  if n > 0 then
+    redis.call('RPOP', key)
+    log[n] = nil
+    expire_from(log)
   end
   return {}
-end
-
-local log = redis.call('LRANGE', key, 0, -1)
-local n = #log
-for i = 1, n do
-  log[i] = tonumber(log[i])
 end
 local live = 0
 for i = 1, n do

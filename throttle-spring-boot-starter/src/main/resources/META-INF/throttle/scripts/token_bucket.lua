@@ -13,6 +13,10 @@
 -- so partial progress is kept; a full bucket restarts its clock at now. A refusal writes nothing;
 -- every write sets PX to the time until the bucket is full (neutral) again.
 
+-- State that this script cannot read (written by another algorithm or by other settings of this
+-- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
+-- or is clamped into range, never an error: one stale key must not put the store in failure mode.
+
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 
 local key = KEYS[1]
@@ -43,11 +47,15 @@ local function fmt(n)
 end
 
 local tokens, at
-local raw = redis.call('GET', key)
-if raw then
-  local sep = string.find(raw, ':', 1, true)
+local raw = redis.pcall('GET', key)
+local sep = (type(raw) == 'string') and string.find(raw, ':', 1, true)
+if sep then
   tokens = tonumber(string.sub(raw, 1, sep - 1))
   at = tonumber(string.sub(raw, sep + 1))
+  if tokens == nil or at == nil or tokens < 0 or at > now then
+    tokens = nil
+    at = nil
+  end
 end
 
 -- the state after refilling to now: (tokens, refilledAt)

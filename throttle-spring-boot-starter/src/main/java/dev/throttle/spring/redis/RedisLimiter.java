@@ -234,7 +234,7 @@ final class RedisLimiter implements Limiter {
 	}
 
 	private RedisStoreException failure(String operation, Throwable ex) {
-		if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException)) {
+		if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException) && !isErrorReply(ex)) {
 			this.store.connectionFailed();
 		}
 		String reason = (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms"
@@ -262,6 +262,16 @@ final class RedisLimiter implements Limiter {
 		}
 	}
 
+	/** Whether Redis answered with an error (the connection works; obtaining it again cannot help). */
+	private static boolean isErrorReply(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	private static boolean isNoScript(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
 			String message = cause.getMessage();
@@ -283,7 +293,8 @@ final class RedisLimiter implements Limiter {
 		}
 		boolean allowed = number(values.get(0)) == 1;
 		int limit = (int) number(values.get(1));
-		int remaining = (int) number(values.get(2));
+		// never negative, whatever a script computed from state that other settings wrote
+		int remaining = (int) Math.max(0, number(values.get(2)));
 		long retryAfter = number(values.get(3));
 		long resetAfter = number(values.get(4));
 		return allowed ? Decision.allow(limit, remaining, resetAfter)

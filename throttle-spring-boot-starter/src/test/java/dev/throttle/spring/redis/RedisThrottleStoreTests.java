@@ -286,6 +286,47 @@ class RedisThrottleStoreTests {
 		assertThat(store.kind()).isEqualTo("redis");
 	}
 
+	@Test
+	void stateWrittenUnderOtherSettingsOfAPolicyIsReadAsNeutralOrClampedNeverAnError() {
+		ManualTimeSource clock = new ManualTimeSource();
+		// what a rolling deploy meets: instances with the old settings wrote these keys
+		RedisThrottleStore before = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		Limiter longLadder = before.limiter(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1),
+				Duration.ofSeconds(2), Duration.ofSeconds(4), Duration.ofSeconds(8))));
+		for (int i = 0; i < 4; i++) {
+			clock.advance(Duration.ofSeconds(8));
+			assertThat(longLadder.tryAcquire("alice", 1).allowed()).isTrue();
+		}
+		Limiter wideWindow = before.limiter(new FixedWindowPolicy("api", 10, Duration.ofMinutes(1)));
+		assertThat(wideWindow.tryAcquire("bob", 8).allowed()).isTrue();
+		before.limiter(SlidingLogPolicy.withDefaults("search")).tryAcquire("carol", 1);
+		before.limiter(new GcraPolicy("upload", 3, Duration.ofSeconds(60))).tryAcquire("dave", 1);
+
+		RedisThrottleStore after = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		Limiter shortLadder = after.limiter(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1), Duration.ofSeconds(2))));
+		Decision locked = shortLadder.tryAcquire("alice", 1);
+		assertThat(locked.allowed()).as("the old rung 3 is clamped to the new top rung, 2 s").isFalse();
+		assertThat(locked.retryAfterMillis()).isEqualTo(2_000);
+		clock.advance(Duration.ofSeconds(2));
+		assertThat(shortLadder.tryAcquire("alice", 1).allowed()).isTrue();
+
+		Limiter narrowWindow = after.limiter(new FixedWindowPolicy("api", 5, Duration.ofMinutes(1)));
+		Decision overLimit = narrowWindow.tryAcquire("bob", 1);
+		assertThat(overLimit.allowed()).isFalse();
+		assertThat(overLimit.remaining()).as("8 taken of a limit now 5: nothing left, not -3").isZero();
+		assertThat(narrowWindow.peek("bob").remaining()).isZero();
+
+		// another algorithm under the same policy name: a list where a string is expected, and back
+		Decision fromList = after.limiter(TokenBucketPolicy.of("search", 2, Duration.ofSeconds(1))).tryAcquire("carol", 1);
+		assertThat(fromList.allowed()).isTrue();
+		assertThat(fromList.remaining()).isEqualTo(1);
+		Limiter logFromString = after.limiter(SlidingLogPolicy.withDefaults("upload"));
+		assertThat(logFromString.tryAcquire("dave", 1).allowed()).isTrue();
+		assertThat(this.redis.type("throttle:{upload:dave}")).isEqualTo("list");
+		logFromString.refund("dave", 1);
+		assertThat(this.redis.exists("throttle:{upload:dave}")).isZero();
+	}
+
 	/** Redis time, a timeout that a busy 2-core test machine never hits: these tests are not about timeouts. */
 	private static RedisThrottleStore store() {
 		return new RedisThrottleStore(connectionFactory, RedisThrottleStore.DEFAULT_KEY_PREFIX, Duration.ofSeconds(2));
