@@ -1,0 +1,19 @@
+package dev.throttle.boot3;
+
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
+
+import dev.throttle.ManualTimeSource;
+
+/**
+ * A manual clock for the memory store, so that tests advance time instead of sleeping.
+ */
+@TestConfiguration(proxyBeanMethods = false)
+class ManualClock {
+
+	@Bean
+	ManualTimeSource manualTimeSource() {
+		return new ManualTimeSource();
+	}
+
+}
