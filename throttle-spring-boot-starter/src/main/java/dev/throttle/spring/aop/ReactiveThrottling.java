@@ -26,10 +26,16 @@ final class ReactiveThrottling {
 		return Mono.class.isAssignableFrom(returnType) || Flux.class.isAssignableFrom(returnType);
 	}
 
+	/**
+	 * Throttles a reactive call.
+	 * @param requests finds the request in the subscriber's context (WebFlux), or null
+	 * @param bound the request the call was made in (Spring MVC), used when {@code requests} is null
+	 */
 	static Object invoke(MethodInvocation invocation, ThrottledMethod throttled, Throttler throttler,
-			ThrottleInterceptor keys, ReactiveThrottleRequestContext requests) {
+			ThrottleInterceptor keys, ReactiveThrottleRequestContext requests, ThrottleRequestContext bound) {
 		List<ThrottledMethod.Throttle> throttles = throttled.throttles();
-		Mono<String[]> acquired = Mono.deferContextual((view) -> requests.current(view))
+		Mono<String[]> acquired = Mono
+			.deferContextual((view) -> (requests != null) ? requests.current(view) : Mono.just(bound))
 			.flatMap((request) -> acquireAll(throttler, throttles,
 					keys.keys(throttled, invocation.getArguments(), request), request));
 		if (Flux.class.isAssignableFrom(throttled.method().getReturnType())) {

@@ -3,6 +3,8 @@ package dev.throttle.spring.aop;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -36,6 +38,9 @@ final class ThrottleInterceptor implements MethodInterceptor {
 	private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			ThrottleInterceptor.class.getClassLoader());
 
+	/** A variable name no parameter can have: looking it up makes the context bind the parameters. */
+	private static final String ARGUMENTS_LOADED = " arguments ";
+
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	// looked up on first use (the advisor is created before the store exists), then kept: no bean
@@ -46,7 +51,8 @@ final class ThrottleInterceptor implements MethodInterceptor {
 
 	private final SingletonSupplier<ThrottleRequestContext> requestContext;
 
-	private final SingletonSupplier<ReactiveThrottleRequestContext> reactiveRequestContext;
+	/** Empty in a servlet application, where a reactive handler's request is captured per call instead. */
+	private final SingletonSupplier<Optional<ReactiveThrottleRequestContext>> reactiveRequestContext;
 
 	ThrottleInterceptor(ObjectProvider<Throttler> throttler, ObjectProvider<ThrottledMethods> methods,
 			ObjectProvider<ThrottleRequestContext> requestContext,
@@ -55,9 +61,8 @@ final class ThrottleInterceptor implements MethodInterceptor {
 		this.methods = SingletonSupplier.of(methods::getObject);
 		this.requestContext = SingletonSupplier
 			.of(() -> requestContext.getIfAvailable(() -> ThrottleRequestContext.NONE));
-		// the default refers to Reactor, so it is only ever built on the reactive path
-		this.reactiveRequestContext = SingletonSupplier.of(() -> reactiveRequestContext
-			.getIfAvailable(() -> (view) -> reactor.core.publisher.Mono.just(ThrottleRequestContext.NONE)));
+		this.reactiveRequestContext = SingletonSupplier
+			.of(() -> Optional.ofNullable(reactiveRequestContext.getIfAvailable()));
 	}
 
 	static boolean isReactive(Method method) {
@@ -74,7 +79,10 @@ final class ThrottleInterceptor implements MethodInterceptor {
 		}
 		Throttler throttler = this.throttler.obtain();
 		if (isReactive(throttled.method())) {
-			return ReactiveThrottling.invoke(invocation, throttled, throttler, this, this.reactiveRequestContext.obtain());
+			Optional<ReactiveThrottleRequestContext> reactive = this.reactiveRequestContext.obtain();
+			// Spring MVC subscribes after the handler returned: bind the servlet request now
+			ThrottleRequestContext servlet = reactive.isPresent() ? null : this.requestContext.obtain().snapshot();
+			return ReactiveThrottling.invoke(invocation, throttled, throttler, this, reactive.orElse(null), servlet);
 		}
 		ThrottleRequestContext request = this.requestContext.obtain();
 		List<ThrottledMethod.Throttle> throttles = throttled.throttles();
@@ -93,6 +101,15 @@ final class ThrottleInterceptor implements MethodInterceptor {
 		}
 		request.allowed(decisions);
 		Object result = invocation.proceed();
+		if (result instanceof CompletionStage<?> stage && throttled.settlesOnSuccess()) {
+			// the call's outcome is the stage's: settle when it completes, before the caller sees it
+			CompletionStage<?> settled = stage.whenComplete((value, error) -> {
+				if (error == null && !isFailure(value)) {
+					settleSuccess(throttler, throttles, keys);
+				}
+			});
+			return throttled.method().getReturnType().isInstance(settled) ? settled : result;
+		}
 		if (!isFailure(result)) {
 			settleSuccess(throttler, throttles, keys);
 		}
@@ -118,6 +135,10 @@ final class ThrottleInterceptor implements MethodInterceptor {
 			ThrottleRequestContext request) {
 		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(null, method, arguments,
 				this.parameterNames);
+		// The context binds parameters lazily, at the first variable it misses, and that binding would
+		// overwrite #ip with a parameter named ip (a client-chosen value): bind them first, so that
+		// #ip and #principal always mean the request's.
+		context.lookupVariable(ARGUMENTS_LOADED);
 		context.setVariable("ip", request.clientAddress());
 		context.setVariable("principal", request.principalName());
 		return context;

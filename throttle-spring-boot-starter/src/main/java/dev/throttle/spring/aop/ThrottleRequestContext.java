@@ -37,4 +37,15 @@ public interface ThrottleRequestContext {
 	default void allowed(List<PolicyDecision> decisions) {
 	}
 
+	/**
+	 * Returns a context bound to the current request that stays right when used later on another
+	 * thread: what a Spring MVC handler returning {@code Mono} or {@code Flux} needs, since its
+	 * publisher is subscribed, and its decisions made, after the handler has returned. The default
+	 * returns this context.
+	 * @return a context for the current request
+	 */
+	default ThrottleRequestContext snapshot() {
+		return this;
+	}
+
 }

@@ -16,6 +16,20 @@ import dev.throttle.Policy;
 record ThrottledMethod(Method method, List<Throttle> throttles) {
 
 	/**
+	 * Whether a normal return changes state (reset-on-success or count: failures), so that the
+	 * call's outcome must be known.
+	 * @return whether any throttle settles on success
+	 */
+	boolean settlesOnSuccess() {
+		for (Throttle throttle : this.throttles) {
+			if (throttle.resetOnSuccess() || throttle.refundOnSuccess()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * One {@code @Throttled}, resolved against its policy.
 	 *
 	 * @param policy the policy

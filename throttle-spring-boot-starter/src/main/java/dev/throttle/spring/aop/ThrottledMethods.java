@@ -8,7 +8,10 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -164,7 +167,46 @@ public final class ThrottledMethods {
 		for (Throttled annotation : annotations) {
 			throttles.add(throttle(specific, annotation));
 		}
-		return new ThrottledMethod(specific, List.copyOf(throttles));
+		ThrottledMethod built = new ThrottledMethod(specific, List.copyOf(throttles));
+		checkOutcomeIsVisible(built);
+		return built;
+	}
+
+	/**
+	 * Reset-on-success and count-failures act on the call's outcome. A return type whose outcome
+	 * arrives later by a path the advisor cannot follow (a Callable or a DeferredResult that Spring
+	 * MVC completes, a plain Future) would make every call look like a success, so that a lockout
+	 * resets on every attempt: refused at startup instead. Values, ResponseEntity,
+	 * CompletionStage, Mono and Flux are followed to their outcome.
+	 */
+	private static void checkOutcomeIsVisible(ThrottledMethod method) {
+		Class<?> returnType = method.method().getReturnType();
+		boolean hidden = Callable.class.isAssignableFrom(returnType)
+				|| (Future.class.isAssignableFrom(returnType) && !CompletionStage.class.isAssignableFrom(returnType))
+				|| isNamed(returnType, "org.springframework.web.context.request.async.DeferredResult")
+				|| isNamed(returnType, "org.springframework.web.context.request.async.WebAsyncTask");
+		if (!hidden) {
+			return;
+		}
+		for (ThrottledMethod.Throttle throttle : method.throttles()) {
+			if (throttle.resetOnSuccess() || throttle.refundOnSuccess()) {
+				String property = throttle.resetOnSuccess() ? "reset-on-success" : "count";
+				throw new ThrottleConfigurationException("@Throttled(policy = \"" + throttle.policy().name()
+						+ "\") on " + describe(method.method()) + " returns " + returnType.getSimpleName()
+						+ ", whose outcome the advisor cannot see, but throttle.policies." + throttle.policy().name()
+						+ "." + property + " acts on the outcome: return the value, a ResponseEntity, a "
+						+ "CompletableFuture, Mono or Flux instead");
+			}
+		}
+	}
+
+	private static boolean isNamed(Class<?> type, String className) {
+		for (Class<?> current = type; current != null; current = current.getSuperclass()) {
+			if (current.getName().equals(className)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private ThrottledMethod.Throttle throttle(Method method, Throttled annotation) {

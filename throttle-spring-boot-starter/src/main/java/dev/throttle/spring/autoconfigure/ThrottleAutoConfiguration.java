@@ -1,12 +1,15 @@
 package dev.throttle.spring.autoconfigure;
 
+import java.lang.reflect.Proxy;
 import java.util.Map;
 
 import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.SingletonBeanRegistry;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -72,6 +75,7 @@ public final class ThrottleAutoConfiguration {
 
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	@ConditionalOnMissingBean
 	static ThrottledAdvisor throttledAdvisor(ObjectProvider<Throttler> throttler,
 			ObjectProvider<ThrottledMethods> throttledMethods, ObjectProvider<ThrottleRequestContext> requestContext,
 			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
@@ -91,9 +95,31 @@ public final class ThrottleAutoConfiguration {
 	private static void validateAnnotatedBeans(ListableBeanFactory beanFactory, ThrottledMethods throttledMethods) {
 		for (String name : beanFactory.getBeanDefinitionNames()) {
 			Class<?> type = beanFactory.getType(name, false);
-			if (type != null && AnnotationUtils.isCandidateClass(type, Throttled.class)) {
-				throttledMethods.validate(type);
+			if (type == null) {
+				continue;
 			}
+			if (Proxy.isProxyClass(type)) {
+				// a JDK proxy's own methods are final and carry no annotations: check what it stands for,
+				// its interfaces and, for a singleton already made, the class behind it
+				for (Class<?> contract : type.getInterfaces()) {
+					validate(contract, throttledMethods);
+				}
+				Object instance = (beanFactory instanceof SingletonBeanRegistry singletons)
+						? singletons.getSingleton(name) : null;
+				Class<?> target = (instance != null) ? AopUtils.getTargetClass(instance) : null;
+				if (target != null && !Proxy.isProxyClass(target)) {
+					validate(target, throttledMethods);
+				}
+			}
+			else {
+				validate(type, throttledMethods);
+			}
+		}
+	}
+
+	private static void validate(Class<?> type, ThrottledMethods throttledMethods) {
+		if (AnnotationUtils.isCandidateClass(type, Throttled.class)) {
+			throttledMethods.validate(type);
 		}
 	}
 

@@ -59,6 +59,35 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 		}
 	}
 
+	/**
+	 * Reads the address and the principal now, and keeps the response for the headers: the
+	 * request object itself may be recycled by the container once an asynchronous request ends.
+	 */
+	@Override
+	public ThrottleRequestContext snapshot() {
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		if (!(attributes instanceof ServletRequestAttributes servlet)) {
+			return NONE;
+		}
+		HttpServletRequest request = servlet.getRequest();
+		Principal principal = request.getUserPrincipal();
+		return new Bound(request.getRemoteAddr(), (principal != null) ? principal.getName() : null,
+				this.writeHeaders ? servlet.getResponse() : null);
+	}
+
+	private record Bound(String clientAddress, String principalName, HttpServletResponse response)
+			implements ThrottleRequestContext {
+
+		@Override
+		public void allowed(List<PolicyDecision> decisions) {
+			if (this.response != null && !this.response.isCommitted()) {
+				this.response.addHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
+				this.response.addHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
+			}
+		}
+
+	}
+
 	private static HttpServletRequest request() {
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 		return (attributes instanceof ServletRequestAttributes servlet) ? servlet.getRequest() : null;

@@ -1,8 +1,11 @@
 package dev.throttle.spring.aop;
 
 import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.Test;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.http.HttpStatus;
@@ -155,6 +158,127 @@ class ThrottledAdvisorTests {
 		});
 	}
 
+	@Test
+	void aParameterNamedIpCannotStandInForTheRequestsAddress() {
+		ThrottleRequestContext request = new ThrottleRequestContext() {
+
+			@Override
+			public String clientAddress() {
+				return "192.0.2.10";
+			}
+
+		};
+		this.contextRunner.withBean(ThrottleRequestContext.class, () -> request).run((context) -> {
+			Accounts accounts = context.getBean(Accounts.class);
+			// the first key binds the parameters; a client-chosen "ip" must not become #ip then
+			accounts.byNoteAndIp("a", "203.0.113.1");
+			accounts.byNoteAndIp("b", "203.0.113.2");
+			assertThatExceptionOfType(ThrottledException.class).isThrownBy(() -> accounts.byNoteAndIp("c", "203.0.113.3"))
+				.satisfies((ex) -> assertThat(ex.getPolicy().name()).isEqualTo("two"));
+			assertThat(context.getBean(Throttler.class).peek("two", "192.0.2.10").remaining()).isZero();
+		});
+	}
+
+	@Test
+	void aCompletionStageIsSettledWhenItCompletesNotWhenTheMethodReturns() {
+		this.contextRunner.run((context) -> {
+			Accounts accounts = context.getBean(Accounts.class);
+			CompletableFuture<String> pending = new CompletableFuture<>();
+			CompletableFuture<String> first = accounts.loginLater("alice", pending);
+			assertThatExceptionOfType(ThrottledException.class)
+				.as("still locked: the first attempt's outcome is not known yet")
+				.isThrownBy(() -> accounts.loginLater("alice", new CompletableFuture<>()));
+			pending.complete("alice");
+			assertThat(first).isCompletedWithValue("alice");
+			assertThat(accounts.loginLater("alice", CompletableFuture.completedFuture("alice")))
+				.as("the success reset the ladder")
+				.isCompletedWithValue("alice");
+			CompletableFuture<String> failing = new CompletableFuture<>();
+			this.clock.advance(Duration.ofSeconds(1));
+			accounts.loginLater("bob", failing);
+			failing.completeExceptionally(new IllegalStateException("wrong password"));
+			assertThatExceptionOfType(ThrottledException.class).as("a failed outcome resets nothing")
+				.isThrownBy(() -> accounts.loginLater("bob", CompletableFuture.completedFuture("bob")));
+		});
+	}
+
+	@Test
+	void aReturnTypeWhoseOutcomeIsHiddenFailsStartupWhenThePolicyActsOnTheOutcome() {
+		this.contextRunner.withBean(CallableLogin.class).run((context) -> assertThat(context).hasFailed()
+			.getFailure()
+			.hasStackTraceContaining("CallableLogin.login(String) returns Callable")
+			.hasStackTraceContaining("throttle.policies.login.reset-on-success"));
+		this.contextRunner.withBean(CallableCount.class)
+			.run((context) -> assertThat(context).hasNotFailed()
+				.getBean(CallableCount.class)
+				.satisfies((bean) -> assertThat(bean.count("k").call()).isEqualTo("counted")));
+	}
+
+	@Test
+	void anInterfaceMethodOfAJdkProxiedBeanIsThrottledAndChecked() {
+		this.contextRunner.withBean(Greeter.class, SimpleGreeter::new).run((context) -> {
+			assertThat(context).hasNotFailed();
+			Greeter greeter = context.getBean(Greeter.class);
+			assertThat(AopUtils.isJdkDynamicProxy(greeter)).isTrue();
+			greeter.greet("ann");
+			assertThatExceptionOfType(ThrottledException.class).isThrownBy(() -> greeter.greet("ann"));
+		});
+		this.contextRunner.withBean(Greeter.class, MisconfiguredGreeter::new)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("MisconfiguredGreeter.greet(String) names policy 'nope'"));
+	}
+
+	interface Greeter {
+
+		@Throttled(policy = "one", key = "#name")
+		String greet(String name);
+
+	}
+
+	static class SimpleGreeter implements Greeter {
+
+		@Override
+		public String greet(String name) {
+			return "hello " + name;
+		}
+
+	}
+
+	interface Farewells {
+
+		String greet(String name);
+
+	}
+
+	static class MisconfiguredGreeter implements Greeter, Farewells {
+
+		@Override
+		@Throttled(policy = "nope", key = "#name")
+		public String greet(String name) {
+			return "hello " + name;
+		}
+
+	}
+
+	static class CallableLogin {
+
+		@Throttled(policy = "login", key = "#user")
+		public Callable<String> login(String user) {
+			return () -> user;
+		}
+
+	}
+
+	static class CallableCount {
+
+		@Throttled(policy = "two", key = "#key")
+		public Callable<String> count(String key) {
+			return () -> "counted";
+		}
+
+	}
+
 	record Form(String email) {
 	}
 
@@ -175,6 +299,16 @@ class ThrottledAdvisorTests {
 		@Throttled(policy = "two", key = "#user")
 		@Throttled(policy = "one", key = "'everyone'")
 		public void twoLimits(String user) {
+		}
+
+		@Throttled(policy = "one", key = "#note")
+		@Throttled(policy = "two", key = "#ip")
+		public void byNoteAndIp(String note, String ip) {
+		}
+
+		@Throttled(policy = "login", key = "#user")
+		public CompletableFuture<String> loginLater(String user, CompletableFuture<String> outcome) {
+			return outcome;
 		}
 
 		@Throttled(policy = "login", key = "#user")

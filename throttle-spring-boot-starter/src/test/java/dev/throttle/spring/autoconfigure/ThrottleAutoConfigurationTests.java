@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -22,6 +23,7 @@ import dev.throttle.TokenBucketPolicy;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.aop.ReactiveThrottleRequestContext;
 import dev.throttle.spring.aop.ThrottleRequestContext;
 import dev.throttle.spring.aop.ThrottledAdvisor;
 import dev.throttle.spring.aop.ThrottledMethods;
@@ -75,6 +77,8 @@ class ThrottleAutoConfigurationTests {
 			assertThat(context.getBean(Throttler.class)).isSameAs(OwnBeans.THROTTLER);
 			assertThat(context).hasSingleBean(ThrottledMethods.class).getBean(ThrottledMethods.class)
 				.isSameAs(context.getBean("ownThrottledMethods"));
+			assertThat(context).hasSingleBean(ThrottledAdvisor.class).getBean(ThrottledAdvisor.class)
+				.isSameAs(context.getBean("ownThrottledAdvisor"));
 		});
 	}
 
@@ -166,6 +170,16 @@ class ThrottleAutoConfigurationTests {
 		failsWith("throttle.policies.api.capacity means nothing to the gcra algorithm, which takes limit, period",
 				"throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=3",
 				"throttle.policies.api.period=1m", "throttle.policies.api.capacity=5");
+	}
+
+	@Test
+	void aMisspelledPropertyFailsInsteadOfLeavingTheDefaultInForce() {
+		this.contextRunner
+			.withPropertyValues("throttle.policies.tb.algorithm=token-bucket", "throttle.policies.tb.capacity=10",
+					"throttle.policies.tb.refill-period=1s", "throttle.policies.tb.refil-tokens=5")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("throttle.policies.tb.refil-tokens"));
 	}
 
 	@Test
@@ -295,6 +309,13 @@ class ThrottleAutoConfigurationTests {
 		@Bean
 		ThrottledMethods ownThrottledMethods() {
 			return new ThrottledMethods(THROTTLER, (name) -> ThrottledMethods.PolicyUsage.DEFAULT);
+		}
+
+		@Bean
+		static ThrottledAdvisor ownThrottledAdvisor(ObjectProvider<Throttler> throttler,
+				ObjectProvider<ThrottledMethods> methods, ObjectProvider<ThrottleRequestContext> requestContext,
+				ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
+			return new ThrottledAdvisor(throttler, methods, requestContext, reactiveRequestContext);
 		}
 
 	}

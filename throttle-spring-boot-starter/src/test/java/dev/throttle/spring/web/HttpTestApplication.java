@@ -2,6 +2,8 @@ package dev.throttle.spring.web;
 
 import java.util.Map;
 
+import reactor.core.publisher.Mono;
+
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -47,6 +49,19 @@ class HttpTestApplication {
 		@Throttled(policy = "api", key = "#principal")
 		Map<String, String> whoami(java.security.Principal principal) {
 			return Map.of("user", principal.getName());
+		}
+
+		@GetMapping("/mono")
+		@Throttled(policy = "api", key = "#ip")
+		Mono<Map<String, String>> mono() {
+			return Mono.just(Map.of("message", "ok"));
+		}
+
+		@GetMapping("/noted")
+		@Throttled(policy = "burst", key = "#note")
+		@Throttled(policy = "api", key = "#ip")
+		Map<String, String> noted(@RequestParam String note, @RequestParam String ip) {
+			return Map.of("note", note);
 		}
 
 		@GetMapping("/open")

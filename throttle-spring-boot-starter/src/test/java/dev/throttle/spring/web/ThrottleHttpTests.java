@@ -141,6 +141,27 @@ class ThrottleHttpTests {
 		}
 
 		@Test
+		void aRequestParameterNamedIpBuysNoFreshBucket() throws Exception {
+			for (int i = 0; i < 3; i++) {
+				assertThat(send(this.port, "/noted?note=n" + i + "&ip=203.0.113." + i).statusCode()).isEqualTo(200);
+			}
+			assertThat(send(this.port, "/noted?note=n9&ip=198.51.100.7").statusCode()).isEqualTo(429);
+		}
+
+		@Test
+		void aHandlerReturningMonoGetsTheSameContract() throws Exception {
+			for (int i = 2; i >= 0; i--) {
+				HttpResponse<String> allowed = send(this.port, "/mono");
+				assertThat(allowed.statusCode()).isEqualTo(200);
+				assertThat(allowed.headers().firstValue("RateLimit")).hasValue("\"api\";r=" + i + ";t=" + (20 * (3 - i)));
+			}
+			HttpResponse<String> refused = send(this.port, "/mono");
+			assertThat(refused.statusCode()).isEqualTo(429);
+			assertThat(refused.headers().firstValue("Retry-After")).hasValue("20");
+			assertThat(refused.body()).contains("\"violated-policies\":[\"api\"]");
+		}
+
+		@Test
 		void principalIsTheAuthenticatedUsersName() throws Exception {
 			for (int i = 0; i < 3; i++) {
 				this.mvc.perform(get("/whoami").principal(() -> "alice")).andExpect(status().isOk());
@@ -176,6 +197,17 @@ class ThrottleHttpTests {
 			}
 			assertThat(send(this.port, "/api", "X-Forwarded-For", "203.0.113.1").statusCode()).isEqualTo(429);
 			assertThat(send(this.port, "/api", "X-Forwarded-For", "203.0.113.2").statusCode()).isEqualTo(200);
+		}
+
+		@Test
+		void aHandlerReturningMonoIsKeyedByItsOwnClientNotByOneSharedBucket() throws Exception {
+			for (int i = 0; i < 3; i++) {
+				assertThat(send(this.port, "/mono", "X-Forwarded-For", "203.0.113.5").statusCode()).isEqualTo(200);
+			}
+			assertThat(send(this.port, "/mono", "X-Forwarded-For", "203.0.113.5").statusCode()).isEqualTo(429);
+			HttpResponse<String> other = send(this.port, "/mono", "X-Forwarded-For", "203.0.113.6");
+			assertThat(other.statusCode()).isEqualTo(200);
+			assertThat(other.headers().firstValue("RateLimit")).hasValue("\"api\";r=2;t=20");
 		}
 
 	}
