@@ -10,9 +10,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import dev.throttle.spring.redis.FailureMode;
 
 /**
- * Configuration of throttling, under {@code throttle}.
+ * Configuration of throttling, under {@code throttle}. A property that binds to nothing (a typo
+ * such as {@code refil-tokens}, which would otherwise leave the default in force unseen) fails
+ * startup.
  */
-@ConfigurationProperties("throttle")
+@ConfigurationProperties(prefix = "throttle", ignoreUnknownFields = false)
 public class ThrottleProperties {
 
 	/**
