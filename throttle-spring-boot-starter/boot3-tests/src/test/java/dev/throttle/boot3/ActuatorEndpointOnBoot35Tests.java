@@ -84,6 +84,9 @@ class ActuatorEndpointOnBoot35Tests {
 		@Test
 		void anUnknownPolicyIsNotFound() throws Exception {
 			assertThat(Http.get(this.port, "/actuator/throttle/nope/k").statusCode()).isEqualTo(404);
+			assertThat(Http.delete(this.port, "/actuator/throttle/nope/k").statusCode())
+				.as("a mistyped policy is not reported as unlocked")
+				.isEqualTo(400);
 		}
 
 	}

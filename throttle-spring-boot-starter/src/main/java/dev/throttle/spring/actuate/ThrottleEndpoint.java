@@ -3,6 +3,7 @@ package dev.throttle.spring.actuate;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -76,12 +77,16 @@ public class ThrottleEndpoint {
 	 * Forgets a key's state under a policy.
 	 * @param policy the policy's name
 	 * @param key the key
-	 * @return true once reset, null (404) for an unknown policy
+	 * @return the policy and {@code reset: true}
+	 * @throws InvalidEndpointRequestException (400) for an unknown policy: an operator who mistyped
+	 * it must not be told, by an empty success, that the user is unlocked
 	 */
 	@DeleteOperation
 	public Map<String, Object> reset(@Selector String policy, @Selector String key) {
 		if (!this.throttler.policies().containsKey(policy)) {
-			return null;
+			String message = "No throttle policy '" + policy + "' (configured: "
+					+ String.join(", ", this.throttler.policies().keySet()) + ")";
+			throw new InvalidEndpointRequestException(message, message);
 		}
 		this.throttler.reset(policy, key);
 		return Map.of("policy", policy, "reset", true);

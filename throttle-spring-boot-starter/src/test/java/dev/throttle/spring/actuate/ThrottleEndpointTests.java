@@ -9,12 +9,16 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 import dev.throttle.Throttler;
+import dev.throttle.spring.autoconfigure.ThrottleAutoConfiguration;
+import dev.throttle.spring.autoconfigure.ThrottleEndpointAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,6 +26,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The {@code throttle} actuator endpoint over HTTP.
  */
 class ThrottleEndpointTests {
+
+	@Test
+	void theEndpointBacksOffWhenTheApplicationDefinesItsOwn() {
+		WebApplicationContextRunner runner = new WebApplicationContextRunner()
+			.withConfiguration(
+					AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoints.web.exposure.include=throttle",
+					"throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=10",
+					"throttle.policies.api.period=1m");
+		runner.run((context) -> assertThat(context).hasSingleBean(ThrottleEndpoint.class));
+		runner.withBean("ownThrottleEndpoint", ThrottleEndpoint.class)
+			.run((context) -> assertThat(context).hasSingleBean(ThrottleEndpoint.class)
+				.hasBean("ownThrottleEndpoint"));
+	}
+
 
 	private static final HttpClient client = HttpClient.newHttpClient();
 
@@ -75,8 +94,10 @@ class ThrottleEndpointTests {
 		}
 
 		@Test
-		void anUnknownPolicyIsNotFound() throws Exception {
+		void anUnknownPolicyIsNotFoundAndResettingItIsABadRequestNotAnEmptySuccess() throws Exception {
 			assertThat(send(this.port, "GET", "/actuator/throttle/nope/k").statusCode()).isEqualTo(404);
+			HttpResponse<String> reset = send(this.port, "DELETE", "/actuator/throttle/nope/k");
+			assertThat(reset.statusCode()).isEqualTo(400);
 		}
 
 	}

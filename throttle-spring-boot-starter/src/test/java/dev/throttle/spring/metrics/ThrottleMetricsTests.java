@@ -68,6 +68,15 @@ class ThrottleMetricsTests {
 	}
 
 	@Test
+	void theMeterListenerBacksOffWhenTheApplicationDefinesItsOwn() {
+		MeterRegistry registry = new SimpleMeterRegistry();
+		MicrometerThrottleListener own = new MicrometerThrottleListener(registry, "custom");
+		this.contextRunner.withBean(MeterRegistry.class, () -> registry)
+			.withBean(MicrometerThrottleListener.class, () -> own)
+			.run((context) -> assertThat(context).getBean(MicrometerThrottleListener.class).isSameAs(own));
+	}
+
+	@Test
 	void applicationListenersHearEveryRefusal() {
 		List<String> audit = new ArrayList<>();
 		ThrottleListener auditLog = new ThrottleListener() {
