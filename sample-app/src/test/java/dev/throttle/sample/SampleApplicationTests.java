@@ -5,6 +5,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Locale;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,6 +61,21 @@ class SampleApplicationTests {
 	private HttpResponse<String> get(String path) throws Exception {
 		return client.send(HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + path)).build(),
 				HttpResponse.BodyHandlers.ofString());
+	}
+
+	@Test
+	void theLockoutKeyIgnoresCaseAndSpacesWhateverTheServersLocale() throws Exception {
+		Locale before = Locale.getDefault();
+		// in Turkish, "I".toLowerCase() is a dotless i: "ALICE" would not become "alice"
+		Locale.setDefault(Locale.forLanguageTag("tr-TR"));
+		try {
+			assertThat(login("  ALICE@EXAMPLE.COM ", "nope").statusCode()).isEqualTo(401);
+			assertThat(login("alice@example.com", "nope").statusCode()).as("the same account, still locked")
+				.isEqualTo(429);
+		}
+		finally {
+			Locale.setDefault(before);
+		}
 	}
 
 	@Test
