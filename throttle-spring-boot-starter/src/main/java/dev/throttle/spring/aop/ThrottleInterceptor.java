@@ -123,6 +123,16 @@ final class ThrottleInterceptor implements MethodInterceptor {
 		MethodBasedEvaluationContext evaluation = null;
 		for (int i = 0; i < throttles.size(); i++) {
 			ThrottledMethod.Throttle throttle = throttles.get(i);
+			// the commonest keys need no expression evaluation, nor an evaluation context per call
+			String source = throttle.keySource();
+			if ("#ip".equals(source)) {
+				keys[i] = request.clientAddress();
+				continue;
+			}
+			if ("#principal".equals(source)) {
+				keys[i] = request.principalName();
+				continue;
+			}
 			if (throttle.key() != null && evaluation == null) {
 				evaluation = evaluationContext(throttled.method(), arguments, request);
 			}
