@@ -1,7 +1,5 @@
 package dev.throttle.memory;
 
-import java.util.concurrent.atomic.AtomicLong;
-
 import com.github.benmanes.caffeine.cache.Cache;
 
 import dev.throttle.Decision;
@@ -19,7 +17,7 @@ final class FixedWindowLimiter extends PackedLimiter {
 
 	private final long windowMillis;
 
-	FixedWindowLimiter(FixedWindowPolicy policy, Cache<String, AtomicLong> cells, TimeSource clock, long base) {
+	FixedWindowLimiter(FixedWindowPolicy policy, Cache<String, Cell> cells, TimeSource clock, long base) {
 		super(policy, cells, clock, base);
 		this.limit = policy.limit();
 		this.windowMillis = policy.window().toMillis();

@@ -1,7 +1,5 @@
 package dev.throttle.memory;
 
-import java.util.concurrent.atomic.AtomicLong;
-
 import com.github.benmanes.caffeine.cache.Cache;
 
 import dev.throttle.Decision;
@@ -26,7 +24,7 @@ final class GcraLimiter extends PackedLimiter {
 
 	private final long toleranceMicros;
 
-	GcraLimiter(GcraPolicy policy, Cache<String, AtomicLong> cells, TimeSource clock, long base) {
+	GcraLimiter(GcraPolicy policy, Cache<String, Cell> cells, TimeSource clock, long base) {
 		super(policy, cells, clock, base);
 		this.limit = policy.limit();
 		this.intervalMicros = policy.emissionIntervalMicros();

@@ -1,7 +1,5 @@
 package dev.throttle.memory;
 
-import java.util.concurrent.atomic.AtomicLong;
-
 import com.github.benmanes.caffeine.cache.Cache;
 
 import dev.throttle.Decision;
@@ -21,7 +19,7 @@ final class LockoutLimiter extends PackedLimiter {
 
 	private final long expireAfterMillis;
 
-	LockoutLimiter(LockoutPolicy policy, Cache<String, AtomicLong> cells, TimeSource clock, long base) {
+	LockoutLimiter(LockoutPolicy policy, Cache<String, Cell> cells, TimeSource clock, long base) {
 		super(policy, cells, clock, base);
 		this.timeouts = policy.timeoutsMillis();
 		this.expireAfterMillis = policy.expireAfter().toMillis();

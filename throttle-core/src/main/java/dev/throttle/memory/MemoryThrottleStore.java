@@ -3,7 +3,6 @@ package dev.throttle.memory;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -112,7 +111,7 @@ public final class MemoryThrottleStore implements ThrottleStore {
 			Cache<String, AtomicReference<long[]>> cache = newCache(slidingLog);
 			return new Bound(cache, new SlidingLogLimiter(slidingLog, cache, this.clock));
 		}
-		Cache<String, AtomicLong> cache = newCache(policy);
+		Cache<String, PackedLimiter.Cell> cache = newCache(policy);
 		PackedLimiter limiter;
 		if (policy instanceof TokenBucketPolicy tokenBucket) {
 			limiter = new TokenBucketLimiter(tokenBucket, cache, this.clock, this.base);

@@ -13,8 +13,9 @@ import dev.throttle.TimeSource;
 /**
  * A limiter whose per-key state fits in one {@code long}, held in an {@link AtomicLong} per key.
  *
- * <p>Concurrency: a decision reads the key's cell with {@link Cache#get} (no lock on a hit), computes
- * the next state as a pure function of (state, now, cost) and commits it with compare-and-set,
+ * <p>Concurrency: a decision reads the key's cell from the cache (no lock on a hit; see
+ * {@link #cell}), computes the next state as a pure function of (state, now, cost) and commits it
+ * with compare-and-set,
  * retrying on contention. A refusal writes nothing. So a decision allocates nothing but its
  * {@link Decision}, and no thread ever waits for another.
  *
@@ -35,21 +36,32 @@ abstract class PackedLimiter implements Limiter {
 
 	private static final long TIME_MASK = (1L << TIME_BITS) - 1;
 
-	private static final Function<String, AtomicLong> NEW_CELL = (key) -> new AtomicLong(EMPTY);
+	private static final Function<String, Cell> NEW_CELL = (key) -> new Cell();
 
 	private final Policy policy;
 
-	private final Cache<String, AtomicLong> cells;
+	private final Cache<String, Cell> cells;
+
+	private final com.github.benmanes.caffeine.cache.Policy<String, Cell> quiet;
 
 	private final TimeSource clock;
 
 	private final long base;
 
-	PackedLimiter(Policy policy, Cache<String, AtomicLong> cells, TimeSource clock, long base) {
+	/** The cache's expire-after-access: the policy's idle expiry. */
+	private final long idleMillis;
+
+	/** How long reads of a key's cell may go unrecorded in the cache (see {@link #cell}). */
+	private final long touchMillis;
+
+	PackedLimiter(Policy policy, Cache<String, Cell> cells, TimeSource clock, long base) {
 		this.policy = policy;
 		this.cells = cells;
+		this.quiet = cells.policy();
 		this.clock = clock;
 		this.base = base;
+		this.idleMillis = policy.idleExpiry().toMillis();
+		this.touchMillis = this.idleMillis / 4;
 	}
 
 	/** The next state after allowing {@code cost}, or {@link #REJECTED}. */
@@ -72,10 +84,51 @@ abstract class PackedLimiter implements Limiter {
 		return this.policy;
 	}
 
+	/**
+	 * The key's cell, created when absent.
+	 *
+	 * <p>{@link Cache#get} records every access: a read-buffer write and an access-time write on the
+	 * entry, shared by every thread deciding for that key, which on a hot key costs more than the
+	 * decision itself. So the cell is looked up quietly ({@code getIfPresentQuietly}: the map lookup
+	 * and the expiry check only) and accesses are recorded only when they matter:
+	 * <ul>
+	 * <li>a read is recorded when the cache last heard of the key a quarter of the idle expiry ago or
+	 * more, so the size bound still sees every key in use as recent;</li>
+	 * <li>a write (an allowed call) is recorded when the entry's recorded access would otherwise
+	 * expire before the new state is neutral again ({@link #allowedAndRecorded}), so no state is ever
+	 * dropped before it is neutral, exactly as when every access was recorded.</li>
+	 * </ul>
+	 */
+	private Cell cell(String key, long now) {
+		Cell cell = this.quiet.getIfPresentQuietly(key);
+		if (cell != null && now - cell.touched < this.touchMillis && now >= cell.touched) {
+			return cell;
+		}
+		cell = this.cells.get(key, NEW_CELL);
+		cell.touched = now;
+		return cell;
+	}
+
+	/**
+	 * The decision for an allowed call, after recording the access in the cache when the entry would
+	 * otherwise expire ({@code touched + idle}) before the new state is neutral
+	 * ({@code now + resetAfter}).
+	 */
+	private Decision allowedAndRecorded(String key, Cell cell, long next, long now) {
+		Decision decision = allowed(next, now);
+		if (cell.touched + this.idleMillis < now + decision.resetAfterMillis()) {
+			Cell current = this.cells.getIfPresent(key);
+			if (current != null) {
+				current.touched = now;
+			}
+		}
+		return decision;
+	}
+
 	@Override
 	public final Decision tryAcquire(String key, int cost) {
-		AtomicLong cell = this.cells.get(key, NEW_CELL);
 		long now = this.clock.currentTimeMillis();
+		Cell cell = cell(key, now);
 		for (;;) {
 			long state = cell.get();
 			long next = acquire(state, now, cost);
@@ -83,14 +136,14 @@ abstract class PackedLimiter implements Limiter {
 				return rejected(state, now, cost);
 			}
 			if (cell.compareAndSet(state, next)) {
-				return allowed(next, now);
+				return allowedAndRecorded(key, cell, next, now);
 			}
 		}
 	}
 
 	@Override
 	public final void refund(String key, int cost) {
-		AtomicLong cell = this.cells.getIfPresent(key);
+		Cell cell = this.cells.getIfPresent(key);
 		if (cell == null) {
 			return;
 		}
@@ -105,13 +158,13 @@ abstract class PackedLimiter implements Limiter {
 
 	@Override
 	public final Decision peek(String key) {
-		AtomicLong cell = this.cells.getIfPresent(key);
+		Cell cell = this.cells.getIfPresent(key);
 		return peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
 	}
 
 	@Override
 	public final void reset(String key) {
-		AtomicLong cell = this.cells.getIfPresent(key);
+		Cell cell = this.cells.getIfPresent(key);
 		if (cell != null) {
 			cell.set(EMPTY);
 		}
@@ -132,6 +185,25 @@ abstract class PackedLimiter implements Limiter {
 
 	static long ceilDiv(long dividend, long divisor) {
 		return (dividend + divisor - 1) / divisor;
+	}
+
+	/**
+	 * A key's packed state, and when the cache last recorded an access to it.
+	 */
+	static final class Cell extends AtomicLong {
+
+		private static final long serialVersionUID = 1L;
+
+		/**
+		 * The clock (milliseconds) when an access was last recorded in the cache. A plain field: a
+		 * stale read only records one access more.
+		 */
+		transient long touched;
+
+		Cell() {
+			super(EMPTY);
+		}
+
 	}
 
 }

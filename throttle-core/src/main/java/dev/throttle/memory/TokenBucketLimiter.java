@@ -1,7 +1,5 @@
 package dev.throttle.memory;
 
-import java.util.concurrent.atomic.AtomicLong;
-
 import com.github.benmanes.caffeine.cache.Cache;
 
 import dev.throttle.Decision;
@@ -25,7 +23,7 @@ final class TokenBucketLimiter extends PackedLimiter {
 
 	private final long periodMillis;
 
-	TokenBucketLimiter(TokenBucketPolicy policy, Cache<String, AtomicLong> cells, TimeSource clock, long base) {
+	TokenBucketLimiter(TokenBucketPolicy policy, Cache<String, Cell> cells, TimeSource clock, long base) {
 		super(policy, cells, clock, base);
 		this.capacity = policy.capacity();
 		this.refillTokens = policy.refillTokens();
