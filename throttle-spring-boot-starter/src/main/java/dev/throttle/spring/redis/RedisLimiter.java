@@ -45,9 +45,6 @@ final class RedisLimiter implements Limiter {
 		}
 	}
 
-	/** How much longer than the timeout a synchronous caller waits for the timeout itself to fire. */
-	private static final long SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-
 	private final RedisThrottleStore store;
 
 	private final Policy policy;
@@ -75,7 +72,7 @@ final class RedisLimiter implements Limiter {
 		this.keyStart = store.keyPrefix() + ":{" + policy.name() + ":";
 		this.parameters = parameters(policy);
 		this.timeout = store.timeout();
-		this.waitNanos = this.timeout.toNanos() + SLACK_NANOS;
+		this.waitNanos = this.timeout.toNanos();
 	}
 
 	/** The script's ARGV after op, cost and now, as {@code RedisThrottleScripts} documents per script. */
@@ -125,27 +122,35 @@ final class RedisLimiter implements Limiter {
 		return this.policy;
 	}
 
+	// The synchronous methods bound the call by waiting on its future for at most the timeout, and
+	// cancel it (so Lettuce drops the command) when it has not answered by then: the same bound and
+	// the same failure as the asynchronous methods' Reactor timeout, without its per-call cost (a task
+	// scheduled and cancelled on Reactor's timer, and a description string built per subscription),
+	// which was a third of the client's CPU per decision under 64 callers (benchmarks/README.md).
+
 	@Override
 	public Decision tryAcquire(String key, int cost) {
 		if (cost > this.policy.maxCost()) {
 			return Decision.neverAllowed(this.policy.quota());
 		}
-		return await(decide(key, ACQUIRE, cost).toFuture(), "tryAcquire");
+		return await(eval(key, ACQUIRE, cost).map(RedisLimiter::decision).toFuture(), "tryAcquire");
 	}
 
 	@Override
 	public void refund(String key, int cost) {
-		await(run(key, REFUND, Math.min(cost, this.policy.maxCost())).toFuture(), "refund");
+		await(eval(key, REFUND, Math.min(cost, this.policy.maxCost())).then().toFuture(), "refund");
 	}
 
 	@Override
 	public Decision peek(String key) {
-		return await(decide(key, PEEK, 1).toFuture(), "peek");
+		return await(eval(key, PEEK, 1).map(RedisLimiter::decision).toFuture(), "peek");
 	}
 
 	@Override
 	public void reset(String key) {
-		await(delete(key).toFuture(), "reset");
+		ByteBuffer redisKey = keyBuffer(key);
+		await(this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then().toFuture(),
+				"reset");
 	}
 
 	@Override
