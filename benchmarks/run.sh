@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Runs every benchmark of benchmarks/README.md and writes the raw results and summary.md under
+# benchmarks/results/. Needs a JDK 17; installs redis-server, redis-tools and wrk from Debian's
+# packages when they are missing (as root), starts its own redis-server and sample app on free
+# loopback ports and stops them at the end. About 18 minutes on 2 cores (the recorded run: 1,076 s).
+#
+#   bash benchmarks/run.sh            the full, measured run
+#   QUICK=1 bash benchmarks/run.sh    a smoke test of every step with tiny settings (figures meaningless)
+#
+# While it measures it holds /tmp/bench.lock (other builds on a shared machine wait while it exists)
+# and it starts measuring only once the 1-minute load average is below 1.0 (waiting at most 10 minutes).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BENCH="$ROOT/benchmarks"
+RESULTS="$BENCH/results"
+LOGS="$BENCH/target/run-logs"
+JAR="$BENCH/target/benchmarks.jar"
+APP_JAR="$ROOT/sample-app/target/throttle-sample-app-0.1.0-SNAPSHOT.jar"
+LOCK=/tmp/bench.lock
+QUICK=${QUICK:-0}
+STARTED=$(date +%s)
+
+if [[ "$QUICK" == 1 ]]; then
+  JMH_TIMES=(-f 1 -wi 1 -w 200ms -i 1 -r 300ms)
+  JMH_TIMES_T2=("${JMH_TIMES[@]}")
+  REDIS_TIMES=(1 0.2 0.5)       # JVM warm-up, per-case warm-up, measurement (seconds)
+  REDIS_BENCH_N=(2000 10000)    # requests at 1 client, at 16 and 64 clients
+  HTTP_WARM=1; HTTP_MEASURE=2; HTTP_ROUNDS=1
+  RETAINED_KEYS=100000; RETAINED_FULL_KEYS=10000
+else
+  JMH_TIMES=(-f 1 -wi 2 -w 1s -i 3 -r 1s)
+  JMH_TIMES_T2=(-f 1 -wi 2 -w 1s -i 3 -r 2s)   # the targets are at 2 threads: longer iterations, less noise
+  REDIS_TIMES=(3 1 3)
+  REDIS_BENCH_N=(20000 200000)
+  HTTP_WARM=15; HTTP_MEASURE=10; HTTP_ROUNDS=3
+  RETAINED_KEYS=1000000; RETAINED_FULL_KEYS=100000
+fi
+
+log() { printf '\n== %s  [%ss]\n' "$*" "$(( $(date +%s) - STARTED ))"; }
+
+# ------------------------------------------------------------------ tools
+need=()
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v redis-benchmark >/dev/null || need+=(redis-tools)
+command -v redis-cli >/dev/null || need+=(redis-tools)
+command -v wrk >/dev/null || need+=(wrk)
+command -v curl >/dev/null || need+=(curl)
+if (( ${#need[@]} )); then
+  log "installing ${need[*]} (Debian packages)"
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "cannot install ${need[*]}: not root or no apt-get" >&2
+    exit 1
+  fi
+fi
+
+# ------------------------------------------------------------------ build
+log "build: benchmarks jar and sample app"
+./mvnw -B -ntp -q -Pbench -pl benchmarks,sample-app -am -DskipTests package
+test -f "$JAR" && test -f "$APP_JAR"
+
+mkdir -p "$RESULTS" "$LOGS"
+rm -f "$RESULTS"/memory-*.csv "$RESULTS"/layouts.txt "$RESULTS"/retained.txt "$RESULTS"/redis.txt "$RESULTS"/redis-benchmark.csv \
+      "$RESULTS"/http.txt "$RESULTS"/machine.txt "$RESULTS"/summary.md
+
+# ------------------------------------------------------------------ lock, load, cleanup
+REDIS_PID=""; APP_PID=""; HOLD_LOCK=0
+cleanup() {
+  if [[ -n "$APP_PID" ]]; then kill "$APP_PID" 2>/dev/null || true; wait "$APP_PID" 2>/dev/null || true; fi
+  if [[ -n "$REDIS_PID" ]]; then kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; fi
+  if [[ "$HOLD_LOCK" == 1 ]]; then rm -f "$LOCK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [[ "$QUICK" != 1 ]]; then
+  for _ in $(seq 1 120); do [[ -e "$LOCK" ]] || break; sleep 5; done   # someone else measuring: wait <= 10 min
+  touch "$LOCK"; HOLD_LOCK=1
+  log "waiting for the 1-minute load average to fall below 1.0 (at most 10 minutes)"
+  for _ in $(seq 1 120); do
+    awk '{exit !($1 < 1.0)}' /proc/loadavg && break
+    sleep 5
+  done
+fi
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "command: $( [[ "$QUICK" == 1 ]] && echo 'QUICK=1 ')bash benchmarks/run.sh"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- throttle-core throttle-spring-boot-starter 2>/dev/null || echo ' + uncommitted changes in core/starter')"
+  echo "nproc: $(nproc)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "memory: $(free -g | awk '/^Mem:/{print $2}') GiB"
+  echo "java: $(java -version 2>&1 | head -1); $(java -version 2>&1 | sed -n 3p)"
+  echo "redis-server: $(redis-server --version)"
+  echo "wrk: $(wrk -v 2>&1 | head -1)"
+  echo "jmh: ${JMH_TIMES[*]} -prof gc (1 thread, escape analysis); ${JMH_TIMES_T2[*]} -prof gc (2 threads)"
+  echo "load average before (1/5/15 min): $LOAD_BEFORE"
+} > "$RESULTS/machine.txt"
+cat "$RESULTS/machine.txt"
+
+# ------------------------------------------------------------------ memory store (JMH)
+HIGH_IMPLS=throttle-token-bucket,throttle-gcra,throttle-fixed-window,bucket4j
+for threads in 1 2; do
+  times=("${JMH_TIMES[@]}"); [[ $threads == 2 ]] && times=("${JMH_TIMES_T2[@]}")
+  log "memory, regime api, $threads thread(s)"
+  java -jar "$JAR" MemoryBenchmark "${times[@]}" -t "$threads" -p limit=api -prof gc \
+    -rf csv -rff "$RESULTS/memory-api-t$threads.csv" > "$LOGS/memory-api-t$threads.log" 2>&1
+  log "memory, regime high, $threads thread(s)"
+  java -jar "$JAR" MemoryBenchmark "${times[@]}" -t "$threads" -p limit=high -p impl=$HIGH_IMPLS -prof gc \
+    -rf csv -rff "$RESULTS/memory-high-t$threads.csv" > "$LOGS/memory-high-t$threads.log" 2>&1
+done
+
+log "memory, escape analysis: callers that keep only allowed()"
+java -jar "$JAR" EscapeBenchmark "${JMH_TIMES[@]}" -t 1 -prof gc -rf csv -rff "$RESULTS/memory-escape.csv" \
+  > "$LOGS/memory-escape.log" 2>&1
+java -Djol.magicFieldOffset=true -cp "$JAR" dev.throttle.bench.Layouts 2>/dev/null | grep -v '^#' > "$RESULTS/layouts.txt"
+
+# ------------------------------------------------------------------ retained heap per idle key
+log "retained heap per idle key"
+for impl in caffeine-entry bucket4j throttle-token-bucket throttle-gcra throttle-fixed-window throttle-lockout throttle-sliding-log; do
+  java -Xms3g -Xmx3g -XX:+UseG1GC -cp "$JAR" dev.throttle.bench.RetainedHeap "$impl" "$RETAINED_KEYS" >> "$RESULTS/retained.txt"
+done
+java -Xms3g -Xmx3g -XX:+UseG1GC -cp "$JAR" dev.throttle.bench.RetainedHeap throttle-sliding-log-full "$RETAINED_FULL_KEYS" \
+  >> "$RESULTS/retained.txt"
+cat "$RESULTS/retained.txt"
+
+# ------------------------------------------------------------------ redis
+free_port() {
+  local port
+  for port in $(seq "$1" "$(( $1 + 200 ))"); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+  done
+  echo "no free port from $1" >&2; return 1
+}
+REDIS_PORT=$(free_port 26379)
+log "redis-server on 127.0.0.1:$REDIS_PORT"
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+  --logfile "$LOGS/redis.log" &
+REDIS_PID=$!
+for _ in $(seq 1 50); do redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null
+
+for regime in api high; do
+  if [[ "$regime" == api ]]; then
+    variants=(evalsha evalsha-spring throttle-token-bucket throttle-gcra throttle-fixed-window throttle-lockout
+              throttle-sliding-log bucket4j)
+  else
+    variants=(evalsha throttle-token-bucket throttle-gcra throttle-fixed-window bucket4j)
+  fi
+  for variant in "${variants[@]}"; do
+    log "redis, regime $regime, $variant"
+    java -Xms512m -Xmx1g -cp "$JAR" dev.throttle.bench.RedisLoad "$REDIS_PORT" "$RESULTS/redis.txt" \
+      "${REDIS_TIMES[@]}" "$variant" "$regime" hot,zipf 1,16,64 | cut -c1-220
+  done
+done
+
+log "redis-benchmark: the server's ceiling"
+RC=(redis-cli -h 127.0.0.1 -p "$REDIS_PORT")
+"${RC[@]}" flushall >/dev/null
+ONE=$("${RC[@]}" script load "return 1")
+GCRA=$("${RC[@]}" script load "$(cat throttle-spring-boot-starter/src/main/resources/META-INF/throttle/scripts/gcra.lua)")
+rb() { # clients requests label args...
+  local clients=$1 n=$2 label=$3; shift 3
+  redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c "$clients" -n "$n" --csv "$@" 2>/dev/null \
+    | grep -v '^"test"' | sed -E "s/^\"[^\"]*\"/$clients,\"$label\"/" >> "$RESULTS/redis-benchmark.csv"
+}
+rb 1 "${REDIS_BENCH_N[0]}" "PING" PING
+for clients in 1 16 64; do
+  n=${REDIS_BENCH_N[1]}; [[ $clients == 1 ]] && n=${REDIS_BENCH_N[0]}
+  rb "$clients" "$n" "EVALSHA return 1" EVALSHA "$ONE" 1 'throttle:{bench:k}'
+done
+for clients in 1 64; do
+  n=${REDIS_BENCH_N[1]}; [[ $clients == 1 ]] && n=${REDIS_BENCH_N[0]}
+  rb "$clients" "$n" "EVALSHA gcra.lua api, hot key" EVALSHA "$GCRA" 1 'throttle:{bench:hot}' a 1 '' 100 10000 1000000
+  rb "$clients" "$n" "EVALSHA gcra.lua api, 100k random keys" -r 100000 EVALSHA "$GCRA" 1 'throttle:{bench:__rand_int__}' a 1 '' 100 10000 1000000
+done
+cat "$RESULTS/redis-benchmark.csv"
+kill "$REDIS_PID"; wait "$REDIS_PID" 2>/dev/null || true; REDIS_PID=""
+
+# ------------------------------------------------------------------ http
+log "http: sample app GET /api/hello with and without @Throttled"
+HTTP_PORT=$(free_port 28080)
+# a limit the load never reaches (GCRA: 8,000,000 per 10 s, burst 8,000,000), so no call is refused
+LIMIT_ARGS=(--throttle.policies.api.limit=8000000 --throttle.policies.api.period=10s)
+for round in $(seq 1 "$HTTP_ROUNDS"); do
+  for mode in unthrottled throttled; do
+    args=(--server.port="$HTTP_PORT" --logging.level.root=WARN --spring.main.banner-mode=off "${LIMIT_ARGS[@]}")
+    [[ "$mode" == unthrottled ]] && args+=(--throttle.enabled=false)
+    java -Xms512m -Xmx512m -XX:+UseG1GC -jar "$APP_JAR" "${args[@]}" > "$LOGS/app-$mode-$round.log" 2>&1 &
+    APP_PID=$!
+    up=0
+    for _ in $(seq 1 300); do
+      if curl -fs -o /dev/null "http://127.0.0.1:$HTTP_PORT/api/hello"; then up=1; break; fi
+      sleep 0.2
+    done
+    [[ $up == 1 ]] || { echo "sample app did not start: see $LOGS/app-$mode-$round.log" >&2; exit 1; }
+    header=$(curl -si "http://127.0.0.1:$HTTP_PORT/api/hello" | grep -ci '^RateLimit:' || true)
+    wrk -t2 -c16 -d"${HTTP_WARM}s" "http://127.0.0.1:$HTTP_PORT/api/hello" > "$LOGS/wrk-warm-$mode-$round.txt"
+    wrk -t2 -c16 -d"${HTTP_MEASURE}s" --timeout 2s --latency "http://127.0.0.1:$HTTP_PORT/api/hello" \
+      > "$LOGS/wrk-$mode-$round.txt"
+    rps=$(awk '/^Requests\/sec:/{print $2}' "$LOGS/wrk-$mode-$round.txt")
+    p50=$(awk '$1=="50%"{print $2}' "$LOGS/wrk-$mode-$round.txt")
+    p99=$(awk '$1=="99%"{print $2}' "$LOGS/wrk-$mode-$round.txt")
+    non2xx=$(awk '/Non-2xx or 3xx responses:/{print $NF}' "$LOGS/wrk-$mode-$round.txt")
+    requests=$(awk '/requests in/{print $1}' "$LOGS/wrk-$mode-$round.txt")
+    echo "mode=$mode round=$round rps=$rps p50=$p50 p99=$p99 requests=$requests non2xx=${non2xx:-0} ratelimit_header=$header" \
+      | tee -a "$RESULTS/http.txt"
+    kill "$APP_PID"; wait "$APP_PID" 2>/dev/null || true; APP_PID=""
+  done
+done
+
+# ------------------------------------------------------------------ summary
+{
+  echo "load average after (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "elapsed: $(( $(date +%s) - STARTED )) s (build included)"
+} >> "$RESULTS/machine.txt"
+log "summary"
+java -cp "$JAR" dev.throttle.bench.Report "$RESULTS" > /dev/null
+cat "$RESULTS/machine.txt"
+echo "wrote $RESULTS/summary.md"
