@@ -133,24 +133,22 @@ final class RedisLimiter implements Limiter {
 		if (cost > this.policy.maxCost()) {
 			return Decision.neverAllowed(this.policy.quota());
 		}
-		return await(eval(key, ACQUIRE, cost).map(RedisLimiter::decision).toFuture(), "tryAcquire");
+		return await(decide(key, ACQUIRE, cost).toFuture(), "tryAcquire");
 	}
 
 	@Override
 	public void refund(String key, int cost) {
-		await(eval(key, REFUND, Math.min(cost, this.policy.maxCost())).then().toFuture(), "refund");
+		await(run(key, REFUND, Math.min(cost, this.policy.maxCost())).toFuture(), "refund");
 	}
 
 	@Override
 	public Decision peek(String key) {
-		return await(eval(key, PEEK, 1).map(RedisLimiter::decision).toFuture(), "peek");
+		return await(decide(key, PEEK, 1).toFuture(), "peek");
 	}
 
 	@Override
 	public void reset(String key) {
-		ByteBuffer redisKey = keyBuffer(key);
-		await(this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then().toFuture(),
-				"reset");
+		await(delete(key).toFuture(), "reset");
 	}
 
 	@Override
@@ -158,17 +156,17 @@ final class RedisLimiter implements Limiter {
 		if (cost > this.policy.maxCost()) {
 			return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
 		}
-		return decide(key, ACQUIRE, cost).toFuture();
+		return bounded(decide(key, ACQUIRE, cost), "tryAcquire").toFuture();
 	}
 
 	@Override
 	public CompletionStage<Void> refundAsync(String key, int cost) {
-		return run(key, REFUND, Math.min(cost, this.policy.maxCost())).toFuture();
+		return bounded(run(key, REFUND, Math.min(cost, this.policy.maxCost())), "refund").toFuture();
 	}
 
 	@Override
 	public CompletionStage<Void> resetAsync(String key) {
-		return delete(key).toFuture();
+		return bounded(delete(key), "reset").toFuture();
 	}
 
 	/**
@@ -177,21 +175,21 @@ final class RedisLimiter implements Limiter {
 	 * @return what a call of cost 1 would be told
 	 */
 	CompletionStage<Decision> peekAsync(String key) {
-		return decide(key, PEEK, 1).toFuture();
+		return bounded(decide(key, PEEK, 1), "peek").toFuture();
 	}
 
+	/** The call's decision, unbounded: callers bound it with {@link #await} or {@link #bounded}. */
 	private Mono<Decision> decide(String key, byte[] operation, int cost) {
-		return bounded(eval(key, operation, cost).map(RedisLimiter::decision), operation);
+		return eval(key, operation, cost).map(RedisLimiter::decision);
 	}
 
 	private Mono<Void> run(String key, byte[] operation, int cost) {
-		return bounded(eval(key, operation, cost).then(), operation);
+		return eval(key, operation, cost).then();
 	}
 
 	private Mono<Void> delete(String key) {
 		ByteBuffer redisKey = keyBuffer(key);
-		return bounded(this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then(),
-				"reset");
+		return this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then();
 	}
 
 	private Mono<List<Object>> eval(String key, byte[] operation, int cost) {
@@ -227,10 +225,6 @@ final class RedisLimiter implements Limiter {
 
 	private ByteBuffer keyBuffer(String key) {
 		return ByteBuffer.wrap((this.keyStart + key + "}").getBytes(StandardCharsets.UTF_8));
-	}
-
-	private <T> Mono<T> bounded(Mono<T> call, byte[] operation) {
-		return bounded(call, (operation == ACQUIRE) ? "tryAcquire" : (operation == REFUND) ? "refund" : "peek");
 	}
 
 	private <T> Mono<T> bounded(Mono<T> call, String operation) {
