@@ -1,11 +1,33 @@
 package dev.throttle;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
+import org.openjdk.jol.datamodel.Model64;
+import org.openjdk.jol.info.ClassLayout;
+import org.openjdk.jol.layouters.HotSpotLayouter;
+import org.openjdk.jol.vm.VM;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class DecisionTests {
+
+	/** The longest duration a decision keeps exactly: 2^48-2 ms. */
+	private static final long LONGEST_KEPT_MILLIS = (1L << 48) - 2;
+
+	private static final int[] REMAINING_EDGES = { 0, 1, 65535, 65536, Integer.MAX_VALUE };
+
+	/** What {@link Decision} was before it was packed: its equals, hashCode and toString are the reference. */
+	private record RecordDecision(boolean allowed, int limit, int remaining, long retryAfterMillis,
+			long resetAfterMillis) {
+	}
 
 	@Test
 	void retryAfterInSecondsIsRoundedUpAndNeverZeroForARefusal() {
@@ -31,6 +53,194 @@ class DecisionTests {
 		assertThat(new ThrottledException(new GcraPolicy("api", 3, java.time.Duration.ofMinutes(1)), never))
 			.hasMessage("Policy 'api' can never grant this call: its cost is more than the 3 the policy allows at once")
 			.satisfies((ex) -> assertThat(ex.getStackTrace()).isEmpty());
+	}
+
+	@Test
+	void everyFieldRoundTripsExactlyAtItsEdges() {
+		int[] limits = { 0, 1, Integer.MAX_VALUE };
+		long[] durations = { 0, 1, 65535, 65536, LONGEST_KEPT_MILLIS - 1, LONGEST_KEPT_MILLIS };
+		for (int limit : limits) {
+			for (int remaining : REMAINING_EDGES) {
+				for (long resetAfter : durations) {
+					assertRoundTrips(true, limit, remaining, 0, resetAfter);
+					for (long retryAfter : durations) {
+						if (retryAfter > 0) {
+							assertRoundTrips(false, limit, remaining, retryAfter, resetAfter);
+						}
+					}
+					assertRoundTrips(false, limit, remaining, Decision.NEVER, resetAfter);
+				}
+			}
+		}
+	}
+
+	@Test
+	void remainingIsKeptWhateverItsBitsAre() {
+		for (int bit = 0; bit < 31; bit++) {
+			int remaining = 1 << bit;
+			assertThat(Decision.allow(7, remaining, 5).remaining()).isEqualTo(remaining);
+			assertThat(Decision.reject(7, remaining, 3, 5).remaining()).isEqualTo(remaining);
+			assertThat(Decision.allow(7, remaining - 1, LONGEST_KEPT_MILLIS).remaining()).isEqualTo(remaining - 1);
+		}
+		assertThat(Decision.reject(7, 0x5555_5555, 3, 5).remaining()).isEqualTo(0x5555_5555);
+		assertThat(Decision.reject(7, 0x2AAA_AAAA, Decision.NEVER, LONGEST_KEPT_MILLIS).remaining())
+			.isEqualTo(0x2AAA_AAAA);
+	}
+
+	@Test
+	void neverIsKeptExactlyWithItsRemainingAndReset() {
+		Decision never = new Decision(false, Integer.MAX_VALUE, Integer.MAX_VALUE, Decision.NEVER, 42);
+		assertThat(never.retryAfterMillis()).isEqualTo(Decision.NEVER);
+		assertThat(never.retryAfterSeconds()).isEqualTo(Decision.NEVER / 1000);
+		assertThat(never.retryAfter()).isEqualTo(Duration.ofMillis(Decision.NEVER));
+		assertThat(never.canSucceedLater()).isFalse();
+		assertThat(never.allowed()).isFalse();
+		assertThat(never.remaining()).isEqualTo(Integer.MAX_VALUE);
+		assertThat(never.resetAfterMillis()).isEqualTo(42);
+		assertThat(Decision.reject(1, 0, Decision.NEVER, 0).canSucceedLater()).isFalse();
+		assertThat(Decision.neverAllowed(3).retryAfterMillis()).isEqualTo(Decision.NEVER);
+	}
+
+	@Test
+	void aWaitAboveTheLongestKeptDurationIsReportedAsThatAndStaysAPossibleRefusal() {
+		for (long retryAfter : new long[] { LONGEST_KEPT_MILLIS + 1, LONGEST_KEPT_MILLIS + 2, 1L << 62,
+				Decision.NEVER - 1 }) {
+			Decision refusal = Decision.reject(5, 65536, retryAfter, 10);
+			assertThat(refusal.retryAfterMillis()).isEqualTo(LONGEST_KEPT_MILLIS);
+			assertThat(refusal.allowed()).isFalse();
+			assertThat(refusal.canSucceedLater()).isTrue();
+			assertThat(refusal.retryAfterSeconds()).isEqualTo((LONGEST_KEPT_MILLIS + 999) / 1000);
+			assertThat(refusal.remaining()).isEqualTo(65536);
+			assertThat(refusal.resetAfterMillis()).isEqualTo(10);
+		}
+	}
+
+	@Test
+	void aResetAboveTheLongestKeptDurationIsReportedAsThat() {
+		for (long resetAfter : new long[] { LONGEST_KEPT_MILLIS + 1, 1L << 48, Long.MAX_VALUE }) {
+			Decision allowed = Decision.allow(5, Integer.MAX_VALUE, resetAfter);
+			assertThat(allowed.resetAfterMillis()).isEqualTo(LONGEST_KEPT_MILLIS);
+			assertThat(allowed.resetAfterSeconds()).isEqualTo((LONGEST_KEPT_MILLIS + 999) / 1000);
+			assertThat(allowed.resetAfter()).isEqualTo(Duration.ofMillis(LONGEST_KEPT_MILLIS));
+			assertThat(allowed.allowed()).isTrue();
+			assertThat(allowed.remaining()).isEqualTo(Integer.MAX_VALUE);
+			assertThat(allowed.retryAfterMillis()).isZero();
+		}
+	}
+
+	@Test
+	void toStringReadsAsARecordWould() {
+		assertThat(Decision.allow(10, 3, 2000))
+			.hasToString("Decision[allowed=true, limit=10, remaining=3, retryAfterMillis=0, resetAfterMillis=2000]");
+		assertThat(Decision.neverAllowed(4)).hasToString("Decision[allowed=false, limit=4, remaining=0, retryAfterMillis="
+				+ Long.MAX_VALUE + ", resetAfterMillis=0]");
+		for (RecordDecision expected : samples()) {
+			assertThat(decisionOf(expected)).hasToString(expected.toString().replaceFirst("^RecordDecision", "Decision"));
+		}
+	}
+
+	@Test
+	void equalsAndHashCodeAreThoseOfARecordOfTheFiveValues() {
+		List<RecordDecision> samples = samples();
+		for (RecordDecision expected : samples) {
+			Decision decision = decisionOf(expected);
+			Decision same = decisionOf(expected);
+			assertThat(decision).isEqualTo(decision).isEqualTo(same).hasSameHashCodeAs(same);
+			assertThat(decision.hashCode()).isEqualTo(expected.hashCode());
+			assertThat(decision).isNotEqualTo(null);
+			for (RecordDecision other : samples) {
+				if (!other.equals(expected)) {
+					assertThat(decision).isNotEqualTo(decisionOf(other));
+				}
+			}
+		}
+	}
+
+	@Test
+	void eachValueTakesPartInEquality() {
+		Decision base = new Decision(false, 10, 70000, 500, 2000);
+		assertThat(base).isEqualTo(new Decision(false, 10, 70000, 500, 2000))
+			.isNotEqualTo(new Decision(true, 10, 70000, 0, 2000))
+			.isNotEqualTo(new Decision(false, 11, 70000, 500, 2000))
+			.isNotEqualTo(new Decision(false, 10, 70001, 500, 2000))
+			.isNotEqualTo(new Decision(false, 10, 4464, 500, 2000))
+			.isNotEqualTo(new Decision(false, 10, 70000, 501, 2000))
+			.isNotEqualTo(new Decision(false, 10, 70000, Decision.NEVER, 2000))
+			.isNotEqualTo(new Decision(false, 10, 70000, 500, 2001));
+	}
+
+	@Test
+	void invalidValuesAreRefusedWithTheSameMessagesAsBefore() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new Decision(true, -1, 0, 0, 0))
+			.withMessage("limit and remaining must not be negative");
+		assertThatIllegalArgumentException().isThrownBy(() -> new Decision(true, 1, -1, 0, 0))
+			.withMessage("limit and remaining must not be negative");
+		assertThatIllegalArgumentException().isThrownBy(() -> Decision.allow(1, Integer.MIN_VALUE, 0))
+			.withMessage("limit and remaining must not be negative");
+		assertThatIllegalArgumentException().isThrownBy(() -> new Decision(true, 1, 0, 0, -1))
+			.withMessage("resetAfterMillis must not be negative");
+		assertThatIllegalArgumentException().isThrownBy(() -> Decision.reject(1, 0, 5, Long.MIN_VALUE))
+			.withMessage("resetAfterMillis must not be negative");
+		assertThatIllegalArgumentException().isThrownBy(() -> new Decision(true, 1, 0, 5, 0))
+			.withMessage("retryAfterMillis must be 0 when allowed and positive when rejected, was 5");
+		assertThatIllegalArgumentException().isThrownBy(() -> new Decision(true, 1, 0, Decision.NEVER, 0))
+			.withMessage("retryAfterMillis must be 0 when allowed and positive when rejected, was " + Long.MAX_VALUE);
+		assertThatIllegalArgumentException().isThrownBy(() -> new Decision(false, 1, 0, 0, 0))
+			.withMessage("retryAfterMillis must be 0 when allowed and positive when rejected, was 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> new Decision(false, 1, 0, -3, 0))
+			.withMessage("retryAfterMillis must be 0 when allowed and positive when rejected, was -3");
+	}
+
+	@Test
+	void itsOnlyFieldsAreOneIntAndTwoLongs() {
+		List<Class<?>> fieldTypes = Arrays.stream(Decision.class.getDeclaredFields())
+			.filter((field) -> !Modifier.isStatic(field.getModifiers()))
+			.<Class<?>>map(Field::getType)
+			.sorted(Comparator.comparing(Class::getName))
+			.toList();
+		assertThat(fieldTypes).containsExactly(int.class, long.class, long.class);
+		assertThat(Decision.class.getSuperclass()).isEqualTo(Object.class);
+	}
+
+	@Test
+	void anInstanceTakes32BytesOnA64BitHotSpotWithCompressedPointers() {
+		ClassLayout layout = ClassLayout.parseClass(Decision.class, new HotSpotLayouter(new Model64(true, true, 8), 17));
+		assertThat(layout.headerSize()).isEqualTo(12);
+		assertThat(layout.instanceSize()).isEqualTo(32);
+	}
+
+	@Test
+	void anInstanceTakesAtMost32BytesInThisJvmWhenItsHeaderIs12Bytes() {
+		assumeTrue(VM.current().objectHeaderSize() == 12, "needs compressed class pointers");
+		assertThat(ClassLayout.parseClass(Decision.class).instanceSize()).isLessThanOrEqualTo(32);
+	}
+
+	private static void assertRoundTrips(boolean allowed, int limit, int remaining, long retryAfterMillis,
+			long resetAfterMillis) {
+		Decision decision = new Decision(allowed, limit, remaining, retryAfterMillis, resetAfterMillis);
+		assertThat(new RecordDecision(decision.allowed(), decision.limit(), decision.remaining(),
+				decision.retryAfterMillis(), decision.resetAfterMillis()))
+			.isEqualTo(new RecordDecision(allowed, limit, remaining, retryAfterMillis, resetAfterMillis));
+		assertThat(decision.canSucceedLater()).isEqualTo(retryAfterMillis != Decision.NEVER);
+		assertThat(decision.retryAfter()).isEqualTo(Duration.ofMillis(retryAfterMillis));
+		assertThat(decision.resetAfter()).isEqualTo(Duration.ofMillis(resetAfterMillis));
+		assertThat(decision.retryAfterSeconds())
+			.isEqualTo((retryAfterMillis == Decision.NEVER) ? Decision.NEVER / 1000 : (retryAfterMillis + 999) / 1000);
+		assertThat(decision.resetAfterSeconds()).isEqualTo((resetAfterMillis + 999) / 1000);
+	}
+
+	private static List<RecordDecision> samples() {
+		return List.of(new RecordDecision(true, 10, 3, 0, 2000), new RecordDecision(true, 0, 0, 0, 0),
+				new RecordDecision(true, Integer.MAX_VALUE, Integer.MAX_VALUE, 0, LONGEST_KEPT_MILLIS),
+				new RecordDecision(false, 10, 65535, 1, 1), new RecordDecision(false, 10, 65536, 1, 1),
+				new RecordDecision(false, 1, 0, Decision.NEVER, 0),
+				new RecordDecision(false, 1, 0, LONGEST_KEPT_MILLIS, 0),
+				new RecordDecision(false, 7, 123456789, 4321, 98765));
+	}
+
+	private static Decision decisionOf(RecordDecision values) {
+		return new Decision(values.allowed(), values.limit(), values.remaining(), values.retryAfterMillis(),
+				values.resetAfterMillis());
 	}
 
 }
