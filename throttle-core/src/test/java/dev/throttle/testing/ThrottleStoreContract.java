@@ -375,6 +375,37 @@ public abstract class ThrottleStoreContract {
 		}
 
 		@Test
+		void theLiveAttemptsAreCountedWhileTheOldestExpireOneByOne() {
+			// delays of 1 s x over: the log grows to six attempts, then loses its oldest as they turn ttl old
+			Throttler throttler = throttler(new SlidingLogPolicy("s", 3, Duration.ofSeconds(10), Duration.ofSeconds(1), 1));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 2, 10_000));
+			advance(1_000);
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 1, 10_000));
+			advance(1_000);
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 0, 10_000));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(reject(3, 0, 1_000, 10_000));
+			advance(1_000);
+			assertThat(throttler.tryAcquire("s", "k")).as("at 3 s, over 1").isEqualTo(allow(3, 0, 10_000));
+			advance(2_000);
+			assertThat(throttler.tryAcquire("s", "k")).as("at 5 s, over 2").isEqualTo(allow(3, 0, 10_000));
+			advance(3_000);
+			assertThat(throttler.tryAcquire("s", "k")).as("at 8 s, over 3").isEqualTo(allow(3, 0, 10_000));
+			advance(2_000);
+			assertThat(throttler.peek("s", "k")).as("at 10 s the attempt at 0 s stopped counting: five live, over 3")
+				.isEqualTo(reject(3, 0, 1_000, 8_000));
+			advance(1_000);
+			assertThat(throttler.tryAcquire("s", "k")).as("at 11 s four live (1 s is ttl old too), over 2")
+				.isEqualTo(allow(3, 0, 10_000));
+			assertThat(throttler.tryAcquire("s", "k")).as("five live again, over 3: 3 s after 11 s")
+				.isEqualTo(reject(3, 0, 3_000, 10_000));
+			advance(8_000);
+			assertThat(throttler.peek("s", "k")).as("at 19 s only the attempt at 11 s counts")
+				.isEqualTo(allow(3, 2, 2_000));
+			advance(2_000);
+			assertThat(throttler.peek("s", "k")).isEqualTo(allow(3, 3, 0));
+		}
+
+		@Test
 		void aRefusedAttemptIsNotRecorded() {
 			Throttler throttler = throttler(new SlidingLogPolicy("s", 1, Duration.ofMinutes(1), Duration.ofSeconds(10), 1));
 			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(1, 0, 60_000));

@@ -27,29 +27,13 @@ if now then
   now = now * 1000
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  now = time[1] * 1000000 + time[2]
 end
 local limit = tonumber(ARGV[4])
 local interval = tonumber(ARGV[5])
 local tolerance = tonumber(ARGV[6])
-
-local function idiv(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  return q
-end
-
-local function ceil_div(a, b)
-  return idiv(a + b - 1, b)
-end
-
-local function fmt(n)
-  return string.format('%d', n)
-end
-
-local function remaining(ahead)
-  return math.max(0, idiv(tolerance - ahead, interval))
-end
+-- every operand below is an integer under 2^53, where math.floor of a double quotient is exact
+local floor = math.floor
 
 local raw = redis.pcall('GET', key)
 local tat = (type(raw) == 'string') and tonumber(raw) or nil
@@ -58,9 +42,11 @@ if tat and tat > now then
   ahead = tat - now
 end
 
+-- what a refusal of cost c answers: the retry comes when the trial score is back within tolerance
 local function rejected(c)
-  local retry = ahead + c * interval - tolerance
-  return {0, limit, remaining(ahead), ceil_div(retry, 1000), ceil_div(ahead, 1000)}
+  local remaining = floor((tolerance - ahead) / interval)
+  if remaining < 0 then remaining = 0 end
+  return {0, limit, remaining, floor((ahead + c * interval - tolerance + 999) / 1000), floor((ahead + 999) / 1000)}
 end
 
 if op == 'a' then
@@ -68,11 +54,12 @@ if op == 'a' then
   if trial > tolerance then
     return rejected(cost)
   end
-  redis.call('SET', key, fmt(now + trial), 'PX', fmt(ceil_div(trial, 1000)))
-  return {1, limit, remaining(trial), 0, ceil_div(trial, 1000)}
+  local reset = floor((trial + 999) / 1000)
+  redis.call('SET', key, string.format('%d', now + trial), 'PX', string.format('%d', reset))
+  return {1, limit, floor((tolerance - trial) / interval), 0, reset}
 elseif op == 'p' then
   if ahead + interval <= tolerance then
-    return {1, limit, remaining(ahead), 0, ceil_div(ahead, 1000)}
+    return {1, limit, floor((tolerance - ahead) / interval), 0, floor((ahead + 999) / 1000)}
   end
   return rejected(1)
 elseif op == 'r' then
@@ -83,7 +70,7 @@ elseif op == 'r' then
   if back <= now then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, fmt(back), 'PX', fmt(ceil_div(back - now, 1000)))
+    redis.call('SET', key, string.format('%d', back), 'PX', string.format('%d', floor((back - now + 999) / 1000)))
   end
   return {}
 end

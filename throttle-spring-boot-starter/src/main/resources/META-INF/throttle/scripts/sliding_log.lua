@@ -1,7 +1,8 @@
 -- Sliding log with a growing delay (metabase's check), mirroring
 -- dev.throttle.memory.SlidingLogLimiter transition for transition.
 --
--- KEYS[1]   the key's state: a list of the times (epoch ms) of recent allowed attempts, oldest first
+-- KEYS[1]   the key's state: the string "L" followed by the times (epoch ms) of recent allowed
+--           attempts, oldest first, each as 15 decimal digits; absent = none
 -- ARGV[1]   operation: a (acquire) | r (refund) | p (peek)
 -- ARGV[2]   cost (always 1 for a sliding log)
 -- ARGV[3]   now in epoch milliseconds, or "" to read the Redis server's TIME
@@ -16,6 +17,12 @@
 -- not recorded (nothing is written); an allowed one keeps at most maxEntries - 1 live attempts plus
 -- itself. Every write sets PX to the time until no attempt counts any more. A refund removes the
 -- most recent attempt.
+--
+-- Why one fixed-width string rather than a list: the times are written in order, so the live ones
+-- are the string's tail; a decision reads one value and finds the first live time by binary search
+-- (a few string.sub calls) instead of converting every entry of a list, and a refused call on a
+-- hot key, the abuser's case, touches no more than that. The leading "L" keeps the value from
+-- reading as a number to the other scripts.
 
 -- State that this script cannot read (written by another algorithm or by other settings of this
 -- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
@@ -28,117 +35,88 @@ local op = ARGV[1]
 local now = tonumber(ARGV[3])
 if not now then
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  now = time[1] * 1000 + math.floor(time[2] / 1000)
 end
 local threshold = tonumber(ARGV[4])
 local ttl = tonumber(ARGV[5])
 local max_entries = tonumber(ARGV[6])
-local delay_count = #ARGV - 6
+local width = 15
 
-local function fmt(n)
-  return string.format('%d', n)
-end
-
--- sets the expiry to the time until the newest of the list's times is ttl old, or deletes the key
-local function expire_from(times)
-  local newest = nil
-  for i = 1, #times do
-    local t = tonumber(times[i])
-    if newest == nil or t > newest then newest = t end
-  end
-  if newest == nil or newest + ttl - now <= 0 then
-    redis.call('DEL', key)
-  else
-    redis.call('PEXPIRE', key, fmt(newest + ttl - now))
+-- the log: n entries, entry i at raw[2 + (i - 1) * width, 1 + i * width]; newest = entry n
+local raw = redis.pcall('GET', key)
+local n = 0
+local newest
+if type(raw) == 'string' and string.sub(raw, 1, 1) == 'L' and (#raw - 1) % width == 0 then
+  n = (#raw - 1) / width
+  if n > 0 then
+    newest = tonumber(string.sub(raw, #raw - width + 1))
+    if newest == nil or newest > now then
+      n = 0
+    end
   end
 end
+if n == 0 then
+  raw = 'L'
+  newest = nil
+end
 
--- the recent attempts, oldest first; a key of another type or with entries that are not times is
--- dropped so that the write below starts a clean list
-local log = redis.pcall('LRANGE', key, 0, -1)
-if type(log) ~= 'table' or log.err then
-  redis.call('DEL', key)
-  log = {}
+local function entry(i)
+  return tonumber(string.sub(raw, 2 + (i - 1) * width, 1 + i * width)) or now
 end
-for i = 1, #log do
-  log[i] = tonumber(log[i])
-  if log[i] == nil or log[i] > now then
-    redis.call('DEL', key)
-    log = {}
-    break
-  end
-end
-local n = #log
 
 if op == 'r' then
   if n > 0 then
-    redis.call('RPOP', key)
-    log[n] = nil
-    expire_from(log)
+    if n == 1 then
+      redis.call('DEL', key)
+    else
+      local previous = entry(n - 1)
+      local left = previous + ttl - now
+      if left <= 0 then
+        redis.call('DEL', key)
+      else
+        redis.call('SET', key, string.sub(raw, 1, #raw - width), 'PX', string.format('%d', left))
+      end
+    end
   end
   return {}
 end
+
+-- live attempts: the entries after the last one that is ttl old (binary search; times ascend)
 local live = 0
-for i = 1, n do
-  if now - log[i] < ttl then live = live + 1 end
+if n > 0 and now - newest < ttl then
+  local lo, hi = 1, n
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if now - entry(mid) < ttl then hi = mid else lo = mid + 1 end
+  end
+  live = n - lo + 1
 end
 
 -- how long the next attempt must still wait, 0 when it may pass now
 local wait = 0
 local over = live + 1 - threshold
 if over > 0 then
-  local delay = tonumber(ARGV[6 + math.min(over, delay_count)])
-  wait = math.max(0, log[n] + delay - now)
+  local delay = tonumber(ARGV[6 + math.min(over, #ARGV - 6)])
+  wait = math.max(0, newest + delay - now)
 end
 
 if op == 'p' then
   if live == 0 then
     return {1, threshold, threshold, 0, 0}
   end
-  local until_neutral = log[n] + ttl - now
+  local until_neutral = newest + ttl - now
   if wait > 0 then
     return {0, threshold, 0, wait, until_neutral}
   end
   return {1, threshold, math.max(0, threshold - live), 0, until_neutral}
 elseif op == 'a' then
   if wait > 0 then
-    return {0, threshold, 0, wait, log[n] + ttl - now}
+    return {0, threshold, 0, wait, newest + ttl - now}
   end
-  -- keep the newest min(live, maxEntries - 1) live attempts, then append now
+  -- keep the newest min(live, maxEntries - 1) attempts (the string's tail), then append now
   local kept = math.min(live, max_entries - 1)
-  local keep = {}
-  local contiguous = true
-  local i = n
-  while i >= 1 and #keep < kept do
-    if now - log[i] < ttl then
-      keep[#keep + 1] = log[i]
-    else
-      contiguous = false
-    end
-    i = i - 1
-  end
-  if contiguous then
-    -- the kept attempts are the list's tail: trim the head, push now
-    if kept == 0 then
-      redis.call('DEL', key)
-    elseif n > kept then
-      redis.call('LTRIM', key, n - kept, -1)
-    end
-    redis.call('RPUSH', key, fmt(now))
-  else
-    local values = {}
-    for j = #keep, 1, -1 do
-      values[#values + 1] = fmt(keep[j])
-    end
-    values[#values + 1] = fmt(now)
-    redis.call('DEL', key)
-    redis.call('RPUSH', key, unpack(values))
-  end
-  local newest = now
-  for j = 1, #keep do
-    if keep[j] > newest then newest = keep[j] end
-  end
-  redis.call('PEXPIRE', key, fmt(newest + ttl - now))
+  local tail = (kept > 0) and string.sub(raw, #raw - kept * width + 1) or ''
+  redis.call('SET', key, 'L' .. tail .. string.format('%015d', now), 'PX', ARGV[5])
   return {1, threshold, math.max(0, threshold - (kept + 1)), 0, ttl}
 end
 return redis.error_reply('unknown operation ' .. tostring(op))

@@ -31,11 +31,11 @@ local capacity = tonumber(ARGV[4])
 local refill_tokens = tonumber(ARGV[5])
 local period = tonumber(ARGV[6])
 
--- exact floor division for integers below 2^53 (a double quotient can round up to the next integer)
+-- floor division; exact for the integers here (all below 2^53, where a double quotient never
+-- rounds across an integer)
+local floor = math.floor
 local function idiv(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  return q
+  return floor(a / b)
 end
 
 local function ceil_div(a, b)

@@ -1,7 +1,8 @@
 package dev.throttle.spring.web;
 
 import java.util.List;
-import java.util.stream.Collectors;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import dev.throttle.Decision;
 import dev.throttle.Policy;
@@ -21,6 +22,15 @@ public final class RateLimitHeaders {
 	/** The limit field's name. */
 	public static final String LIMIT = "RateLimit";
 
+	/**
+	 * A policy's item never changes, and every allowed response carries it: formatted once per
+	 * policy (policies are values and come from configuration, so this stays small; past the bound
+	 * items are formatted per call rather than kept).
+	 */
+	private static final Map<Policy, String> POLICY_ITEMS = new ConcurrentHashMap<>();
+
+	private static final int MAX_CACHED_POLICY_ITEMS = 1024;
+
 	private RateLimitHeaders() {
 	}
 
@@ -30,7 +40,17 @@ public final class RateLimitHeaders {
 	 * @return a list of policy items
 	 */
 	public static String policy(List<PolicyDecision> decisions) {
-		return decisions.stream().map((d) -> policyItem(d.policy())).collect(Collectors.joining(", "));
+		if (decisions.size() == 1) {
+			return policyItem(decisions.get(0).policy());
+		}
+		StringBuilder value = new StringBuilder(32 * decisions.size());
+		for (int i = 0; i < decisions.size(); i++) {
+			if (i > 0) {
+				value.append(", ");
+			}
+			value.append(policyItem(decisions.get(i).policy()));
+		}
+		return value.toString();
 	}
 
 	/**
@@ -39,15 +59,43 @@ public final class RateLimitHeaders {
 	 * @return a list of limit items
 	 */
 	public static String limit(List<PolicyDecision> decisions) {
-		return decisions.stream().map((d) -> limitItem(d.policy(), d.decision())).collect(Collectors.joining(", "));
+		StringBuilder value = new StringBuilder(32 * decisions.size());
+		for (int i = 0; i < decisions.size(); i++) {
+			if (i > 0) {
+				value.append(", ");
+			}
+			PolicyDecision item = decisions.get(i);
+			appendLimitItem(value, item.policy(), item.decision());
+		}
+		return value.toString();
 	}
 
 	static String policyItem(Policy policy) {
+		String item = POLICY_ITEMS.get(policy);
+		if (item == null) {
+			item = formatPolicyItem(policy);
+			if (POLICY_ITEMS.size() < MAX_CACHED_POLICY_ITEMS) {
+				POLICY_ITEMS.putIfAbsent(policy, item);
+			}
+		}
+		return item;
+	}
+
+	private static String formatPolicyItem(Policy policy) {
 		return "\"" + policy.name() + "\";q=" + policy.quota() + ";w=" + Math.max(1, ceilSeconds(policy.window().toMillis()));
 	}
 
 	static String limitItem(Policy policy, Decision decision) {
-		return "\"" + policy.name() + "\";r=" + decision.remaining() + ";t=" + decision.resetAfterSeconds();
+		return appendLimitItem(new StringBuilder(32), policy, decision).toString();
+	}
+
+	private static StringBuilder appendLimitItem(StringBuilder value, Policy policy, Decision decision) {
+		return value.append('"')
+			.append(policy.name())
+			.append("\";r=")
+			.append(decision.remaining())
+			.append(";t=")
+			.append(decision.resetAfterSeconds());
 	}
 
 	private static long ceilSeconds(long millis) {

@@ -1,0 +1,46 @@
+package dev.throttle.spring.web;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.GcraPolicy;
+import dev.throttle.spring.aop.PolicyDecision;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RateLimitHeadersTests {
+
+	private final GcraPolicy api = new GcraPolicy("api", 100, Duration.ofMinutes(1));
+
+	private final FixedWindowPolicy login = new FixedWindowPolicy("login-ip", 5, Duration.ofMillis(900_500));
+
+	@Test
+	void oneDecisionGivesOnePolicyItemAndOneLimitItem() {
+		List<PolicyDecision> decisions = List.of(new PolicyDecision(this.api, Decision.allow(100, 42, 7_001)));
+		assertThat(RateLimitHeaders.policy(decisions)).isEqualTo("\"api\";q=100;w=60");
+		assertThat(RateLimitHeaders.limit(decisions)).isEqualTo("\"api\";r=42;t=8");
+	}
+
+	@Test
+	void severalDecisionsAreListedInOrderWithWindowsRoundedUpToWholeSeconds() {
+		List<PolicyDecision> decisions = List.of(new PolicyDecision(this.login, Decision.allow(5, 4, 900_500)),
+				new PolicyDecision(this.api, Decision.allow(100, 0, 0)));
+		assertThat(RateLimitHeaders.policy(decisions)).isEqualTo("\"login-ip\";q=5;w=901, \"api\";q=100;w=60");
+		assertThat(RateLimitHeaders.limit(decisions)).isEqualTo("\"login-ip\";r=4;t=901, \"api\";r=0;t=0");
+	}
+
+	@Test
+	void aPolicyItemFollowsThePolicysValuesNotJustItsName() {
+		List<PolicyDecision> before = List.of(new PolicyDecision(this.api, Decision.allow(100, 1, 1)));
+		List<PolicyDecision> after = List
+			.of(new PolicyDecision(new GcraPolicy("api", 3, Duration.ofSeconds(10)), Decision.allow(3, 1, 1)));
+		assertThat(RateLimitHeaders.policy(before)).isEqualTo("\"api\";q=100;w=60");
+		assertThat(RateLimitHeaders.policy(after)).isEqualTo("\"api\";q=3;w=10");
+		assertThat(RateLimitHeaders.policy(before)).isEqualTo("\"api\";q=100;w=60");
+	}
+
+}
