@@ -146,10 +146,10 @@ redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null
 
 for regime in api high; do
   if [[ "$regime" == api ]]; then
-    variants=(evalsha evalsha-spring throttle-token-bucket throttle-gcra throttle-fixed-window throttle-lockout
+    variants=(evalsha evalsha-gcra-bare evalsha-spring throttle-token-bucket throttle-gcra throttle-fixed-window throttle-lockout
               throttle-sliding-log bucket4j)
   else
-    variants=(evalsha throttle-token-bucket throttle-gcra throttle-fixed-window bucket4j)
+    variants=(evalsha evalsha-gcra-bare throttle-token-bucket throttle-gcra throttle-fixed-window bucket4j)
   fi
   for variant in "${variants[@]}"; do
     log "redis, regime $regime, $variant"

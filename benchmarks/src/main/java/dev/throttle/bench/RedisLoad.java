@@ -53,6 +53,9 @@ import dev.throttle.spring.redis.RedisThrottleStore;
  * <li>{@code evalsha}: the raw baseline, {@code EVALSHA} of {@code return 1} (with the key as
  * KEYS[1]) through Lettuce's async API on the shared native connection of the same kind of factory
  * (the connection the store's reactive calls use), waited for with a bounded {@code get};</li>
+ * <li>{@code evalsha-gcra-bare}: the floor of any store whose state lives in a script that reads
+ * Redis {@code TIME}: the smallest GCRA script (TIME, GET, SET PX, an integer reply) on the raw
+ * baseline's path, configured to the regime's GCRA limit;</li>
  * <li>{@code evalsha-spring}: the same through Spring Data Redis's reactive connection, the path the
  * store takes, to show how much of the store's cost is Spring's;</li>
  * <li>{@code bucket4j}: Bucket4j's Lettuce compare-and-swap proxy manager on its own Lettuce
@@ -314,6 +317,28 @@ public final class RedisLoad {
 					return one == 1L;
 				}, factory::destroy);
 			}
+			if (variant.equals("evalsha-gcra-bare")) {
+				// the floor for any store that keeps its state in a script and reads Redis TIME: the
+				// smallest GCRA (TIME, GET, SET PX, an integer reply) on the raw baseline's path
+				ExposedFactory factory = new ExposedFactory(port);
+				@SuppressWarnings("unchecked")
+				StatefulRedisConnection<ByteBuffer, ByteBuffer> shared = (StatefulRedisConnection<ByteBuffer, ByteBuffer>) factory
+					.sharedReactiveConnection();
+				RedisAsyncCommands<ByteBuffer, ByteBuffer> commands = shared.async();
+				String sha = commands.scriptLoad(BARE_GCRA).get(5, TimeUnit.SECONDS);
+				dev.throttle.GcraPolicy gcra = (dev.throttle.GcraPolicy) Workload.policy("gcra", regime);
+				ByteBuffer interval = ascii(Long.toString(gcra.emissionIntervalMicros()));
+				ByteBuffer tolerance = ascii(Long.toString(gcra.toleranceMicros()));
+				long waitNanos = TimeUnit.MILLISECONDS.toNanos(120);
+				return new Subject((key) -> {
+					ByteBuffer redisKey = ByteBuffer.wrap(redisKey(key));
+					ByteBuffer[] keys = { redisKey };
+					Long allowed = commands.<Long>evalsha(sha, ScriptOutputType.INTEGER, keys, interval.duplicate(),
+							tolerance.duplicate())
+						.get(waitNanos, TimeUnit.NANOSECONDS);
+					return allowed == 1L;
+				}, factory::destroy);
+			}
 			if (variant.equals("evalsha-spring")) {
 				// the same EVALSHA through Spring Data Redis's reactive connection, as the store calls it
 				LettuceConnectionFactory factory = factory(port);
@@ -348,6 +373,22 @@ public final class RedisLoad {
 		}
 
 		/** The key the store would use, encoded per call as the store encodes it. */
+		/** The anchors' one-key GCRA: TIME, GET, SET PX, 1 when allowed and 0 when refused. */
+		private static final String BARE_GCRA = """
+				local t = redis.call('TIME')
+				local now = t[1] * 1000000 + t[2]
+				local tat = tonumber(redis.call('GET', KEYS[1]) or 0) or 0
+				if tat < now then tat = now end
+				local trial = tat + tonumber(ARGV[1])
+				if trial - now > tonumber(ARGV[2]) then return 0 end
+				redis.call('SET', KEYS[1], string.format('%d', trial), 'PX', math.ceil((trial - now) / 1000))
+				return 1
+				""";
+
+		private static ByteBuffer ascii(String text) {
+			return ByteBuffer.wrap(text.getBytes(StandardCharsets.US_ASCII));
+		}
+
 		private static byte[] redisKey(String key) {
 			return ("throttle:{" + Workload.POLICY + ":" + key + "}").getBytes(StandardCharsets.UTF_8);
 		}

@@ -174,7 +174,7 @@ public final class Report {
 		}
 		this.out.append("### Memory store, 1 thread, regime `api`, caller keeps only `allowed()`\n\n");
 		this.out.append("The same decision as above, but the benchmark returns only `decision.allowed()`: where the JIT inlines "
-				+ "the whole decision, escape analysis removes the `Decision` (40 B, see `layouts.txt`).\n\n");
+				+ "the whole decision, escape analysis removes the `Decision` (32 B, see `layouts.txt`).\n\n");
 		this.out.append("| algorithm | keys | M ops/s | B/op |\n|---|---|--:|--:|\n");
 		rows.forEach((key, row) -> this.out.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f |\n",
 				key.substring(0, key.indexOf('|')), key.substring(key.indexOf('|') + 1), mops(row[0]), row[1])));
@@ -270,7 +270,9 @@ public final class Report {
 		this.out.append("Callers are threads that each wait for their answer. **vs EVALSHA** = the raw baseline "
 				+ "(`EVALSHA` of `return 1`, with the key, through Lettuce's async API on the shared native connection of the "
 				+ "same kind of Spring `LettuceConnectionFactory` the store uses); `evalsha-spring` is the same call through "
-				+ "Spring Data Redis's reactive connection, the path the store takes. **vs B4j** = Bucket4j's Lettuce CAS proxy "
+				+ "Spring Data Redis's reactive connection, the path the store takes. **vs bare** = `evalsha-gcra-bare`, the "
+				+ "smallest GCRA script (`TIME`, `GET`, `SET PX`, an integer reply) on the raw baseline's path: the floor of any "
+				+ "store that keeps its state in a script and reads Redis time. **vs B4j** = Bucket4j's Lettuce CAS proxy "
 				+ "manager, same regime, keys and callers. Round trips = the client's top-level commands per decision under "
 				+ "`MONITOR`; commands = all commands Redis ran per decision (`INFO commandstats`, script-internal ones "
 				+ "included). client / server CPU = CPU time the client JVM / the Redis server spent per decision (they share "
@@ -281,18 +283,20 @@ public final class Report {
 				continue;
 			}
 			this.out.append(String.format(Locale.ROOT, "### Regime `%s`\n\n", regime));
-			this.out.append("| variant | keys | callers | decisions/s | vs EVALSHA | vs B4j | p50 µs | p99 µs | baseline p99 µs "
+			this.out.append("| variant | keys | callers | decisions/s | vs EVALSHA | vs bare | vs B4j | p50 µs | p99 µs | baseline p99 µs "
 					+ "| round trips | commands | client CPU µs | server CPU µs | allowed | errors |\n");
-			this.out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+			this.out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
 			for (Map<String, String> row : inRegime) {
 				Map<String, String> baseline = find(inRegime, "evalsha", row);
 				Map<String, String> peer = find(inRegime, "bucket4j", row);
+				Map<String, String> bare = find(inRegime, "evalsha-gcra-bare", row);
 				double rate = number(row.get("per_second"));
+				double vsBare = (bare != null) ? rate / number(bare.get("per_second")) : Double.NaN;
 				double vsBaseline = (baseline != null) ? rate / number(baseline.get("per_second")) : Double.NaN;
 				double vsPeer = (peer != null) ? rate / number(peer.get("per_second")) : Double.NaN;
 				this.out.append(String.format(Locale.ROOT,
-						"| %s | %s | %s | %,.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.get("variant"),
-						row.get("keys"), row.get("callers"), rate, fmt(vsBaseline), fmt(vsPeer), row.get("p50_us"), row.get("p99_us"),
+						"| %s | %s | %s | %,.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.get("variant"),
+						row.get("keys"), row.get("callers"), rate, fmt(vsBaseline), fmt(vsBare), fmt(vsPeer), row.get("p50_us"), row.get("p99_us"),
 						(baseline != null) ? baseline.get("p99_us") : "", row.get("round_trips_per_decision"),
 						row.get("commands_per_decision"), row.getOrDefault("client_cpu_us", ""), row.getOrDefault("server_cpu_us", ""),
 						percent(number(row.get("allowed_share"))), row.get("errors")));
