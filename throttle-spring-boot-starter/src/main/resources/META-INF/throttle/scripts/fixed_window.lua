@@ -4,8 +4,8 @@
 -- ARGV[1]  operation: a (acquire) | r (refund) | p (peek)
 -- ARGV[2]  cost, at least 1 (Java refuses costs above the limit before calling)
 -- ARGV[3]  now in epoch milliseconds, or "" to read the Redis server's TIME
--- ARGV[4]  limit
--- ARGV[5]  window in milliseconds
+-- P        the policy's numbers, on the line RedisThrottleScripts puts before this text:
+--          {limit, window in milliseconds}
 --
 -- Returns {allowed, limit, remaining, retryAfterMs, resetAfterMs} for a and p, {} for r.
 -- A window starts at the key's first call after the previous one ended (now >= start + window);
@@ -16,8 +16,6 @@
 -- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
 -- or is clamped into range, never an error: one stale key must not put the store in failure mode.
 
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-
 local key = KEYS[1]
 local op = ARGV[1]
 local cost = tonumber(ARGV[2])
@@ -26,8 +24,7 @@ if not now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
-local limit = tonumber(ARGV[4])
-local window = tonumber(ARGV[5])
+local limit, window = P[1], P[2]
 
 local function fmt(n)
   return string.format('%d', n)

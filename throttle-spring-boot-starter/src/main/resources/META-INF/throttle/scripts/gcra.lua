@@ -4,9 +4,8 @@
 -- ARGV[1]  operation: a (acquire) | r (refund) | p (peek)
 -- ARGV[2]  cost, at least 1 (Java refuses costs above the limit before calling)
 -- ARGV[3]  now in epoch milliseconds, or "" to read the Redis server's TIME in microseconds
--- ARGV[4]  limit (n)
--- ARGV[5]  emission interval T/n in microseconds
--- ARGV[6]  tolerance n * T/n in microseconds
+-- P        the policy's numbers, on the line RedisThrottleScripts puts before this text:
+--          {limit (n), emission interval T/n in microseconds, tolerance n * T/n in microseconds}
 --
 -- Returns {allowed, limit, remaining, retryAfterMs, resetAfterMs} for a and p, {} for r.
 -- trial = max(TAT, now) + cost * interval passes when trial - now <= tolerance, and is stored; a
@@ -16,8 +15,6 @@
 -- State that this script cannot read (written by another algorithm or by other settings of this
 -- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
 -- or is clamped into range, never an error: one stale key must not put the store in failure mode.
-
-if redis.replicate_commands then pcall(redis.replicate_commands) end
 
 local key = KEYS[1]
 local op = ARGV[1]
@@ -29,9 +26,7 @@ else
   local time = redis.call('TIME')
   now = time[1] * 1000000 + time[2]
 end
-local limit = tonumber(ARGV[4])
-local interval = tonumber(ARGV[5])
-local tolerance = tonumber(ARGV[6])
+local limit, interval, tolerance = P[1], P[2], P[3]
 -- every operand below is an integer under 2^53, where math.floor of a double quotient is exact
 local floor = math.floor
 

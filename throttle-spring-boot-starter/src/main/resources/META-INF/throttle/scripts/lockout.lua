@@ -4,8 +4,8 @@
 -- ARGV[1]   operation: a (acquire) | r (refund) | p (peek)
 -- ARGV[2]   cost (always 1 for a lockout)
 -- ARGV[3]   now in epoch milliseconds, or "" to read the Redis server's TIME
--- ARGV[4]   expire-after in milliseconds
--- ARGV[5..] the ladder of timeouts in milliseconds, rung 0 first
+-- P         the policy's numbers, on the line RedisThrottleScripts puts before this text:
+--           {expire-after in milliseconds, then the ladder of timeouts in milliseconds, rung 0 first}
 --
 -- Returns {allowed, limit, remaining, retryAfterMs, resetAfterMs} for a and p, {} for r.
 -- The first attempt passes and stores (0, now); a later one passes when now - lastAllowed >=
@@ -17,8 +17,6 @@
 -- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
 -- or is clamped into range, never an error: one stale key must not put the store in failure mode.
 
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-
 local key = KEYS[1]
 local op = ARGV[1]
 local now = tonumber(ARGV[3])
@@ -26,15 +24,15 @@ if not now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
-local expire = tonumber(ARGV[4])
-local rungs = #ARGV - 4
+local expire = P[1]
+local rungs = #P - 1
 
 local function fmt(n)
   return string.format('%d', n)
 end
 
 local function timeout(index)
-  return tonumber(ARGV[5 + index])
+  return P[2 + index]
 end
 
 local index, last

@@ -6,10 +6,9 @@
 -- ARGV[1]   operation: a (acquire) | r (refund) | p (peek)
 -- ARGV[2]   cost (always 1 for a sliding log)
 -- ARGV[3]   now in epoch milliseconds, or "" to read the Redis server's TIME
--- ARGV[4]   threshold
--- ARGV[5]   ttl in milliseconds
--- ARGV[6]   the most entries the log ever needs (SlidingLogPolicy.maxEntries())
--- ARGV[7..] the delay table in milliseconds (SlidingLogPolicy.delaysMillis()): ARGV[6 + over]
+-- P         the policy's numbers, on the line RedisThrottleScripts puts before this text: {threshold,
+--           ttl in milliseconds, the most entries the log ever needs (SlidingLogPolicy.maxEntries()),
+--           then the delay table in milliseconds (SlidingLogPolicy.delaysMillis()): P[3 + over]}
 --
 -- Returns {allowed, limit, remaining, retryAfterMs, resetAfterMs} for a and p, {} for r.
 -- An attempt with now - t >= ttl no longer counts. With c live attempts, over = c + 1 - threshold;
@@ -28,8 +27,6 @@
 -- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
 -- or is clamped into range, never an error: one stale key must not put the store in failure mode.
 
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-
 local key = KEYS[1]
 local op = ARGV[1]
 local now = tonumber(ARGV[3])
@@ -37,9 +34,7 @@ if not now then
   local time = redis.call('TIME')
   now = time[1] * 1000 + math.floor(time[2] / 1000)
 end
-local threshold = tonumber(ARGV[4])
-local ttl = tonumber(ARGV[5])
-local max_entries = tonumber(ARGV[6])
+local threshold, ttl, max_entries = P[1], P[2], P[3]
 local width = 15
 
 -- the log: n entries, entry i at raw[2 + (i - 1) * width, 1 + i * width]; newest = entry n
@@ -96,7 +91,7 @@ end
 local wait = 0
 local over = live + 1 - threshold
 if over > 0 then
-  local delay = tonumber(ARGV[6 + math.min(over, #ARGV - 6)])
+  local delay = P[3 + math.min(over, #P - 3)]
   wait = math.max(0, newest + delay - now)
 end
 
@@ -116,7 +111,7 @@ elseif op == 'a' then
   -- keep the newest min(live, maxEntries - 1) attempts (the string's tail), then append now
   local kept = math.min(live, max_entries - 1)
   local tail = (kept > 0) and string.sub(raw, #raw - kept * width + 1) or ''
-  redis.call('SET', key, 'L' .. tail .. string.format('%015d', now), 'PX', ARGV[5])
+  redis.call('SET', key, 'L' .. tail .. string.format('%015d', now), 'PX', string.format('%d', ttl))
   return {1, threshold, math.max(0, threshold - (kept + 1)), 0, ttl}
 end
 return redis.error_reply('unknown operation ' .. tostring(op))

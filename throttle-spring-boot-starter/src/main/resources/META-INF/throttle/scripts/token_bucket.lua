@@ -4,9 +4,8 @@
 -- ARGV[1]  operation: a (acquire) | r (refund) | p (peek)
 -- ARGV[2]  cost, at least 1 (Java refuses costs above the capacity before calling)
 -- ARGV[3]  now in epoch milliseconds, or "" to read the Redis server's TIME (tests pass a fixed now)
--- ARGV[4]  capacity
--- ARGV[5]  refill tokens per period
--- ARGV[6]  refill period in milliseconds
+-- P        the policy's numbers, on the line RedisThrottleScripts puts before this text:
+--          {capacity, refill tokens per period, refill period in milliseconds}
 --
 -- Returns {allowed, limit, remaining, retryAfterMs, resetAfterMs} for a and p, {} for r.
 -- Refill adds whole tokens per elapsed whole period and moves refilledAt by exactly those periods,
@@ -17,8 +16,6 @@
 -- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
 -- or is clamped into range, never an error: one stale key must not put the store in failure mode.
 
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-
 local key = KEYS[1]
 local op = ARGV[1]
 local cost = tonumber(ARGV[2])
@@ -27,9 +24,7 @@ if not now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
-local capacity = tonumber(ARGV[4])
-local refill_tokens = tonumber(ARGV[5])
-local period = tonumber(ARGV[6])
+local capacity, refill_tokens, period = P[1], P[2], P[3]
 
 -- floor division; exact for the integers here (all below 2^53, where a double quotient never
 -- rounds across an integer)

@@ -17,17 +17,13 @@ import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.throttle.Decision;
-import dev.throttle.FixedWindowPolicy;
-import dev.throttle.GcraPolicy;
 import dev.throttle.Limiter;
-import dev.throttle.LockoutPolicy;
 import dev.throttle.Policy;
-import dev.throttle.SlidingLogPolicy;
-import dev.throttle.TokenBucketPolicy;
 
 /**
- * One policy's keys in Redis. The script's per-policy arguments are encoded once, here; a call adds
- * the key, the operation, the cost and (with a test clock) now. Thread-safe.
+ * One policy's keys in Redis, through the policy's own script (its numbers are part of the script's
+ * text, see {@link RedisThrottleScripts}): a call sends the key, the operation, the cost and (with a
+ * test clock) now. Thread-safe.
  */
 final class RedisLimiter implements Limiter {
 
@@ -56,8 +52,6 @@ final class RedisLimiter implements Limiter {
 	/** {@code <prefix>:{<policy>:} as text; a key completes it with {@code <key>}}. */
 	private final String keyStart;
 
-	private final byte[][] parameters;
-
 	private final Duration timeout;
 
 	private final long waitNanos;
@@ -66,51 +60,12 @@ final class RedisLimiter implements Limiter {
 		this.store = store;
 		this.policy = policy;
 		@SuppressWarnings("rawtypes")
-		RedisScript<List> script = RedisThrottleScripts.of(policy.algorithm());
+		RedisScript<List> script = RedisThrottleScripts.of(policy);
 		this.sha1 = script.getSha1();
 		this.scriptBytes = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
 		this.keyStart = store.keyPrefix() + ":{" + policy.name() + ":";
-		this.parameters = parameters(policy);
 		this.timeout = store.timeout();
 		this.waitNanos = this.timeout.toNanos();
-	}
-
-	/** The script's ARGV after op, cost and now, as {@code RedisThrottleScripts} documents per script. */
-	private static byte[][] parameters(Policy policy) {
-		if (policy instanceof TokenBucketPolicy tokenBucket) {
-			return encode(tokenBucket.capacity(), tokenBucket.refillTokens(), tokenBucket.refillPeriod().toMillis());
-		}
-		if (policy instanceof GcraPolicy gcra) {
-			return encode(gcra.limit(), gcra.emissionIntervalMicros(), gcra.toleranceMicros());
-		}
-		if (policy instanceof FixedWindowPolicy fixedWindow) {
-			return encode(fixedWindow.limit(), fixedWindow.window().toMillis());
-		}
-		if (policy instanceof SlidingLogPolicy slidingLog) {
-			long[] delays = slidingLog.delaysMillis();
-			long[] values = new long[3 + delays.length];
-			values[0] = slidingLog.threshold();
-			values[1] = slidingLog.ttl().toMillis();
-			values[2] = slidingLog.maxEntries();
-			System.arraycopy(delays, 0, values, 3, delays.length);
-			return encode(values);
-		}
-		if (policy instanceof LockoutPolicy lockout) {
-			long[] timeouts = lockout.timeoutsMillis();
-			long[] values = new long[1 + timeouts.length];
-			values[0] = lockout.expireAfter().toMillis();
-			System.arraycopy(timeouts, 0, values, 1, timeouts.length);
-			return encode(values);
-		}
-		throw new IllegalArgumentException("unsupported policy " + policy);
-	}
-
-	private static byte[][] encode(long... values) {
-		byte[][] encoded = new byte[values.length][];
-		for (int i = 0; i < values.length; i++) {
-			encoded[i] = ascii(Long.toString(values[i]));
-		}
-		return encoded;
 	}
 
 	private static byte[] ascii(String text) {
@@ -211,16 +166,17 @@ final class RedisLimiter implements Limiter {
 			.collectList();
 	}
 
-	private ByteBuffer[] keysAndArgs(byte[] key, byte[] operation, int cost, ByteBuffer now) {
-		ByteBuffer[] buffers = new ByteBuffer[4 + this.parameters.length];
-		buffers[0] = ByteBuffer.wrap(key);
-		buffers[1] = ByteBuffer.wrap(operation);
-		buffers[2] = ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost)));
-		buffers[3] = now.duplicate();
-		for (int i = 0; i < this.parameters.length; i++) {
-			buffers[4 + i] = ByteBuffer.wrap(this.parameters[i]);
-		}
-		return buffers;
+	private static ByteBuffer[] keysAndArgs(byte[] key, byte[] operation, int cost, ByteBuffer now) {
+		return new ByteBuffer[] { ByteBuffer.wrap(key), ByteBuffer.wrap(operation),
+				ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost))), now.duplicate() };
+	}
+
+	/**
+	 * The policy's script, for loading it ahead of the first call.
+	 * @return the script's text as UTF-8
+	 */
+	byte[] scriptBytes() {
+		return this.scriptBytes;
 	}
 
 	private ByteBuffer keyBuffer(String key) {

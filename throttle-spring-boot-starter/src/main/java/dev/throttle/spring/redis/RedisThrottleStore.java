@@ -22,7 +22,7 @@ import dev.throttle.TimeSource;
  * Throttling state in Redis, shared by every application instance: standalone, Sentinel or Cluster,
  * whichever Spring Boot's own connection ({@code spring.data.redis.*}, Lettuce) points at.
  *
- * <p>Each decision, refund and peek is one {@code EVALSHA} of the algorithm's Lua script
+ * <p>Each decision, refund and peek is one {@code EVALSHA} of the policy's Lua script
  * ({@link RedisThrottleScripts}; {@code EVAL} once per node when the script is not cached there yet);
  * a reset is one {@code DEL}. Scripts read the Redis server's {@code TIME}, so the clocks of
  * application servers never matter, and set {@code PX} on every write to the time until the key's
@@ -225,11 +225,10 @@ public final class RedisThrottleStore implements ThrottleStore {
 	private void warmUp(ReactiveRedisConnection connection) {
 		try {
 			connection.ping().block(WARM_UP_TIMEOUT);
-			for (dev.throttle.Algorithm algorithm : dev.throttle.Algorithm.values()) {
-				String script = RedisThrottleScripts.of(algorithm).getScriptAsString();
-				connection.scriptingCommands()
-					.scriptLoad(ByteBuffer.wrap(script.getBytes(StandardCharsets.UTF_8)))
-					.block(WARM_UP_TIMEOUT);
+			// the policies bound so far (usually all: the throttler binds them at startup); a policy
+			// bound later has its script loaded by its first call's EVAL
+			for (RedisLimiter limiter : this.limiters.values()) {
+				connection.scriptingCommands().scriptLoad(ByteBuffer.wrap(limiter.scriptBytes())).block(WARM_UP_TIMEOUT);
 			}
 		}
 		catch (RuntimeException ex) {

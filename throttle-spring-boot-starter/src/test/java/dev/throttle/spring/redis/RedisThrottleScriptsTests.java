@@ -1,0 +1,53 @@
+package dev.throttle.spring.redis;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.GcraPolicy;
+import dev.throttle.LockoutPolicy;
+import dev.throttle.SlidingLogPolicy;
+import dev.throttle.TokenBucketPolicy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RedisThrottleScriptsTests {
+
+	@Test
+	void aPolicysScriptIsItsNumbersThenItsAlgorithmsBody() {
+		String gcra = RedisThrottleScripts.of(new GcraPolicy("api", 3, Duration.ofSeconds(1))).getScriptAsString();
+		assertThat(gcra).startsWith("local P = {3, 333333, 999999}\n").contains("local limit, interval, tolerance = P[1], P[2], P[3]");
+		assertThat(RedisThrottleScripts.of(TokenBucketPolicy.of("ip", 20, Duration.ofSeconds(30))).getScriptAsString())
+			.startsWith("local P = {20, 1, 30000}\n");
+		assertThat(RedisThrottleScripts.of(new FixedWindowPolicy("fw", 5, Duration.ofMinutes(15))).getScriptAsString())
+			.startsWith("local P = {5, 900000}\n");
+		assertThat(RedisThrottleScripts
+			.of(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofMinutes(5))))
+			.getScriptAsString()).startsWith("local P = {");
+	}
+
+	@Test
+	void theLockoutLadderAndTheSlidingLogsDelaysFollowTheirFirstNumbers() {
+		LockoutPolicy lockout = LockoutPolicy.of("login", List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofMinutes(5)));
+		assertThat(RedisThrottleScripts.parameterLine(lockout))
+			.isEqualTo("local P = {" + lockout.expireAfter().toMillis() + ", 1000, 2000, 300000}\n");
+		SlidingLogPolicy log = SlidingLogPolicy.withDefaults("email");
+		StringBuilder expected = new StringBuilder("local P = {10, 3600000, " + log.maxEntries());
+		for (long delay : log.delaysMillis()) {
+			expected.append(", ").append(delay);
+		}
+		assertThat(RedisThrottleScripts.parameterLine(log)).isEqualTo(expected.append("}\n").toString());
+	}
+
+	@Test
+	void theSameNumbersGiveTheSameScriptAndOtherNumbersAnother() {
+		String sha = RedisThrottleScripts.of(new GcraPolicy("api", 100, Duration.ofMinutes(1))).getSha1();
+		assertThat(RedisThrottleScripts.of(new GcraPolicy("api", 100, Duration.ofMinutes(1))).getSha1()).isEqualTo(sha);
+		assertThat(RedisThrottleScripts.of(new GcraPolicy("other-name", 100, Duration.ofMinutes(1))).getSha1())
+			.as("the name is not in the script: equal policies share one cached script").isEqualTo(sha);
+		assertThat(RedisThrottleScripts.of(new GcraPolicy("api", 101, Duration.ofMinutes(1))).getSha1()).isNotEqualTo(sha);
+	}
+
+}
