@@ -422,9 +422,15 @@ public abstract class ThrottleStoreContract {
 		void refundRemovesTheMostRecentAttempt() {
 			Throttler throttler = throttler(this.metabase);
 			for (int i = 0; i < 10; i++) {
+				if (i > 0) {
+					advance(1_000);
+				}
 				throttler.tryAcquire("email", "k");
 			}
 			throttler.refund("email", "k", 1);
+			assertThat(throttler.peek("email", "k"))
+				.as("the attempt at 9 s is gone, the one at 8 s is the newest: neutral an hour after it")
+				.isEqualTo(allow(10, 1, 3_599_000));
 			assertThat(throttler.tryAcquire("email", "k")).isEqualTo(allow(10, 0, 3_600_000));
 			assertThat(throttler.tryAcquire("email", "k")).isEqualTo(reject(10, 0, 15_000, 3_600_000));
 		}

@@ -27,6 +27,11 @@
 -- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
 -- or is clamped into range, never an error: one stale key must not put the store in failure mode.
 
+-- Where Redis replicates a script by its text (3.2-4 by default, 5-6 with lua-replicate-commands no)
+-- it refuses a write after TIME unless the script asks for its effects to be replicated instead;
+-- Redis 7 replicates only effects, and the call costs next to nothing there.
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+
 local key = KEYS[1]
 local op = ARGV[1]
 local now = tonumber(ARGV[3])
@@ -55,8 +60,9 @@ if n == 0 then
   newest = nil
 end
 
+-- entry i as a number, or nil when it is not one (state from another writer)
 local function entry(i)
-  return tonumber(string.sub(raw, 2 + (i - 1) * width, 1 + i * width)) or now
+  return tonumber(string.sub(raw, 2 + (i - 1) * width, 1 + i * width))
 end
 
 if op == 'r' then
@@ -65,7 +71,7 @@ if op == 'r' then
       redis.call('DEL', key)
     else
       local previous = entry(n - 1)
-      local left = previous + ttl - now
+      local left = previous and (previous + ttl - now) or 0
       if left <= 0 then
         redis.call('DEL', key)
       else
@@ -76,15 +82,24 @@ if op == 'r' then
   return {}
 end
 
--- live attempts: the entries after the last one that is ttl old (binary search; times ascend)
+-- live attempts: the entries after the last one that is ttl old (binary search; times ascend); a
+-- log in which the search meets an entry that is not a time counts as empty (only another writer
+-- can leave one; checking every entry on every call would cost more than the decision itself)
 local live = 0
 if n > 0 and now - newest < ttl then
   local lo, hi = 1, n
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
-    if now - entry(mid) < ttl then hi = mid else lo = mid + 1 end
+    local t = entry(mid)
+    if t == nil then
+      n, raw, newest, lo = 0, 'L', nil, 1
+      break
+    end
+    if now - t < ttl then hi = mid else lo = mid + 1 end
   end
-  live = n - lo + 1
+  if n > 0 then
+    live = n - lo + 1
+  end
 end
 
 -- how long the next attempt must still wait, 0 when it may pass now

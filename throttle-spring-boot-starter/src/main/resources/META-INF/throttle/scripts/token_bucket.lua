@@ -16,6 +16,11 @@
 -- policy before a redeploy: another type, another shape, numbers out of range) counts as neutral
 -- or is clamped into range, never an error: one stale key must not put the store in failure mode.
 
+-- Where Redis replicates a script by its text (3.2-4 by default, 5-6 with lua-replicate-commands no)
+-- it refuses a write after TIME unless the script asks for its effects to be replicated instead;
+-- Redis 7 replicates only effects, and the call costs next to nothing there.
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+
 local key = KEYS[1]
 local op = ARGV[1]
 local cost = tonumber(ARGV[2])

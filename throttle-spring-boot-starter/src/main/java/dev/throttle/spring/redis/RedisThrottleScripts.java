@@ -32,10 +32,6 @@ import dev.throttle.TokenBucketPolicy;
  * was half the arguments, for a lockout ladder most of them. In the script they are parsed once,
  * when Redis compiles it. A policy's script, and so its SHA1, is built once per store and policy.
  *
- * <p>The scripts call {@code TIME} before they write, which Redis allows because it replicates a
- * script's effects rather than the script (the default since Redis 5, the only mode since 7): the
- * store needs Redis 5 or later.
- *
  * <p>Thread-safe: immutable after class initialization.
  */
 public final class RedisThrottleScripts {

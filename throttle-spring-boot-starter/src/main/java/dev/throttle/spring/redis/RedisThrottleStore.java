@@ -72,6 +72,9 @@ public final class RedisThrottleStore implements ThrottleStore {
 
 	private final AtomicReference<CompletableFuture<ReactiveRedisConnection>> connecting = new AtomicReference<>();
 
+	/** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
+	private volatile ReactiveRedisConnection warmConnection;
+
 	/**
 	 * Creates a store with the default key prefix and timeout.
 	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
@@ -120,7 +123,15 @@ public final class RedisThrottleStore implements ThrottleStore {
 
 	@Override
 	public Limiter limiter(Policy policy) {
-		RedisLimiter limiter = this.limiters.computeIfAbsent(policy.name(), (name) -> new RedisLimiter(this, policy));
+		RedisLimiter limiter = this.limiters.get(policy.name());
+		if (limiter == null) {
+			RedisLimiter created = new RedisLimiter(this, policy);
+			limiter = this.limiters.putIfAbsent(policy.name(), created);
+			if (limiter == null) {
+				limiter = created;
+				loadScriptIfWarm(created);
+			}
+		}
 		if (!limiter.policy().equals(policy)) {
 			throw new IllegalArgumentException(
 					"policy '" + policy.name() + "' is already bound with other settings: " + limiter.policy());
@@ -225,14 +236,31 @@ public final class RedisThrottleStore implements ThrottleStore {
 	private void warmUp(ReactiveRedisConnection connection) {
 		try {
 			connection.ping().block(WARM_UP_TIMEOUT);
-			// the policies bound so far (usually all: the throttler binds them at startup); a policy
-			// bound later has its script loaded by its first call's EVAL
+			// from here on a policy bound later has its script loaded as it is bound; the ones bound
+			// so far are loaded now (a policy bound meanwhile may be loaded twice, which is harmless)
+			this.warmConnection = connection;
 			for (RedisLimiter limiter : this.limiters.values()) {
 				connection.scriptingCommands().scriptLoad(ByteBuffer.wrap(limiter.scriptBytes())).block(WARM_UP_TIMEOUT);
 			}
 		}
 		catch (RuntimeException ex) {
 			// Redis down or a cluster that routes SCRIPT LOAD elsewhere: EVALSHA falls back to EVAL
+		}
+	}
+
+	/**
+	 * Loads a newly bound policy's script without waiting for it, once the warm-up has run: the
+	 * store connects (and warms up) as it is created, usually before the throttler binds its
+	 * policies. Best effort, like the warm-up: a script not loaded costs its first call an EVAL.
+	 */
+	private void loadScriptIfWarm(RedisLimiter limiter) {
+		ReactiveRedisConnection connection = this.warmConnection;
+		if (connection != null) {
+			connection.scriptingCommands()
+				.scriptLoad(ByteBuffer.wrap(limiter.scriptBytes()))
+				.subscribe((sha) -> {
+				}, (ex) -> {
+				});
 		}
 	}
 
@@ -244,6 +272,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 	public void close() {
 		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.getAndSet(null);
 		this.connection.set(null);
+		this.warmConnection = null;
 		if (pending != null) {
 			pending.thenAccept(ReactiveRedisConnection::close);
 		}

@@ -335,6 +335,42 @@ class RedisThrottleStoreTests {
 		assertThat(scoreFromLog.remaining()).isEqualTo(2);
 	}
 
+	@Test
+	void aSlidingLogWithAnEntryThatIsNotATimeCountsAsEmptyAndIsReplaced() {
+		ManualTimeSource clock = new ManualTimeSource();
+		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		Limiter log = store.limiter(new SlidingLogPolicy("garbled", 2, Duration.ofMinutes(1), Duration.ofSeconds(10), 1));
+		long now = clock.currentTimeMillis();
+		String second = String.format("%015d", now - 1_000);
+		// three entries, the middle one (where the search looks first) 15 characters that are not a time
+		this.redis.set("throttle:{garbled:k}", "L" + second + "not-a-time-here" + second);
+		assertThat(log.tryAcquire("k", 1)).as("as if the log were empty, not two live attempts and a wait")
+			.isEqualTo(Decision.allow(2, 1, 60_000));
+		assertThat(this.redis.get("throttle:{garbled:k}")).isEqualTo("L" + String.format("%015d", now));
+	}
+
+	@Test
+	void aPolicyBoundAfterTheStoreConnectedHasItsScriptLoadedBeforeItsFirstCall() {
+		RedisThrottleStore store = store();
+		// numbers no other test uses, so that no other test has loaded these scripts
+		GcraPolicy early = new GcraPolicy("preload-early", 7, Duration.ofMillis(7_001));
+		GcraPolicy late = new GcraPolicy("preload-late", 11, Duration.ofMillis(11_003));
+		String lateSha = RedisThrottleScripts.of(late).getSha1();
+		store.limiter(early);
+		awaitScript(RedisThrottleScripts.of(early).getSha1());
+		assertThat(this.redis.scriptExists(lateSha)).containsExactly(false);
+		store.limiter(late);
+		awaitScript(lateSha);
+	}
+
+	private void awaitScript(String sha) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (!this.redis.scriptExists(sha).get(0) && System.nanoTime() < deadline) {
+			sleep(20);
+		}
+		assertThat(this.redis.scriptExists(sha)).as("script " + sha + " loaded without a call").containsExactly(true);
+	}
+
 	/** Redis time, a timeout that a busy 2-core test machine never hits: these tests are not about timeouts. */
 	private static RedisThrottleStore store() {
 		return new RedisThrottleStore(connectionFactory, RedisThrottleStore.DEFAULT_KEY_PREFIX, Duration.ofSeconds(2));
