@@ -82,23 +82,33 @@ if op == 'r' then
   return {}
 end
 
--- live attempts: the entries after the last one that is ttl old (binary search; times ascend); a
--- log in which the search meets an entry that is not a time counts as empty (only another writer
--- can leave one; checking every entry on every call would cost more than the decision itself)
+-- live attempts: the entries after the last one that is ttl old (times ascend). The oldest is
+-- looked at first: in a log that an abuser keeps full every entry is live, and one probe decides;
+-- otherwise a binary search over the rest. A log in which the search meets an entry that is not a
+-- time counts as empty (only another writer can leave one; checking every entry on every call would
+-- cost more than the decision itself).
 local live = 0
 if n > 0 and now - newest < ttl then
+  local first = entry(1)
   local lo, hi = 1, n
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    local t = entry(mid)
-    if t == nil then
-      n, raw, newest, lo = 0, 'L', nil, 1
-      break
+  if first == nil then
+    n = 0
+  elseif now - first >= ttl then
+    lo = 2
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      local t = entry(mid)
+      if t == nil then
+        n = 0
+        break
+      end
+      if now - t < ttl then hi = mid else lo = mid + 1 end
     end
-    if now - t < ttl then hi = mid else lo = mid + 1 end
   end
   if n > 0 then
     live = n - lo + 1
+  else
+    raw, newest = 'L', nil
   end
 end
 

@@ -341,12 +341,17 @@ class RedisThrottleStoreTests {
 		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
 		Limiter log = store.limiter(new SlidingLogPolicy("garbled", 2, Duration.ofMinutes(1), Duration.ofSeconds(10), 1));
 		long now = clock.currentTimeMillis();
-		String second = String.format("%015d", now - 1_000);
-		// three entries, the middle one (where the search looks first) 15 characters that are not a time
-		this.redis.set("throttle:{garbled:k}", "L" + second + "not-a-time-here" + second);
+		String expired = String.format("%015d", now - 120_000);
+		String recent = String.format("%015d", now - 1_000);
+		// three entries: the oldest past the ttl, so the search looks at the middle one, 15 characters
+		// that are not a time
+		this.redis.set("throttle:{garbled:k}", "L" + expired + "not-a-time-here" + recent);
 		assertThat(log.tryAcquire("k", 1)).as("as if the log were empty, not two live attempts and a wait")
 			.isEqualTo(Decision.allow(2, 1, 60_000));
 		assertThat(this.redis.get("throttle:{garbled:k}")).isEqualTo("L" + String.format("%015d", now));
+		// the oldest entry, which is looked at first, not a time
+		this.redis.set("throttle:{garbled:k2}", "L" + "not-a-time-here" + recent);
+		assertThat(log.tryAcquire("k2", 1)).isEqualTo(Decision.allow(2, 1, 60_000));
 	}
 
 	@Test
