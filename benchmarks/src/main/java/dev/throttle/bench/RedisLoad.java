@@ -305,10 +305,7 @@ public final class RedisLoad {
 			if (variant.equals("evalsha")) {
 				// the raw baseline: Lettuce's own async API on the very connection the store's factory shares
 				ExposedFactory factory = new ExposedFactory(port);
-				@SuppressWarnings("unchecked")
-				StatefulRedisConnection<ByteBuffer, ByteBuffer> shared = (StatefulRedisConnection<ByteBuffer, ByteBuffer>) factory
-					.sharedReactiveConnection();
-				RedisAsyncCommands<ByteBuffer, ByteBuffer> commands = shared.async();
+				RedisAsyncCommands<ByteBuffer, ByteBuffer> commands = factory.sharedAsyncCommands();
 				String sha = commands.scriptLoad("return 1").get(5, TimeUnit.SECONDS);
 				long waitNanos = TimeUnit.MILLISECONDS.toNanos(120);
 				return new Subject((key) -> {
@@ -321,10 +318,7 @@ public final class RedisLoad {
 				// the floor for any store that keeps its state in a script and reads Redis TIME: the
 				// smallest GCRA (TIME, GET, SET PX, an integer reply) on the raw baseline's path
 				ExposedFactory factory = new ExposedFactory(port);
-				@SuppressWarnings("unchecked")
-				StatefulRedisConnection<ByteBuffer, ByteBuffer> shared = (StatefulRedisConnection<ByteBuffer, ByteBuffer>) factory
-					.sharedReactiveConnection();
-				RedisAsyncCommands<ByteBuffer, ByteBuffer> commands = shared.async();
+				RedisAsyncCommands<ByteBuffer, ByteBuffer> commands = factory.sharedAsyncCommands();
 				String sha = commands.scriptLoad(BARE_GCRA).get(5, TimeUnit.SECONDS);
 				dev.throttle.GcraPolicy gcra = (dev.throttle.GcraPolicy) Workload.policy("gcra", regime);
 				ByteBuffer interval = ascii(Long.toString(gcra.emissionIntervalMicros()));
@@ -418,8 +412,10 @@ public final class RedisLoad {
 			start();
 		}
 
-		io.lettuce.core.api.StatefulConnection<ByteBuffer, ByteBuffer> sharedReactiveConnection() {
-			return getSharedReactiveConnection();
+		/** Lettuce's own async API on the very connection that the factory shares (the store's). */
+		@SuppressWarnings("unchecked")
+		RedisAsyncCommands<ByteBuffer, ByteBuffer> sharedAsyncCommands() {
+			return ((StatefulRedisConnection<ByteBuffer, ByteBuffer>) getSharedReactiveConnection()).async();
 		}
 
 	}

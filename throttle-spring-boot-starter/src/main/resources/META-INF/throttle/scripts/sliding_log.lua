@@ -55,11 +55,6 @@ if type(raw) == 'string' and string.sub(raw, 1, 1) == 'L' and (#raw - 1) % width
     end
   end
 end
-if n == 0 then
-  raw = 'L'
-  newest = nil
-end
-
 -- entry i as a number, or nil when it is not one (state from another writer)
 local function entry(i)
   return tonumber(string.sub(raw, 2 + (i - 1) * width, 1 + i * width))
@@ -85,31 +80,28 @@ end
 -- live attempts: the entries after the last one that is ttl old (times ascend). The oldest is
 -- looked at first: in a log that an abuser keeps full every entry is live, and one probe decides;
 -- otherwise a binary search over the rest. A log in which the search meets an entry that is not a
--- time counts as empty (only another writer can leave one; checking every entry on every call would
--- cost more than the decision itself).
+-- time counts as empty, lo = n + 1 (only another writer can leave one; checking every entry on every
+-- call would cost more than the decision itself). With none live nothing below reads the log, and
+-- an allowed call replaces it.
 local live = 0
 if n > 0 and now - newest < ttl then
   local first = entry(1)
   local lo, hi = 1, n
   if first == nil then
-    n = 0
+    lo = n + 1
   elseif now - first >= ttl then
     lo = 2
     while lo < hi do
       local mid = math.floor((lo + hi) / 2)
       local t = entry(mid)
       if t == nil then
-        n = 0
+        lo = n + 1
         break
       end
       if now - t < ttl then hi = mid else lo = mid + 1 end
     end
   end
-  if n > 0 then
-    live = n - lo + 1
-  else
-    raw, newest = 'L', nil
-  end
+  live = n - lo + 1
 end
 
 -- how long the next attempt must still wait, 0 when it may pass now

@@ -85,10 +85,6 @@ public final class RateLimitHeaders {
 		return "\"" + policy.name() + "\";q=" + policy.quota() + ";w=" + Math.max(1, ceilSeconds(policy.window().toMillis()));
 	}
 
-	static String limitItem(Policy policy, Decision decision) {
-		return appendLimitItem(new StringBuilder(32), policy, decision).toString();
-	}
-
 	private static StringBuilder appendLimitItem(StringBuilder value, Policy policy, Decision decision) {
 		return value.append('"')
 			.append(policy.name())

@@ -51,11 +51,7 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 		}
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 		if (attributes instanceof ServletRequestAttributes servlet) {
-			HttpServletResponse response = servlet.getResponse();
-			if (response != null && !response.isCommitted()) {
-				response.addHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
-				response.addHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
-			}
+			addHeaders(servlet.getResponse(), decisions);
 		}
 	}
 
@@ -80,12 +76,16 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 
 		@Override
 		public void allowed(List<PolicyDecision> decisions) {
-			if (this.response != null && !this.response.isCommitted()) {
-				this.response.addHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
-				this.response.addHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
-			}
+			addHeaders(this.response, decisions);
 		}
 
+	}
+
+	private static void addHeaders(HttpServletResponse response, List<PolicyDecision> decisions) {
+		if (response != null && !response.isCommitted()) {
+			response.addHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
+			response.addHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
+		}
 	}
 
 	private static HttpServletRequest request() {
