@@ -72,6 +72,9 @@ public final class RedisThrottleStore implements ThrottleStore {
 
 	private final AtomicReference<CompletableFuture<ReactiveRedisConnection>> connecting = new AtomicReference<>();
 
+	/** Completes when the warm-up has run, whether or not Redis answered it. */
+	private final CompletableFuture<Void> warmUpDone = new CompletableFuture<>();
+
 	/** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
 	private volatile ReactiveRedisConnection warmConnection;
 
@@ -246,6 +249,18 @@ public final class RedisThrottleStore implements ThrottleStore {
 		catch (RuntimeException ex) {
 			// Redis down or a cluster that routes SCRIPT LOAD elsewhere: EVALSHA falls back to EVAL
 		}
+		finally {
+			this.warmUpDone.complete(null);
+		}
+	}
+
+	/**
+	 * Completes when the warm-up has run: the scripts of the policies bound by then are loaded, and a
+	 * policy bound later has its script loaded as it is bound.
+	 * @return the warm-up's completion
+	 */
+	CompletableFuture<Void> warmUpDone() {
+		return this.warmUpDone;
 	}
 
 	/**
