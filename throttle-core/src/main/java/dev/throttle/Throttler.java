@@ -9,7 +9,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -29,11 +28,9 @@ public final class Throttler {
 
 	private final ThrottleStore store;
 
-	private final Map<String, Limiter> limiters;
+	private final Map<String, BoundPolicy> bound;
 
 	private final Map<String, Policy> policies;
-
-	private final ThrottleListener[] listeners;
 
 	/**
 	 * Binds {@code policies} to {@code store}.
@@ -55,17 +52,31 @@ public final class Throttler {
 	public Throttler(ThrottleStore store, Collection<? extends Policy> policies,
 			List<? extends ThrottleListener> listeners) {
 		this.store = store;
-		this.listeners = listeners.toArray(ThrottleListener[]::new);
-		Map<String, Limiter> limiters = new LinkedHashMap<>();
+		ThrottleListener[] heard = listeners.toArray(ThrottleListener[]::new);
+		Map<String, BoundPolicy> bound = new LinkedHashMap<>();
 		Map<String, Policy> byName = new LinkedHashMap<>();
 		for (Policy policy : policies) {
 			if (byName.putIfAbsent(policy.name(), policy) != null) {
 				throw new IllegalArgumentException("two policies are named '" + policy.name() + "'");
 			}
-			limiters.put(policy.name(), store.limiter(policy));
+			bound.put(policy.name(), new BoundPolicy(policy, store.limiter(policy), heard));
 		}
-		this.limiters = Map.copyOf(limiters);
+		this.bound = Map.copyOf(bound);
 		this.policies = Collections.unmodifiableMap(byName);
+	}
+
+	/**
+	 * Returns a policy bound to the store, for callers that use it on every call.
+	 * @param policy the policy's name
+	 * @return the bound policy
+	 * @throws IllegalArgumentException when no policy has that name
+	 */
+	public BoundPolicy bound(String policy) {
+		BoundPolicy bound = (policy != null) ? this.bound.get(policy) : null;
+		if (bound == null) {
+			throw new IllegalArgumentException("no policy named '" + policy + "'; known: " + this.policies.keySet());
+		}
+		return bound;
 	}
 
 	/**
@@ -89,19 +100,7 @@ public final class Throttler {
 	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
 	 */
 	public Decision tryAcquire(String policy, String key, int cost) {
-		Limiter limiter = limiter(policy);
-		if (cost < 1) {
-			throw new IllegalArgumentException("cost must be at least 1, was " + cost);
-		}
-		if (cost > limiter.policy().maxCost()) {
-			return notify(limiter.policy(), key, Decision.neverAllowed(limiter.policy().quota()), 0);
-		}
-		if (this.listeners.length == 0) {
-			return limiter.tryAcquire(normalizeKey(key), cost);
-		}
-		long start = System.nanoTime();
-		Decision decision = limiter.tryAcquire(normalizeKey(key), cost);
-		return notify(limiter.policy(), key, decision, System.nanoTime() - start);
+		return bound(policy).tryAcquire(key, cost);
 	}
 
 	/**
@@ -114,17 +113,7 @@ public final class Throttler {
 	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
 	 */
 	public CompletionStage<Decision> tryAcquireAsync(String policy, String key, int cost) {
-		Limiter limiter = limiter(policy);
-		if (cost < 1) {
-			throw new IllegalArgumentException("cost must be at least 1, was " + cost);
-		}
-		if (cost > limiter.policy().maxCost()) {
-			return CompletableFuture
-				.completedFuture(notify(limiter.policy(), key, Decision.neverAllowed(limiter.policy().quota()), 0));
-		}
-		long start = System.nanoTime();
-		return limiter.tryAcquireAsync(normalizeKey(key), cost)
-			.thenApply((decision) -> notify(limiter.policy(), key, decision, System.nanoTime() - start));
+		return bound(policy).tryAcquireAsync(key, cost);
 	}
 
 	/**
@@ -135,11 +124,7 @@ public final class Throttler {
 	 * @return completes when done
 	 */
 	public CompletionStage<Void> refundAsync(String policy, String key, int cost) {
-		Limiter limiter = limiter(policy);
-		if (cost < 1) {
-			return CompletableFuture.completedFuture(null);
-		}
-		return limiter.refundAsync(normalizeKey(key), Math.min(cost, limiter.policy().maxCost()));
+		return bound(policy).refundAsync(key, cost);
 	}
 
 	/**
@@ -149,17 +134,7 @@ public final class Throttler {
 	 * @return completes when done
 	 */
 	public CompletionStage<Void> resetAsync(String policy, String key) {
-		return limiter(policy).resetAsync(normalizeKey(key));
-	}
-
-	private Decision notify(Policy policy, String key, Decision decision, long storeNanos) {
-		for (ThrottleListener listener : this.listeners) {
-			listener.onDecision(policy, decision, storeNanos);
-			if (!decision.allowed()) {
-				listener.onRejected(policy, key, decision);
-			}
-		}
-		return decision;
+		return bound(policy).resetAsync(key);
 	}
 
 	/**
@@ -171,9 +146,10 @@ public final class Throttler {
 	 * @throws ThrottledException when refused
 	 */
 	public Decision check(String policy, String key, int cost) {
-		Decision decision = tryAcquire(policy, key, cost);
+		BoundPolicy bound = bound(policy);
+		Decision decision = bound.tryAcquire(key, cost);
 		if (!decision.allowed()) {
-			throw new ThrottledException(limiter(policy).policy(), decision);
+			throw new ThrottledException(bound.policy(), decision);
 		}
 		return decision;
 	}
@@ -185,11 +161,7 @@ public final class Throttler {
 	 * @param cost units to give back
 	 */
 	public void refund(String policy, String key, int cost) {
-		Limiter limiter = limiter(policy);
-		if (cost >= 1) {
-			// no call ever took more than maxCost, and a refund never goes past neutral anyway
-			limiter.refund(normalizeKey(key), Math.min(cost, limiter.policy().maxCost()));
-		}
+		bound(policy).refund(key, cost);
 	}
 
 	/**
@@ -199,7 +171,7 @@ public final class Throttler {
 	 * @return the decision a call would get now
 	 */
 	public Decision peek(String policy, String key) {
-		return limiter(policy).peek(normalizeKey(key));
+		return bound(policy).peek(key);
 	}
 
 	/**
@@ -208,7 +180,7 @@ public final class Throttler {
 	 * @param key the key
 	 */
 	public void reset(String policy, String key) {
-		limiter(policy).reset(normalizeKey(key));
+		bound(policy).reset(key);
 	}
 
 	/**
@@ -218,7 +190,7 @@ public final class Throttler {
 	 * @throws IllegalArgumentException when no policy has that name
 	 */
 	public Policy policy(String name) {
-		return limiter(name).policy();
+		return bound(name).policy();
 	}
 
 	/**
@@ -235,14 +207,6 @@ public final class Throttler {
 	 */
 	public ThrottleStore store() {
 		return this.store;
-	}
-
-	private Limiter limiter(String policy) {
-		Limiter limiter = (policy != null) ? this.limiters.get(policy) : null;
-		if (limiter == null) {
-			throw new IllegalArgumentException("no policy named '" + policy + "'; known: " + this.policies.keySet());
-		}
-		return limiter;
 	}
 
 	/**

@@ -1,0 +1,147 @@
+package dev.throttle;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * One policy of a {@link Throttler}, bound to its store: what a caller that uses the same policy
+ * on every call (an annotated method, a URL rule) holds, so that no call looks the policy up by
+ * name. Obtained from {@link Throttler#bound(String)}.
+ *
+ * <p>Keys are normalized as {@link Throttler} describes; every decision is told to the
+ * throttler's listeners. Thread-safe.
+ */
+public final class BoundPolicy {
+
+	private final Policy policy;
+
+	private final Limiter limiter;
+
+	private final ThrottleListener[] listeners;
+
+	private final Decision neverAllowed;
+
+	BoundPolicy(Policy policy, Limiter limiter, ThrottleListener[] listeners) {
+		this.policy = policy;
+		this.limiter = limiter;
+		this.listeners = listeners;
+		this.neverAllowed = Decision.neverAllowed(policy.quota());
+	}
+
+	/**
+	 * Returns the policy.
+	 * @return the policy
+	 */
+	public Policy policy() {
+		return this.policy;
+	}
+
+	/**
+	 * Takes {@code cost} units for {@code key} if allowed. A cost above the policy's
+	 * {@link Policy#maxCost()} is refused with {@link Decision#neverAllowed(int)} and touches no
+	 * state.
+	 * @param key the key (null or blank: the shared bucket)
+	 * @param cost units to take, at least 1
+	 * @return the decision
+	 * @throws IllegalArgumentException for a cost below 1
+	 */
+	public Decision tryAcquire(String key, int cost) {
+		checkCost(cost);
+		if (cost > this.policy.maxCost()) {
+			return notify(key, this.neverAllowed, 0);
+		}
+		if (this.listeners.length == 0) {
+			return this.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
+		}
+		long start = System.nanoTime();
+		Decision decision = this.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
+		return notify(key, decision, System.nanoTime() - start);
+	}
+
+	/**
+	 * Like {@link #tryAcquire}, without blocking the calling thread (for event-loop callers such
+	 * as WebFlux): the store's {@link Limiter#tryAcquireAsync}.
+	 * @param key the key (null or blank: the shared bucket)
+	 * @param cost units to take, at least 1
+	 * @return the decision, when made
+	 * @throws IllegalArgumentException for a cost below 1
+	 */
+	public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+		checkCost(cost);
+		if (cost > this.policy.maxCost()) {
+			return CompletableFuture.completedFuture(notify(key, this.neverAllowed, 0));
+		}
+		long start = System.nanoTime();
+		return this.limiter.tryAcquireAsync(Throttler.normalizeKey(key), cost)
+			.thenApply((decision) -> notify(key, decision, System.nanoTime() - start));
+	}
+
+	/**
+	 * Gives back what an allowed call took (see {@link Limiter#refund}). A cost below 1 gives
+	 * back nothing.
+	 * @param key the key
+	 * @param cost units to give back
+	 */
+	public void refund(String key, int cost) {
+		if (cost >= 1) {
+			// no call ever took more than maxCost, and a refund never goes past neutral anyway
+			this.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()));
+		}
+	}
+
+	/**
+	 * Like {@link #refund}, without blocking the calling thread.
+	 * @param key the key
+	 * @param cost units to give back
+	 * @return completes when done
+	 */
+	public CompletionStage<Void> refundAsync(String key, int cost) {
+		if (cost < 1) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return this.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()));
+	}
+
+	/**
+	 * Returns what a call of cost 1 would be told, without changing state.
+	 * @param key the key
+	 * @return the decision a call would get now
+	 */
+	public Decision peek(String key) {
+		return this.limiter.peek(Throttler.normalizeKey(key));
+	}
+
+	/**
+	 * Forgets {@code key}'s state (unlocks a user).
+	 * @param key the key
+	 */
+	public void reset(String key) {
+		this.limiter.reset(Throttler.normalizeKey(key));
+	}
+
+	/**
+	 * Like {@link #reset}, without blocking the calling thread.
+	 * @param key the key
+	 * @return completes when done
+	 */
+	public CompletionStage<Void> resetAsync(String key) {
+		return this.limiter.resetAsync(Throttler.normalizeKey(key));
+	}
+
+	private static void checkCost(int cost) {
+		if (cost < 1) {
+			throw new IllegalArgumentException("cost must be at least 1, was " + cost);
+		}
+	}
+
+	private Decision notify(String key, Decision decision, long storeNanos) {
+		for (ThrottleListener listener : this.listeners) {
+			listener.onDecision(this.policy, decision, storeNanos);
+			if (!decision.allowed()) {
+				listener.onRejected(this.policy, key, decision);
+			}
+		}
+		return decision;
+	}
+
+}
