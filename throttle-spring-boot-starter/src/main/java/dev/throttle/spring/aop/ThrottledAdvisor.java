@@ -13,7 +13,10 @@ import dev.throttle.Throttler;
 /**
  * The advisor that applies {@code @Throttled}: a pointcut on annotated methods (and public methods
  * of annotated classes) and the interceptor that throttles them. Collaborators are looked up on
- * first use, so that creating the advisor (which happens early) starts no store.
+ * first use, so that creating the advisor (which happens early) starts no store. Its order
+ * ({@code throttle.aop.order}) places throttling outside or inside other advice on the same
+ * method, such as {@code @Transactional} and {@code @Cacheable}: the lower the order, the further
+ * outside.
  */
 public final class ThrottledAdvisor extends AbstractPointcutAdvisor {
 
@@ -23,7 +26,7 @@ public final class ThrottledAdvisor extends AbstractPointcutAdvisor {
 
 		@Override
 		public boolean matches(Method method, Class<?> targetClass) {
-			return ThrottledMethods.isThrottled(method, targetClass);
+			return ThrottledAnnotations.isThrottled(method, targetClass);
 		}
 
 	};
@@ -32,15 +35,28 @@ public final class ThrottledAdvisor extends AbstractPointcutAdvisor {
 
 	/**
 	 * Creates the advisor.
-	 * @param throttler the throttler
-	 * @param methods the annotated methods
+	 * @param methods the annotated methods (which hold their policies, bound to the store)
 	 * @param requestContext the request context, when running in a servlet web application
 	 * @param reactiveRequestContext the request context of reactive calls, when running in WebFlux
 	 */
+	public ThrottledAdvisor(ObjectProvider<ThrottledMethods> methods, ObjectProvider<ThrottleRequestContext> requestContext,
+			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
+		this.interceptor = new ThrottleInterceptor(methods, requestContext, reactiveRequestContext);
+	}
+
+	/**
+	 * Creates the advisor.
+	 * @param throttler not used: the annotated methods hold their policies, bound to the store
+	 * @param methods the annotated methods
+	 * @param requestContext the request context, when running in a servlet web application
+	 * @param reactiveRequestContext the request context of reactive calls, when running in WebFlux
+	 * @deprecated in favour of {@link #ThrottledAdvisor(ObjectProvider, ObjectProvider, ObjectProvider)}
+	 */
+	@Deprecated(since = "0.1.0", forRemoval = true)
 	public ThrottledAdvisor(ObjectProvider<Throttler> throttler, ObjectProvider<ThrottledMethods> methods,
 			ObjectProvider<ThrottleRequestContext> requestContext,
 			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
-		this.interceptor = new ThrottleInterceptor(throttler, methods, requestContext, reactiveRequestContext);
+		this(methods, requestContext, reactiveRequestContext);
 	}
 
 	@Override

@@ -3,17 +3,70 @@ package dev.throttle.spring.aop;
 import java.lang.reflect.Method;
 import java.util.List;
 
-import org.springframework.expression.Expression;
-
-import dev.throttle.Policy;
-
 /**
- * The throttles of one method, resolved and parsed once.
- *
- * @param method the method
- * @param throttles the throttles, in annotation order
+ * The throttles of one method, resolved and parsed once: what a call needs and nothing it would
+ * have to look up.
  */
-record ThrottledMethod(Method method, List<Throttle> throttles) {
+final class ThrottledMethod {
+
+	/** A method that no throttle applies to. */
+	static final ThrottledMethod NONE = new ThrottledMethod(null, List.of(), null);
+
+	private final Method method;
+
+	private final List<Throttle> throttles;
+
+	private final ThrottleKeys keys;
+
+	private final boolean reactive;
+
+	private final boolean many;
+
+	private final boolean settlesOnSuccess;
+
+	/**
+	 * Creates a resolved method.
+	 * @param method the method, or null for {@link #NONE}
+	 * @param throttles the throttles, in annotation order
+	 * @param keys their keys, in the same order
+	 */
+	ThrottledMethod(Method method, List<Throttle> throttles, ThrottleKeys keys) {
+		this.method = method;
+		this.throttles = List.copyOf(throttles);
+		this.keys = keys;
+		Class<?> returnType = (method != null) ? method.getReturnType() : void.class;
+		this.reactive = ReturnTypes.isReactive(returnType);
+		this.many = ReturnTypes.isMany(returnType);
+		this.settlesOnSuccess = this.throttles.stream().anyMatch(Throttle::settlesOnSuccess);
+	}
+
+	Method method() {
+		return this.method;
+	}
+
+	List<Throttle> throttles() {
+		return this.throttles;
+	}
+
+	ThrottleKeys keys() {
+		return this.keys;
+	}
+
+	/**
+	 * Whether the method returns Mono or Flux, so that it is throttled at subscription.
+	 * @return whether it is reactive
+	 */
+	boolean reactive() {
+		return this.reactive;
+	}
+
+	/**
+	 * Whether the method returns a Flux, whose outcome is its completion.
+	 * @return whether it emits many values
+	 */
+	boolean many() {
+		return this.many;
+	}
 
 	/**
 	 * Whether a normal return changes state (reset-on-success or count: failures), so that the
@@ -21,26 +74,7 @@ record ThrottledMethod(Method method, List<Throttle> throttles) {
 	 * @return whether any throttle settles on success
 	 */
 	boolean settlesOnSuccess() {
-		for (Throttle throttle : this.throttles) {
-			if (throttle.resetOnSuccess() || throttle.refundOnSuccess()) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	/**
-	 * One {@code @Throttled}, resolved against its policy.
-	 *
-	 * @param policy the policy
-	 * @param key the parsed key expression, or null for the shared bucket
-	 * @param keySource the expression as written
-	 * @param cost units per call
-	 * @param resetOnSuccess whether a normal return clears the key
-	 * @param refundOnSuccess whether a normal return gives back what the call took
-	 */
-	record Throttle(Policy policy, Expression key, String keySource, int cost, boolean resetOnSuccess,
-			boolean refundOnSuccess) {
+		return this.settlesOnSuccess;
 	}
 
 }
