@@ -15,11 +15,13 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 
 import dev.throttle.ThrottleListener;
@@ -73,13 +75,22 @@ public final class ThrottleAutoConfiguration {
 		});
 	}
 
+	/**
+	 * The advisor, ordered by {@code throttle.aop.order}. Bound from the environment rather than
+	 * from {@link ThrottleProperties}: advisors are made while post-processors are still being
+	 * created, too early for a properties bean.
+	 */
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	@ConditionalOnMissingBean
-	static ThrottledAdvisor throttledAdvisor(ObjectProvider<Throttler> throttler,
-			ObjectProvider<ThrottledMethods> throttledMethods, ObjectProvider<ThrottleRequestContext> requestContext,
+	static ThrottledAdvisor throttledAdvisor(Environment environment, ObjectProvider<ThrottledMethods> throttledMethods,
+			ObjectProvider<ThrottleRequestContext> requestContext,
 			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
-		return new ThrottledAdvisor(throttler, throttledMethods, requestContext, reactiveRequestContext);
+		ThrottledAdvisor advisor = new ThrottledAdvisor(throttledMethods, requestContext, reactiveRequestContext);
+		advisor.setOrder(Binder.get(environment)
+			.bindOrCreate("throttle.aop", ThrottleProperties.Aop.class)
+			.getOrder());
+		return advisor;
 	}
 
 	@Bean

@@ -26,6 +26,8 @@ public class ThrottleProperties {
 
 	private final Http http = new Http();
 
+	private final Aop aop = new Aop();
+
 	/**
 	 * Throttling policies by name, as @Throttled(policy) refers to them.
 	 */
@@ -45,6 +47,10 @@ public class ThrottleProperties {
 
 	public Http getHttp() {
 		return this.http;
+	}
+
+	public Aop getAop() {
+		return this.aop;
 	}
 
 	public Map<String, Policy> getPolicies() {
@@ -182,6 +188,32 @@ public class ThrottleProperties {
 
 		public void setHeaders(Headers headers) {
 			this.headers = headers;
+		}
+
+	}
+
+	/**
+	 * How the advisor that applies @Throttled sits among other advice on the same method.
+	 */
+	public static class Aop {
+
+		/**
+		 * Order of the advisor that applies @Throttled among other advice on the same method; lower
+		 * runs further outside. Below the order of @Transactional or @Cacheable advice, a refused
+		 * call starts no transaction and a cached answer is still charged; above it, throttling runs
+		 * inside the transaction and a cache hit is not throttled. Defaults to the lowest
+		 * precedence, as before this property existed: also their default, and Spring applies equal
+		 * orders in the order the advisors were registered, so give an order to be sure.
+		 */
+		// Ordered.LOWEST_PRECEDENCE, written out: the configuration processor records only a literal as the default
+		private int order = 2147483647;
+
+		public int getOrder() {
+			return this.order;
+		}
+
+		public void setOrder(int order) {
+			this.order = order;
 		}
 
 	}
