@@ -1,8 +1,14 @@
 package dev.throttle;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.throttle.memory.MemoryThrottleStore;
@@ -13,10 +19,21 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 
 class ThrottlerTests {
 
+	/** How long the slow store's limiter takes per decision: far above any timer's resolution. */
+	private static final Duration STORE_DELAY = Duration.ofMillis(30);
+
+	private static final GcraPolicy API = new GcraPolicy("api", 1, Duration.ofSeconds(10));
+
 	private final ManualTimeSource clock = new ManualTimeSource();
 
-	private final Throttler throttler = new Throttler(new MemoryThrottleStore(this.clock, 100),
-			List.of(new GcraPolicy("api", 1, Duration.ofSeconds(10))));
+	private final MemoryThrottleStore store = new MemoryThrottleStore(this.clock, 100);
+
+	private final Throttler throttler = new Throttler(this.store, List.of(API));
+
+	@AfterEach
+	void closeStore() {
+		this.store.close();
+	}
 
 	@Test
 	void anUnknownPolicyIsAnErrorThatListsTheKnownOnes() {
@@ -43,35 +60,202 @@ class ThrottlerTests {
 
 	@Test
 	void twoPoliciesWithOneNameAreRefused() {
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new Throttler(new MemoryThrottleStore(),
-					List.of(new GcraPolicy("api", 1, Duration.ofSeconds(1)), new GcraPolicy("api", 2, Duration.ofSeconds(1)))))
-			.withMessage("two policies are named 'api'");
+		try (MemoryThrottleStore store = new MemoryThrottleStore()) {
+			List<Policy> twins = List.of(new GcraPolicy("api", 1, Duration.ofSeconds(1)),
+					new GcraPolicy("api", 2, Duration.ofSeconds(1)));
+			assertThatIllegalArgumentException().isThrownBy(() -> new Throttler(store, twins))
+				.withMessage("two policies are named 'api'");
+		}
+	}
+
+	@Test
+	void listenersHearEveryDecisionWithHowLongTheStoreTookToMakeIt() {
+		Heard heard = new Heard();
+		try (SlowStore slow = new SlowStore(new MemoryThrottleStore(this.clock, 100))) {
+			Throttler throttler = new Throttler(slow, List.of(API), List.of(heard));
+			long start = System.nanoTime();
+			Decision allowed = throttler.tryAcquire("api", "alice@example.com");
+			Decision refused = throttler.tryAcquire("api", "alice@example.com");
+			long bothCalls = System.nanoTime() - start;
+			assertThat(allowed.allowed()).isTrue();
+			assertThat(refused.allowed()).isFalse();
+			assertThat(heard.decisions).extracting(HeardDecision::decision).containsExactly(allowed, refused);
+			assertThat(heard.decisions).extracting(HeardDecision::policy).containsOnly(API);
+			long bothStoreNanos = heard.decisions.stream().mapToLong(HeardDecision::storeNanos).sum();
+			assertThat(heard.decisions).allSatisfy((decision) -> assertThat(decision.storeNanos())
+				.as("at least the time the store's limiter took")
+				.isGreaterThanOrEqualTo(STORE_DELAY.toNanos()));
+			assertThat(bothStoreNanos).as("the store's own time, within the calls' time")
+				.isLessThanOrEqualTo(bothCalls);
+		}
+	}
+
+	@Test
+	void aNonBlockingCallIsTimedUntilTheStoreAnswersNotUntilTheCallReturns() throws Exception {
+		Heard heard = new Heard();
+		try (SlowStore slow = new SlowStore(new MemoryThrottleStore(this.clock, 100))) {
+			Throttler throttler = new Throttler(slow, List.of(API), List.of(heard));
+			long start = System.nanoTime();
+			CompletableFuture<Decision> pending = throttler.tryAcquireAsync("api", "alice@example.com", 1)
+				.toCompletableFuture();
+			assertThat(heard.decisions).as("nothing heard before the store has answered").isEmpty();
+			slow.answerAsyncCalls();
+			Decision decision = pending.get(5, TimeUnit.SECONDS);
+			long call = System.nanoTime() - start;
+			assertThat(heard.decisions).singleElement().satisfies((heardDecision) -> {
+				assertThat(heardDecision.decision()).isSameAs(decision);
+				assertThat(heardDecision.storeNanos()).isBetween(STORE_DELAY.toNanos(), call);
+			});
+		}
 	}
 
 	@Test
 	void listenersHearEveryDecisionAndEveryRefusalWithTheCallersKey() {
-		java.util.List<String> heard = new java.util.ArrayList<>();
-		ThrottleListener listener = new ThrottleListener() {
+		Heard heard = new Heard();
+		try (SlowStore slow = new SlowStore(new MemoryThrottleStore(this.clock, 100))) {
+			Throttler throttler = new Throttler(slow, List.of(API), List.of(heard));
+			throttler.tryAcquire("api", "alice@example.com");
+			throttler.tryAcquire("api", "alice@example.com");
+			throttler.tryAcquire("api", "alice@example.com", 2);
+			assertThat(heard.events).containsExactly("api:true", "api:false", "rejected alice@example.com retry 10000",
+					"api:false", "rejected alice@example.com retry " + Decision.NEVER);
+			assertThat(heard.decisions.get(2).storeNanos())
+				.as("a cost above the policy's capacity never asks the store")
+				.isZero();
+			assertThat(slow.keysAsked).containsExactly("alice@example.com", "alice@example.com");
+		}
+	}
 
-			@Override
-			public void onDecision(Policy policy, Decision decision, long storeNanos) {
-				heard.add(policy.name() + ":" + decision.allowed() + ":" + (storeNanos >= 0));
+	@Test
+	void aRefusalIsHeardWithTheKeyAsTheCallerGaveItWhileTheStoreSeesTheNormalizedKey() {
+		Heard heard = new Heard();
+		String longKey = "x".repeat(Throttler.MAX_KEY_LENGTH + 1);
+		try (SlowStore slow = new SlowStore(new MemoryThrottleStore(this.clock, 100))) {
+			Throttler throttler = new Throttler(slow, List.of(API), List.of(heard));
+			throttler.tryAcquire("api", longKey);
+			throttler.tryAcquire("api", longKey);
+			throttler.tryAcquire("api", "  ");
+			throttler.tryAcquire("api", null);
+			assertThat(heard.events).containsExactly("api:true", "api:false", "rejected " + longKey + " retry 10000",
+					"api:true", "api:false", "rejected null retry 10000");
+			assertThat(slow.keysAsked).hasSize(4);
+			String stored = slow.keysAsked.get(0);
+			assertThat(stored).as("the long key as stored: its digest")
+				.isNotEqualTo(longKey)
+				.hasSizeLessThanOrEqualTo(Throttler.MAX_KEY_LENGTH);
+			assertThat(slow.keysAsked.subList(1, 4)).containsExactly(stored, Throttler.SHARED_KEY,
+					Throttler.SHARED_KEY);
+		}
+	}
+
+	/** A decision as a listener heard it. */
+	private record HeardDecision(Policy policy, Decision decision, long storeNanos) {
+	}
+
+	/** Records what it hears, in order. */
+	private static final class Heard implements ThrottleListener {
+
+		private final List<HeardDecision> decisions = Collections.synchronizedList(new ArrayList<>());
+
+		private final List<String> events = Collections.synchronizedList(new ArrayList<>());
+
+		@Override
+		public void onDecision(Policy policy, Decision decision, long storeNanos) {
+			this.decisions.add(new HeardDecision(policy, decision, storeNanos));
+			this.events.add(policy.name() + ":" + decision.allowed());
+		}
+
+		@Override
+		public void onRejected(Policy policy, String key, Decision decision) {
+			this.events.add("rejected " + key + " retry " + decision.retryAfterMillis());
+		}
+
+	}
+
+	/**
+	 * A store whose limiters take {@link #STORE_DELAY} per decision, as a networked store takes a
+	 * round trip, and remember the keys they were asked about; the memory store decides.
+	 */
+	private static final class SlowStore implements ThrottleStore {
+
+		private final ThrottleStore delegate;
+
+		private final List<String> keysAsked = Collections.synchronizedList(new ArrayList<>());
+
+		private final CompletableFuture<Void> asyncAnswers = new CompletableFuture<>();
+
+		SlowStore(ThrottleStore delegate) {
+			this.delegate = delegate;
+		}
+
+		/** Lets the non-blocking calls made so far, and every later one, be answered. */
+		void answerAsyncCalls() {
+			this.asyncAnswers.complete(null);
+		}
+
+		@Override
+		public Limiter limiter(Policy policy) {
+			return new SlowLimiter(this.delegate.limiter(policy), this.keysAsked, this.asyncAnswers);
+		}
+
+		@Override
+		public String kind() {
+			return "slow";
+		}
+
+		@Override
+		public void close() {
+			this.delegate.close();
+		}
+
+	}
+
+	private record SlowLimiter(Limiter delegate, List<String> keysAsked,
+			CompletableFuture<Void> asyncAnswers) implements Limiter {
+
+		@Override
+		public Policy policy() {
+			return this.delegate.policy();
+		}
+
+		@Override
+		public Decision tryAcquire(String key, int cost) {
+			this.keysAsked.add(key);
+			sleep(STORE_DELAY);
+			return this.delegate.tryAcquire(key, cost);
+		}
+
+		@Override
+		public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+			// answers later, on another thread, as a networked store's client does; held until the test lets it
+			return this.asyncAnswers.thenApplyAsync((answer) -> tryAcquire(key, cost));
+		}
+
+		@Override
+		public void refund(String key, int cost) {
+			this.delegate.refund(key, cost);
+		}
+
+		@Override
+		public Decision peek(String key) {
+			return this.delegate.peek(key);
+		}
+
+		@Override
+		public void reset(String key) {
+			this.delegate.reset(key);
+		}
+
+		private static void sleep(Duration duration) {
+			try {
+				Thread.sleep(duration.toMillis());
 			}
-
-			@Override
-			public void onRejected(Policy policy, String key, Decision decision) {
-				heard.add("rejected " + key + " retry " + decision.retryAfterMillis());
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException(ex);
 			}
+		}
 
-		};
-		Throttler throttler = new Throttler(new MemoryThrottleStore(this.clock, 100),
-				List.of(new GcraPolicy("api", 1, Duration.ofSeconds(10))), List.of(listener));
-		throttler.tryAcquire("api", "alice@example.com");
-		throttler.tryAcquire("api", "alice@example.com");
-		throttler.tryAcquire("api", "alice@example.com", 2);
-		assertThat(heard).containsExactly("api:true:true", "api:false:true", "rejected alice@example.com retry 10000",
-				"api:false:true", "rejected alice@example.com retry " + Decision.NEVER);
 	}
 
 }

@@ -1,7 +1,9 @@
 package dev.throttle.spring.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisClient;
@@ -23,7 +25,10 @@ import dev.throttle.LockoutPolicy;
 import dev.throttle.ManualTimeSource;
 import dev.throttle.Policy;
 import dev.throttle.SlidingLogPolicy;
+import dev.throttle.ThrottleStore;
+import dev.throttle.TimeSource;
 import dev.throttle.TokenBucketPolicy;
+import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.RedisMonitor;
 import dev.throttle.testing.redis.SharedRedis;
@@ -35,6 +40,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 /**
  * The Redis store against a real Redis: round trips, keys, TTLs, Redis time, number formatting,
  * the non-blocking API and script reloading.
+ *
+ * <p>Each decision is checked for its exact numbers, and where a failure mode could answer alike
+ * (a local fallback decides as the memory store does) against the key's state in Redis itself, so
+ * that no assertion passes on an answer Redis did not give.
  */
 @WithRedis
 class RedisThrottleStoreTests {
@@ -49,6 +58,8 @@ class RedisThrottleStoreTests {
 	private RedisClient client;
 
 	private RedisCommands<String, String> redis;
+
+	private final List<ThrottleStore> stores = new ArrayList<>();
 
 	@BeforeAll
 	static void connect() {
@@ -68,7 +79,8 @@ class RedisThrottleStoreTests {
 	}
 
 	@AfterEach
-	void closeRawClient() {
+	void closeStoresAndRawClient() {
+		this.stores.forEach(ThrottleStore::close);
 		this.client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
 	}
 
@@ -118,7 +130,8 @@ class RedisThrottleStoreTests {
 
 	@Test
 	void keysAreThePrefixThenPolicyAndKeyInOneHashTag() {
-		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "myapp", Duration.ofSeconds(1));
+		RedisThrottleStore store = closedAfterTest(
+				new RedisThrottleStore(connectionFactory, "myapp", Duration.ofSeconds(1)));
 		store.limiter(POLICIES.get(2)).tryAcquire("alice@example.com", 1);
 		assertThat(this.redis.keys("*")).containsExactly("myapp:{fw:alice@example.com}");
 		assertThat(store.redisKey("fw", "alice@example.com")).isEqualTo("myapp:{fw:alice@example.com}");
@@ -129,7 +142,7 @@ class RedisThrottleStoreTests {
 	@Test
 	void everyWriteExpiresExactlyWhenTheStateIsNeutralAgain() {
 		ManualTimeSource clock = new ManualTimeSource();
-		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(1), clock);
+		RedisThrottleStore store = store(clock);
 		Limiter bucket = store.limiter(POLICIES.get(0));
 		assertThat(bucket.tryAcquire("k", 3).resetAfterMillis()).isEqualTo(6_000);
 		assertPttl("throttle:{tb:k}", 6_000);
@@ -175,10 +188,14 @@ class RedisThrottleStoreTests {
 	@Test
 	void withRedisTimeTheExpiryMatchesTheDecisionsResetAfter() {
 		RedisThrottleStore store = store();
-		for (Policy policy : POLICIES) {
-			Decision decision = store.limiter(policy).tryAcquire("k", 1);
-			assertThat(decision.allowed()).isTrue();
-			assertPttl(store.redisKey(policy.name(), "k"), decision.resetAfterMillis());
+		try (MemoryThrottleStore memory = new MemoryThrottleStore()) {
+			for (Policy policy : POLICIES) {
+				// a key's first call is told the same whatever the time: the memory twin's answer, exactly
+				Decision expected = memory.limiter(policy).tryAcquire("k", 1);
+				Decision decision = store.limiter(policy).tryAcquire("k", 1);
+				assertPttl(store.redisKey(policy.name(), "k"), decision.resetAfterMillis());
+				assertThat(decision).as(policy.name()).isEqualTo(expected);
+			}
 		}
 	}
 
@@ -201,7 +218,7 @@ class RedisThrottleStoreTests {
 	void numbersNearTwoToTheFiftyThirdStayExact() {
 		// 2250-01-01 in microseconds is 8.8e15, just below 2^53 = 9.007e15: Lua's doubles are still exact there
 		ManualTimeSource clock = new ManualTimeSource(java.time.Instant.parse("2250-01-01T00:00:00Z"));
-		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		RedisThrottleStore store = store(clock);
 		GcraPolicy third = new GcraPolicy("third", 3, Duration.ofSeconds(1));
 		Limiter limiter = store.limiter(third);
 		limiter.tryAcquire("k", 1);
@@ -222,48 +239,77 @@ class RedisThrottleStoreTests {
 		RedisThrottleStore store = store();
 		Limiter window = store.limiter(new FixedWindowPolicy("fw1", 2, Duration.ofMillis(1_500)));
 		window.peek("warm-up");
-		assertThat(window.tryAcquire("k", 1).allowed()).isTrue();
-		assertThat(window.tryAcquire("k", 1).allowed()).isTrue();
+		assertThat(window.tryAcquire("k", 1)).as("the first call opens a window")
+			.isEqualTo(Decision.allow(2, 1, 1_500));
+		long firstStart = windowStart("throttle:{fw1:k}");
+		assertThat(redisNowMillis() - firstStart).as("the window opened at a Redis time, just now")
+			.isBetween(0L, 2_000L);
+		Decision second = window.tryAcquire("k", 1);
+		assertThat(second.allowed()).isTrue();
+		assertThat(second.remaining()).isZero();
 		Decision refused = window.tryAcquire("k", 1);
 		assertThat(refused.allowed()).isFalse();
-		assertThat(refused.retryAfterMillis()).isBetween(1L, 1_500L);
+		assertThat(refused.remaining()).isZero();
+		assertThat(refused.retryAfterMillis()).isBetween(1L, 1_500L).isEqualTo(refused.resetAfterMillis());
+		assertThat(this.redis.pttl("throttle:{fw1:k}")).as("the wait is the key's life on the Redis clock")
+			.isBetween(refused.retryAfterMillis() - 100, refused.retryAfterMillis());
+		assertThat(this.redis.get("throttle:{fw1:k}")).as("a refusal writes nothing").isEqualTo("2:" + firstStart);
 		sleep(refused.retryAfterMillis() + 5);
-		assertThat(window.tryAcquire("k", 1).allowed()).as("the window ended on the Redis clock").isTrue();
+		assertThat(window.tryAcquire("k", 1)).as("the window ended on the Redis clock: a new one opens")
+			.isEqualTo(Decision.allow(2, 1, 1_500));
+		assertThat(windowStart("throttle:{fw1:k}")).isGreaterThanOrEqualTo(firstStart + 1_500);
 	}
 
 	@Test
 	void theNonBlockingApiMakesTheSameDecisions() throws Exception {
 		RedisThrottleStore store = store();
 		Limiter window = store.limiter(POLICIES.get(2));
-		assertThat(window.tryAcquireAsync("k", 2).toCompletableFuture().get(1, TimeUnit.SECONDS).remaining())
-			.isEqualTo(1);
-		assertThat(window.tryAcquireAsync("k", 2).toCompletableFuture().get(1, TimeUnit.SECONDS).allowed()).isFalse();
-		window.refundAsync("k", 2).toCompletableFuture().get(1, TimeUnit.SECONDS);
+		assertThat(await(window.tryAcquireAsync("k", 2))).isEqualTo(Decision.allow(3, 1, 10_000));
+		assertThat(windowCount("throttle:{fw:k}")).isEqualTo(2);
+		Decision refused = await(window.tryAcquireAsync("k", 2));
+		assertThat(refused.allowed()).isFalse();
+		assertThat(refused.remaining()).as("1 left, fewer than the call needs").isEqualTo(1);
+		assertThat(refused.retryAfterMillis()).as("until the window ends")
+			.isBetween(5_000L, 10_000L)
+			.isEqualTo(refused.resetAfterMillis());
+		assertThat(windowCount("throttle:{fw:k}")).as("a refusal writes nothing").isEqualTo(2);
+		await(window.refundAsync("k", 2));
 		assertThat(window.peek("k")).isEqualTo(Decision.allow(3, 3, 0));
-		window.tryAcquire("k", 3);
-		window.resetAsync("k").toCompletableFuture().get(1, TimeUnit.SECONDS);
+		assertThat(window.tryAcquire("k", 3).remaining()).isZero();
+		assertThat(windowCount("throttle:{fw:k}")).isEqualTo(3);
+		await(window.resetAsync("k"));
 		assertThat(this.redis.exists("throttle:{fw:k}")).isZero();
-		assertThat(window.tryAcquireAsync("k", 4).toCompletableFuture().get()).isEqualTo(Decision.neverAllowed(3));
+		assertThat(await(window.tryAcquireAsync("k", 4))).isEqualTo(Decision.neverAllowed(3));
+		assertThat(this.redis.exists("throttle:{fw:k}")).as("a call that can never pass touches nothing").isZero();
 	}
 
 	@Test
-	void aFlushedScriptCacheIsReloadedWithEval() {
+	void aFlushedScriptCacheIsReloadedWithEval() throws Exception {
 		RedisThrottleStore store = store();
+		store.warmUpDone().get(10, TimeUnit.SECONDS);
 		Limiter window = store.limiter(POLICIES.get(2));
-		assertThat(window.tryAcquire("k", 1).remaining()).isEqualTo(2);
+		String sha = RedisThrottleScripts.of(POLICIES.get(2)).getSha1();
+		// a round trip on the store's one connection: the script load that binding sent is done by now,
+		// and cannot load the script again after the flush
+		assertThat(window.tryAcquire("k", 1)).isEqualTo(Decision.allow(3, 2, 10_000));
 		this.redis.scriptFlush();
-		assertThat(window.tryAcquire("k", 1).remaining()).isEqualTo(1);
+		assertThat(this.redis.scriptExists(sha)).containsExactly(false);
+		Decision afterFlush = window.tryAcquire("k", 1);
+		assertThat(this.redis.scriptExists(sha)).as("EVAL cached the script again").containsExactly(true);
+		assertThat(afterFlush.allowed()).isTrue();
+		assertThat(afterFlush.remaining()).isEqualTo(1);
 		assertThat(window.tryAcquire("k", 1).remaining()).isZero();
+		assertThat(windowCount("throttle:{fw:k}")).as("every call counted in Redis, none lost").isEqualTo(3);
 	}
 
 	@Test
 	void aConnectionThatTheFactoryReplacedIsObtainedAgain(RedisEndpoint endpoint) {
 		LettuceConnectionFactory own = endpoint.newConnectionFactory();
-		try {
-			RedisThrottleStore redisStore = new RedisThrottleStore(own, "throttle", Duration.ofSeconds(2));
-			ResilientThrottleStore store = new ResilientThrottleStore(redisStore, FailureMode.CLOSED, null, null);
+		// failure mode closed refuses every call it answers, so an allowed call is one Redis decided
+		try (ResilientThrottleStore store = new ResilientThrottleStore(
+				new RedisThrottleStore(own, "throttle", Duration.ofSeconds(2)), FailureMode.CLOSED, null, null)) {
 			Limiter window = store.limiter(POLICIES.get(2));
-			assertThat(window.tryAcquire("k", 1).remaining()).isEqualTo(2);
+			assertThat(window.tryAcquire("k", 1)).isEqualTo(Decision.allow(3, 2, 10_000));
 			own.resetConnection();
 			long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
 			Decision decision = window.tryAcquire("k", 1);
@@ -271,7 +317,11 @@ class RedisThrottleStoreTests {
 				sleep(20);
 				decision = window.tryAcquire("k", 1);
 			}
-			assertThat(decision.remaining()).as("Redis decides again, over the factory's new connection").isLessThan(2);
+			assertThat(decision.allowed()).as("Redis decides again, over the factory's new connection: " + decision)
+				.isTrue();
+			assertThat(decision.remaining()).isEqualTo(1);
+			assertThat(decision.resetAfterMillis()).isBetween(1L, 10_000L);
+			assertThat(windowCount("throttle:{fw:k}")).as("both passes counted in Redis").isEqualTo(2);
 			assertThat(store.isStoreDown()).isFalse();
 		}
 		finally {
@@ -293,7 +343,7 @@ class RedisThrottleStoreTests {
 	void stateWrittenUnderOtherSettingsOfAPolicyIsReadAsNeutralOrClampedNeverAnError() {
 		ManualTimeSource clock = new ManualTimeSource();
 		// what a rolling deploy meets: instances with the old settings wrote these keys
-		RedisThrottleStore before = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		RedisThrottleStore before = store(clock);
 		Limiter longLadder = before.limiter(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1),
 				Duration.ofSeconds(2), Duration.ofSeconds(4), Duration.ofSeconds(8))));
 		for (int i = 0; i < 4; i++) {
@@ -301,11 +351,11 @@ class RedisThrottleStoreTests {
 			assertThat(longLadder.tryAcquire("alice", 1).allowed()).isTrue();
 		}
 		Limiter wideWindow = before.limiter(new FixedWindowPolicy("api", 10, Duration.ofMinutes(1)));
-		assertThat(wideWindow.tryAcquire("bob", 8).allowed()).isTrue();
+		assertThat(wideWindow.tryAcquire("bob", 8)).isEqualTo(Decision.allow(10, 2, 60_000));
 		before.limiter(SlidingLogPolicy.withDefaults("search")).tryAcquire("carol", 1);
 		before.limiter(new GcraPolicy("upload", 3, Duration.ofSeconds(60))).tryAcquire("dave", 1);
 
-		RedisThrottleStore after = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		RedisThrottleStore after = store(clock);
 		Limiter shortLadder = after.limiter(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1), Duration.ofSeconds(2))));
 		Decision locked = shortLadder.tryAcquire("alice", 1);
 		assertThat(locked.allowed()).as("the old rung 3 is clamped to the new top rung, 2 s").isFalse();
@@ -331,7 +381,7 @@ class RedisThrottleStoreTests {
 
 		// and a log read by a numeric script: neutral, never a score in the far future
 		assertThat(logFromString.tryAcquire("dave", 1).allowed()).isTrue();
-		RedisThrottleStore later = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		RedisThrottleStore later = store(clock);
 		Decision scoreFromLog = later.limiter(new GcraPolicy("upload", 3, Duration.ofSeconds(60))).tryAcquire("dave", 1);
 		assertThat(scoreFromLog.allowed()).isTrue();
 		assertThat(scoreFromLog.remaining()).isEqualTo(2);
@@ -340,7 +390,7 @@ class RedisThrottleStoreTests {
 	@Test
 	void aSlidingLogWithAnEntryThatIsNotATimeCountsAsEmptyAndIsReplaced() {
 		ManualTimeSource clock = new ManualTimeSource();
-		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock);
+		RedisThrottleStore store = store(clock);
 		Limiter log = store.limiter(new SlidingLogPolicy("garbled", 2, Duration.ofMinutes(1), Duration.ofSeconds(10), 1));
 		long now = clock.currentTimeMillis();
 		String expired = String.format("%015d", now - 120_000);
@@ -379,8 +429,38 @@ class RedisThrottleStoreTests {
 	}
 
 	/** Redis time, a timeout that a busy 2-core test machine never hits: these tests are not about timeouts. */
-	private static RedisThrottleStore store() {
-		return new RedisThrottleStore(connectionFactory, RedisThrottleStore.DEFAULT_KEY_PREFIX, Duration.ofSeconds(2));
+	private RedisThrottleStore store() {
+		String prefix = RedisThrottleStore.DEFAULT_KEY_PREFIX;
+		return closedAfterTest(new RedisThrottleStore(connectionFactory, prefix, Duration.ofSeconds(2)));
+	}
+
+	/** Decisions on {@code clock} instead of Redis time. */
+	private RedisThrottleStore store(TimeSource clock) {
+		return closedAfterTest(new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(2), clock));
+	}
+
+	private <S extends ThrottleStore> S closedAfterTest(S store) {
+		this.stores.add(store);
+		return store;
+	}
+
+	private static <T> T await(CompletionStage<T> stage) throws Exception {
+		return stage.toCompletableFuture().get(5, TimeUnit.SECONDS);
+	}
+
+	/** The count of a fixed window's state, {@code <count>:<windowStart>}, as Redis holds it. */
+	private long windowCount(String key) {
+		return Long.parseLong(this.redis.get(key).split(":")[0]);
+	}
+
+	/** The start of a fixed window's state, in epoch milliseconds. */
+	private long windowStart(String key) {
+		return Long.parseLong(this.redis.get(key).split(":")[1]);
+	}
+
+	private long redisNowMillis() {
+		List<String> time = this.redis.time();
+		return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
 	}
 
 	private void assertPttl(String key, long expected) {

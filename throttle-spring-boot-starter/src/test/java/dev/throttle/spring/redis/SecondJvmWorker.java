@@ -14,36 +14,65 @@ import io.lettuce.core.api.sync.RedisCommands;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
+import dev.throttle.Decision;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.testing.redis.RedisEndpoint;
 
 /**
  * The second application instance of {@link RedisTwoJvmTests}: a separate JVM with its own
- * connection factory and store, hammering the same Redis keys. For each round it announces
- * {@code ready:<round>}, waits for {@code go:<round>}, runs its threads and reports its passes in
- * {@code passed:<round>}.
+ * connection factory and store, on the same Redis keys. It reports through Redis keys (which the
+ * test also uses to start each round together) and its exit code: 0 when every round ran, 1 with
+ * the stack trace in its output otherwise. It writes nothing of its own to standard output.
+ *
+ * <p>{@link Mode#RACE}: for each round it announces {@code ready:<round>}, waits for
+ * {@code go:<round>}, runs its threads on the key {@value #HOT} and reports its tally in
+ * {@code tally:<round>}. {@link Mode#FIRST}: for each round it takes {@link #firstShare} of the
+ * quota on the key {@value #SPLIT}, one call after another, reports its tally in
+ * {@code first:<round>}, and exits.
  */
 public final class SecondJvmWorker {
+
+	/** The key both JVMs race on. */
+	static final String HOT = "hot";
+
+	/** The key this JVM takes from first, and the test's JVM after it. */
+	static final String SPLIT = "split";
 
 	private SecondJvmWorker() {
 	}
 
+	/** What the worker does in each round. */
+	enum Mode {
+
+		/** Race the test's JVM on one key. */
+		RACE,
+
+		/** Take part of the quota before the test's JVM asks. */
+		FIRST
+
+	}
+
 	/**
 	 * Runs the rounds.
-	 * @param args host, port
-	 * @throws Exception on failure (the parent sees the exit code)
+	 * @param args host, port, mode
+	 * @throws Exception on failure (the parent sees the exit code and the output)
 	 */
 	public static void main(String[] args) throws Exception {
 		RedisEndpoint endpoint = RedisEndpoint.of(args[0], Integer.parseInt(args[1]));
+		Mode mode = Mode.valueOf(args[2]);
 		LettuceConnectionFactory factory = endpoint.newConnectionFactory();
 		RedisClient client = endpoint.newClient();
-		try (StatefulRedisConnection<String, String> connection = client.connect()) {
+		try (StatefulRedisConnection<String, String> connection = client.connect();
+				RedisThrottleStore store = new RedisThrottleStore(factory, "throttle", Duration.ofSeconds(10))) {
 			RedisCommands<String, String> redis = connection.sync();
-			RedisThrottleStore store = new RedisThrottleStore(factory, "throttle", Duration.ofSeconds(10));
 			List<Policy> policies = RedisTwoJvmTests.POLICIES;
 			for (int round = 0; round < policies.size(); round++) {
 				Limiter limiter = store.limiter(policies.get(round));
+				if (mode == Mode.FIRST) {
+					redis.set("first:" + round, take(limiter, SPLIT, firstShare(limiter.policy())).toString());
+					continue;
+				}
 				limiter.peek("warm-up");
 				redis.set("ready:" + round, "1");
 				long deadline = System.currentTimeMillis() + 60_000;
@@ -53,40 +82,85 @@ public final class SecondJvmWorker {
 					}
 					Thread.sleep(1);
 				}
-				redis.set("passed:" + round, Long.toString(hammer(limiter)));
+				redis.set("tally:" + round, hammer(limiter, HOT).toString());
 			}
 		}
 		finally {
 			client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
 			factory.destroy();
 		}
+		// Lettuce's and Reactor's threads would keep the JVM alive for a while
 		System.exit(0);
 	}
 
-	/** Runs the threads of one instance on the hot key. */
-	static long hammer(Limiter limiter) throws Exception {
+	/**
+	 * What the first JVM takes of a policy's quota: half, rounded up (a lockout's one pass).
+	 * @param policy the policy
+	 * @return the calls it makes, each of which passes
+	 */
+	static int firstShare(Policy policy) {
+		return (policy.quota() + 1) / 2;
+	}
+
+	/** Makes {@code calls} calls on {@code key}, one after another. */
+	static Tally take(Limiter limiter, String key, int calls) {
+		long passes = 0;
+		for (int i = 0; i < calls; i++) {
+			passes += limiter.tryAcquire(key, 1).allowed() ? 1 : 0;
+		}
+		return new Tally(passes, calls - passes);
+	}
+
+	/**
+	 * Runs the threads of one instance on {@code key}, each making
+	 * {@link RedisTwoJvmTests#CALLS_PER_THREAD} calls. A call that fails fails the whole run: it
+	 * is never counted as a refusal.
+	 */
+	static Tally hammer(Limiter limiter, String key) throws Exception {
 		ExecutorService pool = Executors.newFixedThreadPool(RedisTwoJvmTests.THREADS);
 		try {
-			List<Future<Long>> results = new ArrayList<>();
+			List<Future<Tally>> results = new ArrayList<>();
 			for (int t = 0; t < RedisTwoJvmTests.THREADS; t++) {
-				Callable<Long> task = () -> {
-					long passed = 0;
-					for (int i = 0; i < RedisTwoJvmTests.CALLS_PER_THREAD; i++) {
-						passed += limiter.tryAcquire("hot", 1).allowed() ? 1 : 0;
-					}
-					return passed;
-				};
+				Callable<Tally> task = () -> take(limiter, key, RedisTwoJvmTests.CALLS_PER_THREAD);
 				results.add(pool.submit(task));
 			}
-			long total = 0;
-			for (Future<Long> result : results) {
-				total += result.get();
+			Tally total = new Tally(0, 0);
+			for (Future<Tally> result : results) {
+				total = total.plus(result.get());
 			}
 			return total;
 		}
 		finally {
 			pool.shutdownNow();
 		}
+	}
+
+	/**
+	 * Calls that passed and calls that were refused, as {@code <passes>/<refusals>} in Redis.
+	 *
+	 * @param passes calls whose {@link Decision#allowed()} was true
+	 * @param refusals calls refused
+	 */
+	record Tally(long passes, long refusals) {
+
+		static Tally parse(String text) {
+			String[] parts = text.split("/");
+			return new Tally(Long.parseLong(parts[0]), Long.parseLong(parts[1]));
+		}
+
+		long calls() {
+			return this.passes + this.refusals;
+		}
+
+		Tally plus(Tally other) {
+			return new Tally(this.passes + other.passes, this.refusals + other.refusals);
+		}
+
+		@Override
+		public String toString() {
+			return this.passes + "/" + this.refusals;
+		}
+
 	}
 
 }
