@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import dev.throttle.Decision;
@@ -19,8 +20,8 @@ import dev.throttle.Policy;
 import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
-import dev.throttle.spring.redis.FailureMode;
-import dev.throttle.spring.redis.ResilientThrottleStore;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.redis.RedisClusterProcesses;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.SharedRedis;
@@ -36,7 +37,7 @@ class RedisStoreAutoConfigurationTests {
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
 				DataRedisReactiveAutoConfiguration.class, ThrottleAutoConfiguration.class,
-				ThrottleMetricsAutoConfiguration.class))
+				MetricsAutoConfiguration.class, ThrottleMetricsAutoConfiguration.class))
 		.withPropertyValues("throttle.store.type=redis", "throttle.policies.api.algorithm=gcra",
 				"throttle.policies.api.limit=2", "throttle.policies.api.period=1m");
 
@@ -123,6 +124,11 @@ class RedisStoreAutoConfigurationTests {
 					.tags("policy", "api", "outcome", "error", "store", "redis")
 					.counter()
 					.count()).isGreaterThanOrEqualTo(1);
+				assertThat(context.getBean(MeterRegistry.class)
+					.find("throttle.decisions")
+					.tags("policy", "api", "outcome", "rejected")
+					.counters()).as("the failure mode's refusal is counted once, as an error")
+					.allSatisfy((counter) -> assertThat(counter.count()).isZero());
 			});
 	}
 
@@ -138,6 +144,15 @@ class RedisStoreAutoConfigurationTests {
 				.getFailure()
 				.rootCause()
 				.hasMessage("throttle.store.redis.timeout must be positive, was PT0S"));
+	}
+
+	@Test
+	void maximumKeysIsCheckedOnceWithTheMemoryStoresAnswerForTheLocalFallback() {
+		this.contextRunner.withPropertyValues("throttle.store.memory.maximum-keys=0")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessage("throttle.store.memory.maximum-keys must be at least 1, was 0"));
 	}
 
 	@Test

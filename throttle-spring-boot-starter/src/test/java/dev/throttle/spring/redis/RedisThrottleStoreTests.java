@@ -24,6 +24,8 @@ import dev.throttle.ManualTimeSource;
 import dev.throttle.Policy;
 import dev.throttle.SlidingLogPolicy;
 import dev.throttle.TokenBucketPolicy;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.RedisMonitor;
 import dev.throttle.testing.redis.SharedRedis;
@@ -261,7 +263,7 @@ class RedisThrottleStoreTests {
 		LettuceConnectionFactory own = endpoint.newConnectionFactory();
 		try {
 			RedisThrottleStore redisStore = new RedisThrottleStore(own, "throttle", Duration.ofSeconds(2));
-			ResilientThrottleStore store = new ResilientThrottleStore(redisStore, FailureMode.CLOSED, null, null);
+			ResilientThrottleStore store = new ResilientThrottleStore(redisStore, FailureMode.CLOSED, null);
 			Limiter window = store.limiter(POLICIES.get(2));
 			assertThat(window.tryAcquire("k", 1).remaining()).isEqualTo(2);
 			own.resetConnection();
