@@ -15,10 +15,11 @@ import dev.throttle.ThrottleStore;
 
 /**
  * A {@link ThrottleStore} that fails on demand: a test double of the store SPI (not of any real
- * store), for tests of what wraps a store. While up it passes every call to the store it wraps;
- * while down every call fails, synchronously or through its future. It counts the calls that
- * reached it, so a test can prove that a call was answered without asking it, and it can hold
- * {@link Limiter#peekAsync} probes for the test to complete. Thread-safe.
+ * store), for tests of what wraps a store. While up it passes every call to the store it wraps,
+ * the non-blocking ones to its non-blocking methods; while down every call fails, synchronously or
+ * through its future. It counts the calls that reached it, so a test can prove that a call was
+ * answered without asking it, and it can hold {@link Limiter#peekAsync} probes for the test to
+ * complete. Thread-safe.
  */
 public final class FlakyStore implements ThrottleStore {
 
@@ -32,7 +33,17 @@ public final class FlakyStore implements ThrottleStore {
 
 	private final AtomicInteger calls = new AtomicInteger();
 
+	private final AtomicInteger decisions = new AtomicInteger();
+
 	private final List<CompletableFuture<Decision>> heldPeeks = new CopyOnWriteArrayList<>();
+
+	/**
+	 * Wraps {@code store}, reporting its kind.
+	 * @param store where state lives while this store is up
+	 */
+	public FlakyStore(ThrottleStore store) {
+		this(store, store.kind());
+	}
 
 	/**
 	 * Wraps {@code store}, reporting {@code kind} as its own.
@@ -78,6 +89,14 @@ public final class FlakyStore implements ThrottleStore {
 		return this.calls.get();
 	}
 
+	/**
+	 * Returns how many {@code tryAcquire} calls, blocking or not, reached this store.
+	 * @return the count
+	 */
+	public int decisions() {
+		return this.decisions.get();
+	}
+
 	@Override
 	public Limiter limiter(Policy policy) {
 		return new FlakyLimiter(this.store.limiter(policy));
@@ -114,6 +133,7 @@ public final class FlakyStore implements ThrottleStore {
 
 		@Override
 		public Decision tryAcquire(String key, int cost) {
+			FlakyStore.this.decisions.incrementAndGet();
 			reached();
 			return this.limiter.tryAcquire(key, cost);
 		}
@@ -138,15 +158,13 @@ public final class FlakyStore implements ThrottleStore {
 
 		@Override
 		public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-			return async(() -> this.limiter.tryAcquire(key, cost));
+			FlakyStore.this.decisions.incrementAndGet();
+			return async(() -> this.limiter.tryAcquireAsync(key, cost));
 		}
 
 		@Override
 		public CompletionStage<Void> refundAsync(String key, int cost) {
-			return async(() -> {
-				this.limiter.refund(key, cost);
-				return null;
-			});
+			return async(() -> this.limiter.refundAsync(key, cost));
 		}
 
 		@Override
@@ -155,24 +173,21 @@ public final class FlakyStore implements ThrottleStore {
 				FlakyStore.this.calls.incrementAndGet();
 				return hold();
 			}
-			return async(() -> this.limiter.peek(key));
+			return async(() -> this.limiter.peekAsync(key));
 		}
 
 		@Override
 		public CompletionStage<Void> resetAsync(String key) {
-			return async(() -> {
-				this.limiter.reset(key);
-				return null;
-			});
+			return async(() -> this.limiter.resetAsync(key));
 		}
 
 		/** Fails as a networked store's future does: the call returns, its future fails. */
-		private <T> CompletionStage<T> async(Supplier<T> call) {
+		private <T> CompletionStage<T> async(Supplier<CompletionStage<T>> call) {
 			FlakyStore.this.calls.incrementAndGet();
 			if (FlakyStore.this.down) {
 				return CompletableFuture.failedFuture(new IllegalStateException("flaky store is down"));
 			}
-			return CompletableFuture.completedFuture(call.get());
+			return call.get();
 		}
 
 		private void reached() {

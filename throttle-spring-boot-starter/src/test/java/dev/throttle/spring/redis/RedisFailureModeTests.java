@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -39,7 +38,6 @@ import dev.throttle.BoundPolicy;
 import dev.throttle.Decision;
 import dev.throttle.DecisionSource;
 import dev.throttle.FixedWindowPolicy;
-import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
@@ -49,6 +47,7 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.resilience.StoreUnavailableException;
+import dev.throttle.testing.FlakyStore;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.RedisProcess;
 
@@ -146,7 +145,9 @@ class RedisFailureModeTests {
 	@ParameterizedTest
 	@EnumSource(FailureMode.class)
 	void redisStoppedMidTrafficAndStartedAgain(FailureMode mode) throws Exception {
-		CountingStore counting = new CountingStore(redisStore());
+		// never taken down: it counts the decisions that reach Redis, so a call that waited for Redis is
+		// told from one answered without it by a count, not by a clock
+		FlakyStore counting = new FlakyStore(redisStore());
 		try (ResilientThrottleStore store = store(mode, counting)) {
 			BoundPolicy login = new Throttler(store, List.of(POLICY), List.of(this.heard)).bound("login");
 			warmUp(store);
@@ -167,7 +168,7 @@ class RedisFailureModeTests {
 				await("the traffic meets the outage", store::isStoreDown);
 				// a call that was already on its way to Redis when the outage began ends within its bound
 				traffic.awaitCallsByEveryThread(2);
-				int askedRedis = counting.decisions.get();
+				int askedRedis = counting.decisions();
 				long byMode = this.heard.decidedBy(modeSource);
 
 				// while Redis is away: the mode decides, promptly, without throwing
@@ -213,7 +214,7 @@ class RedisFailureModeTests {
 
 				traffic.awaitCallsByEveryThread(20);
 				assertThat(store.isStoreDown()).isTrue();
-				assertThat(counting.decisions.get()).as("no decision waited for Redis while it was known to be down")
+				assertThat(counting.decisions()).as("no decision waited for Redis while it was known to be down")
 					.isEqualTo(askedRedis);
 				assertThat(this.heard.decidedBy(modeSource)).as("the mode decided the traffic").isGreaterThanOrEqualTo(byMode + 80);
 
@@ -426,87 +427,6 @@ class RedisFailureModeTests {
 			this.bySource.clear();
 			this.inOrder.clear();
 			this.storeErrors.clear();
-		}
-
-	}
-
-	/**
-	 * The Redis store, counting the decisions asked of it: a call that waited for Redis is told from
-	 * one answered without it by this count, not by a clock.
-	 */
-	private static final class CountingStore implements ThrottleStore {
-
-		private final ThrottleStore redis;
-
-		final AtomicInteger decisions = new AtomicInteger();
-
-		CountingStore(ThrottleStore redis) {
-			this.redis = redis;
-		}
-
-		@Override
-		public Limiter limiter(Policy policy) {
-			Limiter limiter = this.redis.limiter(policy);
-			return new Limiter() {
-
-				@Override
-				public Policy policy() {
-					return limiter.policy();
-				}
-
-				@Override
-				public Decision tryAcquire(String key, int cost) {
-					CountingStore.this.decisions.incrementAndGet();
-					return limiter.tryAcquire(key, cost);
-				}
-
-				@Override
-				public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-					CountingStore.this.decisions.incrementAndGet();
-					return limiter.tryAcquireAsync(key, cost);
-				}
-
-				@Override
-				public void refund(String key, int cost) {
-					limiter.refund(key, cost);
-				}
-
-				@Override
-				public CompletionStage<Void> refundAsync(String key, int cost) {
-					return limiter.refundAsync(key, cost);
-				}
-
-				@Override
-				public Decision peek(String key) {
-					return limiter.peek(key);
-				}
-
-				@Override
-				public CompletionStage<Decision> peekAsync(String key) {
-					return limiter.peekAsync(key);
-				}
-
-				@Override
-				public void reset(String key) {
-					limiter.reset(key);
-				}
-
-				@Override
-				public CompletionStage<Void> resetAsync(String key) {
-					return limiter.resetAsync(key);
-				}
-
-			};
-		}
-
-		@Override
-		public String kind() {
-			return this.redis.kind();
-		}
-
-		@Override
-		public void close() {
-			this.redis.close();
 		}
 
 	}
