@@ -10,7 +10,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 
 import dev.throttle.Decision;
 import dev.throttle.DecisionSource;
@@ -33,8 +32,9 @@ import dev.throttle.ThrottleListener;
  * never from callers, and no key is ever a tag.
  *
  * <p>A {@link MeterBinder}: Spring Boot binds it to the application's registry once that registry is
- * configured. Meters are made when a policy and store first decide, and looked up once; a decision
- * made before binding is counted nowhere. Thread-safe.
+ * configured (a decision made before that is counted nowhere). Meters are made in every bound
+ * registry when a policy and store first decide, and kept: a decision costs a map lookup and the
+ * meters' own work, no allocation. Thread-safe.
  */
 public final class MicrometerThrottleListener implements ThrottleListener, MeterBinder {
 
@@ -44,29 +44,44 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 	/** The store latency timer's name. */
 	public static final String LATENCY = "throttle.store.latency";
 
-	/** Forwards to every registry bound so far, including the ones bound after a meter was made. */
-	private final CompositeMeterRegistry registry = new CompositeMeterRegistry();
+	private static final MeterRegistry[] NONE = new MeterRegistry[0];
+
+	/** Every registry bound so far; replaced, never changed, so meters can tell what they were made for. */
+	private final AtomicReference<MeterRegistry[]> registries = new AtomicReference<>(NONE);
 
 	private final Map<String, PolicyMeters> meters = new ConcurrentHashMap<>();
 
 	@Override
 	public void bindTo(MeterRegistry registry) {
-		this.registry.add(registry);
+		this.registries.updateAndGet((bound) -> {
+			MeterRegistry[] more = Arrays.copyOf(bound, bound.length + 1);
+			more[bound.length] = registry;
+			return more;
+		});
 	}
 
 	@Override
 	public void onDecision(Policy policy, Decision decision, DecisionSource source, long storeNanos) {
+		MeterRegistry[] registries = this.registries.get();
+		if (registries.length == 0) {
+			return;
+		}
 		PolicyMeters policyMeters = this.meters.get(policy.name());
 		if (policyMeters == null) {
 			policyMeters = this.meters.computeIfAbsent(policy.name(), PolicyMeters::new);
 		}
-		StoreMeters meters = policyMeters.of(source.store());
-		(source.isFailureMode() ? meters.error : decision.allowed() ? meters.allowed : meters.rejected).increment();
-		meters.latency.record(storeNanos, TimeUnit.NANOSECONDS);
+		StoreMeters meters = policyMeters.of(source.store(), registries);
+		for (Counter counter : source.isFailureMode() ? meters.error
+				: decision.allowed() ? meters.allowed : meters.rejected) {
+			counter.increment();
+		}
+		for (Timer timer : meters.latency) {
+			timer.record(storeNanos, TimeUnit.NANOSECONDS);
+		}
 	}
 
 	/** One policy's meters, by the store that decided: one or two stores, looked up without hashing. */
-	private final class PolicyMeters {
+	private static final class PolicyMeters {
 
 		private final String policy;
 
@@ -76,57 +91,77 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 			this.policy = policy;
 		}
 
-		StoreMeters of(String store) {
+		/** The store's meters in {@code registries}: made again when a registry was bound since. */
+		StoreMeters of(String store, MeterRegistry[] registries) {
 			for (;;) {
 				StoreMeters[] known = this.stores.get();
-				for (StoreMeters meters : known) {
-					// store names are the constants of a few DecisionSources: the same String instance
-					if (meters.store == store || meters.store.equals(store)) {
-						return meters;
-					}
+				int index = 0;
+				while (index < known.length && !known[index].isFor(store)) {
+					index++;
 				}
-				StoreMeters[] more = Arrays.copyOf(known, known.length + 1);
-				more[known.length] = new StoreMeters(this.policy, store);
-				if (this.stores.compareAndSet(known, more)) {
-					return more[known.length];
+				if (index < known.length && known[index].registries == registries) {
+					return known[index];
+				}
+				StoreMeters[] updated = Arrays.copyOf(known, Math.max(known.length, index + 1));
+				updated[index] = new StoreMeters(this.policy, store, registries);
+				if (this.stores.compareAndSet(known, updated)) {
+					return updated[index];
 				}
 			}
 		}
 
 	}
 
-	/** A policy's meters for one store. Registering a meter twice returns the first, so a race is harmless. */
-	private final class StoreMeters {
+	/**
+	 * A policy's meters for one store, one of each per registry. Registering a meter that a registry
+	 * has already returns that one, so making them again (a race, a registry bound later) is harmless.
+	 */
+	private static final class StoreMeters {
 
 		private final String store;
 
-		private final Counter allowed;
+		private final MeterRegistry[] registries;
 
-		private final Counter rejected;
+		private final Counter[] allowed;
 
-		private final Counter error;
+		private final Counter[] rejected;
 
-		private final Timer latency;
+		private final Counter[] error;
 
-		StoreMeters(String policy, String store) {
+		private final Timer[] latency;
+
+		StoreMeters(String policy, String store, MeterRegistry[] registries) {
 			this.store = store;
-			this.allowed = counter(policy, store, "allowed");
-			this.rejected = counter(policy, store, "rejected");
-			this.error = counter(policy, store, "error");
-			this.latency = Timer.builder(LATENCY)
-				.description("Time the throttle store took to decide")
-				.tag("policy", policy)
-				.tag("store", store)
-				.register(MicrometerThrottleListener.this.registry);
+			this.registries = registries;
+			this.allowed = counters(policy, store, "allowed", registries);
+			this.rejected = counters(policy, store, "rejected", registries);
+			this.error = counters(policy, store, "error", registries);
+			this.latency = new Timer[registries.length];
+			for (int i = 0; i < registries.length; i++) {
+				this.latency[i] = Timer.builder(LATENCY)
+					.description("Time the throttle store took to decide")
+					.tag("policy", policy)
+					.tag("store", store)
+					.register(registries[i]);
+			}
 		}
 
-		private Counter counter(String policy, String store, String outcome) {
-			return Counter.builder(DECISIONS)
-				.description("Throttling decisions")
-				.tag("policy", policy)
-				.tag("outcome", outcome)
-				.tag("store", store)
-				.register(MicrometerThrottleListener.this.registry);
+		boolean isFor(String store) {
+			// store names are the constants of a few DecisionSources: usually the same String instance
+			return this.store == store || this.store.equals(store);
+		}
+
+		private static Counter[] counters(String policy, String store, String outcome, MeterRegistry[] registries) {
+			Counter[] counters = new Counter[registries.length];
+			for (int i = 0; i < registries.length; i++) {
+				counters[i] = Counter.builder(DECISIONS)
+					.description("Throttling decisions")
+					.tag("policy", policy)
+					.tag("outcome", outcome)
+					.tag("store", store)
+					.register(registries[i]);
+			}
+			return counters;
 		}
 
 	}
