@@ -31,9 +31,9 @@ import dev.throttle.TimeSource;
  *
  * <p>Every call is bounded by the timeout: a call that Redis has not answered by then fails with
  * {@link RedisStoreException} (and its command is cancelled, so Lettuce does not replay it after a
- * reconnect). Wrap the store in a {@link dev.throttle.resilience.ResilientThrottleStore} to turn failures
- * into a failure mode.
- * The synchronous methods wait for the answer; the {@code *Async} methods never block.
+ * reconnect). Wrap the store in a {@link dev.throttle.resilience.ResilientThrottleStore} to turn
+ * failures into a failure mode. The synchronous methods wait for the answer; the {@code *Async}
+ * methods never block.
  *
  * <p>The connection comes from the factory once, on a background thread, and is kept: with Lettuce's
  * shared native connection this is the one auto-reconnecting connection the application already
