@@ -17,13 +17,24 @@ public final class BoundPolicy {
 
 	private final Limiter limiter;
 
+	/**
+	 * The limiter again when it says who made each decision (a failure policy's), else null: then
+	 * every decision is the store's own, and nothing per call is needed to say so.
+	 */
+	private final SourcedLimiter sourced;
+
+	/** Who makes the decisions of a plain limiter, and refuses a cost above the policy's maximum. */
+	private final DecisionSource storeSource;
+
 	private final ThrottleListener[] listeners;
 
 	private final Decision neverAllowed;
 
-	BoundPolicy(Policy policy, Limiter limiter, ThrottleListener[] listeners) {
+	BoundPolicy(Policy policy, Limiter limiter, DecisionSource storeSource, ThrottleListener[] listeners) {
 		this.policy = policy;
 		this.limiter = limiter;
+		this.sourced = (limiter instanceof SourcedLimiter sourcedLimiter) ? sourcedLimiter : null;
+		this.storeSource = storeSource;
 		this.listeners = listeners;
 		this.neverAllowed = Decision.neverAllowed(policy.quota());
 	}
@@ -48,14 +59,19 @@ public final class BoundPolicy {
 	public Decision tryAcquire(String key, int cost) {
 		checkCost(cost);
 		if (cost > this.policy.maxCost()) {
-			return notify(key, this.neverAllowed, 0);
+			return notify(key, this.neverAllowed, this.storeSource, 0);
 		}
 		if (this.listeners.length == 0) {
+			// nobody asks who decided, so not even a failure policy's limiter is asked to say it
 			return this.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
 		}
 		long start = System.nanoTime();
+		if (this.sourced != null) {
+			SourcedDecision answer = this.sourced.tryAcquireSourced(Throttler.normalizeKey(key), cost);
+			return notify(key, answer.decision(), answer.source(), System.nanoTime() - start);
+		}
 		Decision decision = this.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
-		return notify(key, decision, System.nanoTime() - start);
+		return notify(key, decision, this.storeSource, System.nanoTime() - start);
 	}
 
 	/**
@@ -69,11 +85,18 @@ public final class BoundPolicy {
 	public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
 		checkCost(cost);
 		if (cost > this.policy.maxCost()) {
-			return CompletableFuture.completedFuture(notify(key, this.neverAllowed, 0));
+			return CompletableFuture.completedFuture(notify(key, this.neverAllowed, this.storeSource, 0));
+		}
+		if (this.listeners.length == 0) {
+			return this.limiter.tryAcquireAsync(Throttler.normalizeKey(key), cost);
 		}
 		long start = System.nanoTime();
+		if (this.sourced != null) {
+			return this.sourced.tryAcquireSourcedAsync(Throttler.normalizeKey(key), cost)
+				.thenApply((answer) -> notify(key, answer.decision(), answer.source(), System.nanoTime() - start));
+		}
 		return this.limiter.tryAcquireAsync(Throttler.normalizeKey(key), cost)
-			.thenApply((decision) -> notify(key, decision, System.nanoTime() - start));
+			.thenApply((decision) -> notify(key, decision, this.storeSource, System.nanoTime() - start));
 	}
 
 	/**
@@ -134,9 +157,9 @@ public final class BoundPolicy {
 		}
 	}
 
-	private Decision notify(String key, Decision decision, long storeNanos) {
+	private Decision notify(String key, Decision decision, DecisionSource source, long storeNanos) {
 		for (ThrottleListener listener : this.listeners) {
-			listener.onDecision(this.policy, decision, storeNanos);
+			listener.onDecision(this.policy, decision, source, storeNanos);
 			if (!decision.allowed()) {
 				listener.onRejected(this.policy, key, decision);
 			}

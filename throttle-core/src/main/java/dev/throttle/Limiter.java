@@ -60,6 +60,17 @@ public interface Limiter {
 	}
 
 	/**
+	 * Like {@link #peek}, without blocking the calling thread: what a failure policy probes a store
+	 * with during an outage. The default completes at once with the synchronous result, which is
+	 * right for stores that never block; a networked store overrides it.
+	 * @param key the key
+	 * @return the decision a call would get, when known
+	 */
+	default CompletionStage<Decision> peekAsync(String key) {
+		return CompletableFuture.completedFuture(peek(key));
+	}
+
+	/**
 	 * Like {@link #refund}, without blocking the calling thread.
 	 * @param key the key
 	 * @param cost units to give back

@@ -3,18 +3,38 @@ package dev.throttle;
 /**
  * Hears what a {@link Throttler} decides: for metrics, audit logs and alerts. Every method has an
  * empty default. Implementations must be thread-safe and fast: they run on the caller's thread,
- * inside the decision path. An exception thrown by a listener is logged nowhere and propagates to
- * the caller, so listeners should not throw.
+ * inside the decision path (or, for non-blocking calls and store errors, on the store's I/O
+ * thread). An exception thrown by {@code onDecision} or {@code onRejected} is logged nowhere and
+ * propagates to the caller, so listeners should not throw.
+ *
+ * <p>Each decision is heard once by {@code onDecision}, with who made it; a store failure is heard
+ * by {@code onStoreError}, which is not a decision: a decision that a failure mode made in the
+ * store's place is heard by both, a refund or reset that failed by {@code onStoreError} alone.
  */
 public interface ThrottleListener {
 
 	/**
-	 * Hears every decision of {@link Throttler#tryAcquire}, allowed or not.
+	 * Hears every decision of {@link Throttler#tryAcquire}, allowed or not. Called by the default
+	 * of {@link #onDecision(Policy, Decision, DecisionSource, long)}: a listener that does not care
+	 * who decided overrides this one.
 	 * @param policy the policy
 	 * @param decision the decision
 	 * @param storeNanos how long the store took to decide
 	 */
 	default void onDecision(Policy policy, Decision decision, long storeNanos) {
+	}
+
+	/**
+	 * Hears every decision of {@link Throttler#tryAcquire}, allowed or not, with who made it: the
+	 * store, a local store standing in for it, or a failure mode's fixed answer. The default calls
+	 * {@link #onDecision(Policy, Decision, long)}.
+	 * @param policy the policy
+	 * @param decision the decision
+	 * @param source who made it
+	 * @param storeNanos how long the store took to decide, failing included
+	 */
+	default void onDecision(Policy policy, Decision decision, DecisionSource source, long storeNanos) {
+		onDecision(policy, decision, storeNanos);
 	}
 
 	/**
@@ -28,9 +48,13 @@ public interface ThrottleListener {
 	}
 
 	/**
-	 * Hears a store failure; the store's failure mode decided the call instead.
-	 * @param policy the policy whose decision failed
-	 * @param error what went wrong
+	 * Hears an operation (a decision, peek, refund or reset) that the store could not carry out:
+	 * the failure policy answered it instead, or, for a refund or reset, it did not reach the store.
+	 * Once per operation, never with a key; an exception thrown here is ignored.
+	 * @param policy the policy of the operation
+	 * @param error what went wrong: the store's failure, or a
+	 * {@link dev.throttle.resilience.StoreUnavailableException} when the store was known to be down
+	 * and was not asked
 	 */
 	default void onStoreError(Policy policy, RuntimeException error) {
 	}

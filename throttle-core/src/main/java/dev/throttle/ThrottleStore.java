@@ -19,6 +19,20 @@ public interface ThrottleStore extends AutoCloseable {
 	Limiter limiter(Policy policy);
 
 	/**
+	 * Like {@link #limiter(Policy)}, telling {@code listener} about every operation of the limiter
+	 * that the store could not carry out ({@link ThrottleListener#onStoreError}): what a
+	 * {@link Throttler} binds its policies with. The default ignores the listener, which is right for
+	 * a store that reports nothing of its own (its failures reach the caller as exceptions); a
+	 * failure policy, which answers in the store's place, overrides it.
+	 * @param policy the policy
+	 * @param listener hears the store errors of this limiter's calls
+	 * @return the policy's limiter
+	 */
+	default Limiter limiter(Policy policy, ThrottleListener listener) {
+		return limiter(policy);
+	}
+
+	/**
 	 * Returns a short, low-cardinality name for metrics: {@code memory} or {@code redis}.
 	 * @return the store's kind
 	 */

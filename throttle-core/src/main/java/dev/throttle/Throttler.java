@@ -43,23 +43,27 @@ public final class Throttler {
 	}
 
 	/**
-	 * Binds {@code policies} to {@code store}, telling {@code listeners} about every decision.
+	 * Binds {@code policies} to {@code store}, telling {@code listeners} about every decision (with
+	 * who made it), every refusal and every store error the store reports.
 	 * @param store where state lives
 	 * @param policies the policies, with distinct names
-	 * @param listeners hear decisions and refusals, in order
+	 * @param listeners hear decisions, refusals and store errors, in order
 	 * @throws IllegalArgumentException when two policies share a name
 	 */
 	public Throttler(ThrottleStore store, Collection<? extends Policy> policies,
 			List<? extends ThrottleListener> listeners) {
 		this.store = store;
 		ThrottleListener[] heard = listeners.toArray(ThrottleListener[]::new);
+		DecisionSource storeSource = DecisionSource.store(store.kind());
+		ThrottleListener storeErrors = new StoreErrors(heard);
 		Map<String, BoundPolicy> bound = new LinkedHashMap<>();
 		Map<String, Policy> byName = new LinkedHashMap<>();
 		for (Policy policy : policies) {
 			if (byName.putIfAbsent(policy.name(), policy) != null) {
 				throw new IllegalArgumentException("two policies are named '" + policy.name() + "'");
 			}
-			bound.put(policy.name(), new BoundPolicy(policy, store.limiter(policy), heard));
+			bound.put(policy.name(),
+					new BoundPolicy(policy, store.limiter(policy, storeErrors), storeSource, heard));
 		}
 		this.bound = Map.copyOf(bound);
 		this.policies = Collections.unmodifiableMap(byName);
@@ -230,6 +234,24 @@ public final class Throttler {
 		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
 		}
+	}
+
+	/** Tells every listener about the store errors that a store (a failure policy) reports. */
+	private static final class StoreErrors implements ThrottleListener {
+
+		private final ThrottleListener[] listeners;
+
+		StoreErrors(ThrottleListener[] listeners) {
+			this.listeners = listeners;
+		}
+
+		@Override
+		public void onStoreError(Policy policy, RuntimeException error) {
+			for (ThrottleListener listener : this.listeners) {
+				listener.onStoreError(policy, error);
+			}
+		}
+
 	}
 
 }

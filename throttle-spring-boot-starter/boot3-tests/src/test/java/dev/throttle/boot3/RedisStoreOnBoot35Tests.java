@@ -19,7 +19,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import dev.throttle.ThrottleStore;
-import dev.throttle.spring.redis.ResilientThrottleStore;
+import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.SharedRedis;
 

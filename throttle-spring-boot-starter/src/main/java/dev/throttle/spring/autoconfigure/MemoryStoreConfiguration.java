@@ -8,6 +8,7 @@ import org.springframework.context.annotation.Configuration;
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.ThrottleConfigurationException;
 
 /**
  * The memory store, the default.
@@ -19,12 +20,21 @@ class MemoryStoreConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(ThrottleStore.class)
 	MemoryThrottleStore throttleStore(TimeSource throttleTimeSource, ThrottleProperties properties) {
+		return new MemoryThrottleStore(throttleTimeSource, maximumKeys(properties));
+	}
+
+	/**
+	 * Returns {@code throttle.store.memory.maximum-keys}, checked: the one check of it, for the
+	 * memory store and for the Redis store's local fallback alike.
+	 * @throws ThrottleConfigurationException when it is below 1
+	 */
+	static long maximumKeys(ThrottleProperties properties) {
 		long maximumKeys = properties.getStore().getMemory().getMaximumKeys();
 		if (maximumKeys < 1) {
-			throw new dev.throttle.spring.ThrottleConfigurationException(
+			throw new ThrottleConfigurationException(
 					"throttle.store.memory.maximum-keys must be at least 1, was " + maximumKeys);
 		}
-		return new MemoryThrottleStore(throttleTimeSource, maximumKeys);
+		return maximumKeys;
 	}
 
 }

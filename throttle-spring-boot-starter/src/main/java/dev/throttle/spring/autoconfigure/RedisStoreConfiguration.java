@@ -1,7 +1,5 @@
 package dev.throttle.spring.autoconfigure;
 
-import java.time.Duration;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -11,13 +9,13 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 
-import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.redis.RedisThrottleStore;
-import dev.throttle.spring.redis.ResilientThrottleStore;
 
 /**
  * The Redis store, with {@code throttle.store.type=redis}, on Spring Boot's own Redis connection
@@ -32,28 +30,27 @@ class RedisStoreConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(ThrottleStore.class)
 	ResilientThrottleStore throttleStore(ObjectProvider<ReactiveRedisConnectionFactory> connectionFactory,
-			ThrottleProperties properties, TimeSource throttleTimeSource, ObjectProvider<ThrottleListener> listeners) {
+			ThrottleProperties properties, TimeSource throttleTimeSource) {
 		ThrottleProperties.Redis redis = properties.getStore().getRedis();
-		String prefix = redis.getKeyPrefix();
-		if (prefix == null || prefix.isBlank() || prefix.contains("{") || prefix.contains("}")) {
-			throw new ThrottleConfigurationException(
-					"throttle.store.redis.key-prefix must be non-blank and free of '{' and '}', was '" + prefix + "'");
-		}
-		Duration timeout = redis.getTimeout();
-		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-			throw new ThrottleConfigurationException("throttle.store.redis.timeout must be positive, was " + timeout);
-		}
+		// checked whatever the failure mode, so that one setting gets one answer on every store type
+		long localMaximumKeys = MemoryStoreConfiguration.maximumKeys(properties);
 		ReactiveRedisConnectionFactory factory = connectionFactory.getIfAvailable();
 		if (factory == null) {
 			throw new ThrottleConfigurationException("throttle.store.type=redis needs Spring Boot's Lettuce connection "
 					+ "(a ReactiveRedisConnectionFactory): use spring-boot-starter-data-redis with "
 					+ "spring.data.redis.client-type=lettuce (the default), not Jedis");
 		}
-		long maximumKeys = properties.getStore().getMemory().getMaximumKeys();
-		MemoryThrottleStore local = new MemoryThrottleStore(throttleTimeSource, Math.max(1, maximumKeys));
-		return new ResilientThrottleStore(new RedisThrottleStore(factory, prefix, timeout), redis.getFailureMode(), local,
-				(policy, operation, error) -> listeners.orderedStream()
-					.forEach((listener) -> listener.onStoreError(policy, error)));
+		RedisThrottleStore store;
+		try {
+			store = new RedisThrottleStore(factory, redis.getKeyPrefix(), redis.getTimeout());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new ThrottleConfigurationException(ex.getMessage(), ex);
+		}
+		FailureMode mode = redis.getFailureMode();
+		MemoryThrottleStore local = (mode == FailureMode.LOCAL)
+				? new MemoryThrottleStore(throttleTimeSource, localMaximumKeys) : null;
+		return new ResilientThrottleStore(store, mode, local);
 	}
 
 	/**

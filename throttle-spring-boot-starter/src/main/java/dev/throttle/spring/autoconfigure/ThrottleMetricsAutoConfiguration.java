@@ -1,6 +1,5 @@
 package dev.throttle.spring.autoconfigure;
 
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -12,12 +11,14 @@ import org.springframework.context.annotation.Bean;
 
 import dev.throttle.ThrottleStore;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.metrics.MemoryStoreMetrics;
 import dev.throttle.spring.metrics.MicrometerThrottleListener;
 
 /**
  * Micrometer meters for throttling, when the application has a {@link MeterRegistry}:
  * {@code throttle.decisions}, {@code throttle.store.latency} and, for the memory store, the gauge
- * {@code throttle.memory.keys}.
+ * {@code throttle.memory.keys}. Both are {@link io.micrometer.core.instrument.binder.MeterBinder}s,
+ * which Spring Boot's metrics auto-configuration binds to the registry.
  */
 @AutoConfiguration(after = ThrottleAutoConfiguration.class,
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
@@ -29,13 +30,15 @@ public final class ThrottleMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	MicrometerThrottleListener micrometerThrottleListener(MeterRegistry meterRegistry, ThrottleStore throttleStore) {
-		if (throttleStore instanceof MemoryThrottleStore memory) {
-			Gauge.builder("throttle.memory.keys", memory, MemoryThrottleStore::keyCount)
-				.description("Keys held by the throttle memory store")
-				.register(meterRegistry);
-		}
-		return new MicrometerThrottleListener(meterRegistry, throttleStore.kind());
+	MicrometerThrottleListener micrometerThrottleListener() {
+		return new MicrometerThrottleListener();
+	}
+
+	@Bean
+	@ConditionalOnBean(MemoryThrottleStore.class)
+	@ConditionalOnMissingBean
+	MemoryStoreMetrics throttleMemoryStoreMetrics(MemoryThrottleStore throttleStore) {
+		return new MemoryStoreMetrics(throttleStore);
 	}
 
 }

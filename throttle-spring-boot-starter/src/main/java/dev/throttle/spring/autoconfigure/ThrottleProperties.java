@@ -7,7 +7,7 @@ import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-import dev.throttle.spring.redis.FailureMode;
+import dev.throttle.resilience.FailureMode;
 
 /**
  * Configuration of throttling, under {@code throttle}. A property that binds to nothing (a typo

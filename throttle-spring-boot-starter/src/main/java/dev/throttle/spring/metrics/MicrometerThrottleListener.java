@@ -1,29 +1,42 @@
 package dev.throttle.spring.metrics;
 
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
 
 import dev.throttle.Decision;
+import dev.throttle.DecisionSource;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleListener;
 
 /**
- * Records decisions as Micrometer meters:
+ * Records decisions as Micrometer meters, in every registry it is bound to:
  * <ul>
- * <li>{@code throttle.decisions} (counter), tagged {@code policy}, {@code outcome}
- * ({@code allowed}, {@code rejected} or {@code error}: a store failure, decided by the failure mode,
- * whose decision is counted too) and {@code store};</li>
- * <li>{@code throttle.store.latency} (timer), tagged {@code policy} and {@code store}.</li>
+ * <li>{@code throttle.decisions} (counter), tagged {@code policy}, {@code store} (who decided:
+ * {@code memory}, {@code redis}, or {@code local} when the local failure mode did) and {@code outcome}:
+ * {@code allowed} or {@code rejected} when a store decided, {@code error} when no store could and a
+ * failure mode's fixed answer ({@code open}, {@code closed}) stood in. Each decision is counted once,
+ * under one outcome;</li>
+ * <li>{@code throttle.store.latency} (timer), tagged {@code policy} and {@code store}: how long the
+ * decision took in the store, failing included.</li>
  * </ul>
- * Tags are bounded: policy names come from configuration, never from callers. No key is ever a tag.
- * Meters are looked up once per policy and cached. Thread-safe.
+ * A refund or reset that failed is not a decision and is not counted here (listeners hear it as
+ * {@link ThrottleListener#onStoreError}). Tags are bounded: policy names come from configuration,
+ * never from callers, and no key is ever a tag.
+ *
+ * <p>A {@link MeterBinder}: Spring Boot binds it to the application's registry once that registry is
+ * configured (a decision made before that is counted nowhere). Meters are made in every bound
+ * registry when a policy and store first decide, and kept: a decision costs a map lookup and the
+ * meters' own work, no allocation. Thread-safe.
  */
-public final class MicrometerThrottleListener implements ThrottleListener {
+public final class MicrometerThrottleListener implements ThrottleListener, MeterBinder {
 
 	/** The decisions counter's name. */
 	public static final String DECISIONS = "throttle.decisions";
@@ -31,57 +44,126 @@ public final class MicrometerThrottleListener implements ThrottleListener {
 	/** The store latency timer's name. */
 	public static final String LATENCY = "throttle.store.latency";
 
-	private final MeterRegistry registry;
+	private static final MeterRegistry[] NONE = new MeterRegistry[0];
 
-	private final String store;
+	/** Every registry bound so far; replaced, never changed, so meters can tell what they were made for. */
+	private final AtomicReference<MeterRegistry[]> registries = new AtomicReference<>(NONE);
 
 	private final Map<String, PolicyMeters> meters = new ConcurrentHashMap<>();
 
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		this.registries.updateAndGet((bound) -> {
+			MeterRegistry[] more = Arrays.copyOf(bound, bound.length + 1);
+			more[bound.length] = registry;
+			return more;
+		});
+	}
+
+	@Override
+	public void onDecision(Policy policy, Decision decision, DecisionSource source, long storeNanos) {
+		MeterRegistry[] registries = this.registries.get();
+		if (registries.length == 0) {
+			return;
+		}
+		PolicyMeters policyMeters = this.meters.get(policy.name());
+		if (policyMeters == null) {
+			policyMeters = this.meters.computeIfAbsent(policy.name(), PolicyMeters::new);
+		}
+		StoreMeters meters = policyMeters.of(source.store(), registries);
+		for (Counter counter : source.isFailureMode() ? meters.error
+				: decision.allowed() ? meters.allowed : meters.rejected) {
+			counter.increment();
+		}
+		for (Timer timer : meters.latency) {
+			timer.record(storeNanos, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	/** One policy's meters, by the store that decided: one or two stores, looked up without hashing. */
+	private static final class PolicyMeters {
+
+		private final String policy;
+
+		private final AtomicReference<StoreMeters[]> stores = new AtomicReference<>(new StoreMeters[0]);
+
+		PolicyMeters(String policy) {
+			this.policy = policy;
+		}
+
+		/** The store's meters in {@code registries}: made again when a registry was bound since. */
+		StoreMeters of(String store, MeterRegistry[] registries) {
+			for (;;) {
+				StoreMeters[] known = this.stores.get();
+				int index = 0;
+				while (index < known.length && !known[index].isFor(store)) {
+					index++;
+				}
+				if (index < known.length && known[index].registries == registries) {
+					return known[index];
+				}
+				StoreMeters[] updated = Arrays.copyOf(known, Math.max(known.length, index + 1));
+				updated[index] = new StoreMeters(this.policy, store, registries);
+				if (this.stores.compareAndSet(known, updated)) {
+					return updated[index];
+				}
+			}
+		}
+
+	}
+
 	/**
-	 * Creates a listener.
-	 * @param registry where meters go
-	 * @param store the store's kind, for the {@code store} tag
+	 * A policy's meters for one store, one of each per registry. Registering a meter that a registry
+	 * has already returns that one, so making them again (a race, a registry bound later) is harmless.
 	 */
-	public MicrometerThrottleListener(MeterRegistry registry, String store) {
-		this.registry = registry;
-		this.store = store;
-	}
+	private static final class StoreMeters {
 
-	@Override
-	public void onDecision(Policy policy, Decision decision, long storeNanos) {
-		PolicyMeters meters = meters(policy);
-		(decision.allowed() ? meters.allowed : meters.rejected).increment();
-		meters.latency.record(storeNanos, TimeUnit.NANOSECONDS);
-	}
+		private final String store;
 
-	@Override
-	public void onStoreError(Policy policy, RuntimeException error) {
-		meters(policy).error.increment();
-	}
+		private final MeterRegistry[] registries;
 
-	private PolicyMeters meters(Policy policy) {
-		return this.meters.computeIfAbsent(policy.name(), this::create);
-	}
+		private final Counter[] allowed;
 
-	private PolicyMeters create(String policy) {
-		return new PolicyMeters(counter(policy, "allowed"), counter(policy, "rejected"), counter(policy, "error"),
-				Timer.builder(LATENCY)
+		private final Counter[] rejected;
+
+		private final Counter[] error;
+
+		private final Timer[] latency;
+
+		StoreMeters(String policy, String store, MeterRegistry[] registries) {
+			this.store = store;
+			this.registries = registries;
+			this.allowed = counters(policy, store, "allowed", registries);
+			this.rejected = counters(policy, store, "rejected", registries);
+			this.error = counters(policy, store, "error", registries);
+			this.latency = new Timer[registries.length];
+			for (int i = 0; i < registries.length; i++) {
+				this.latency[i] = Timer.builder(LATENCY)
 					.description("Time the throttle store took to decide")
 					.tag("policy", policy)
-					.tag("store", this.store)
-					.register(this.registry));
-	}
+					.tag("store", store)
+					.register(registries[i]);
+			}
+		}
 
-	private Counter counter(String policy, String outcome) {
-		return Counter.builder(DECISIONS)
-			.description("Throttling decisions")
-			.tag("policy", policy)
-			.tag("outcome", outcome)
-			.tag("store", this.store)
-			.register(this.registry);
-	}
+		boolean isFor(String store) {
+			// store names are the constants of a few DecisionSources: usually the same String instance
+			return this.store == store || this.store.equals(store);
+		}
 
-	private record PolicyMeters(Counter allowed, Counter rejected, Counter error, Timer latency) {
+		private static Counter[] counters(String policy, String store, String outcome, MeterRegistry[] registries) {
+			Counter[] counters = new Counter[registries.length];
+			for (int i = 0; i < registries.length; i++) {
+				counters[i] = Counter.builder(DECISIONS)
+					.description("Throttling decisions")
+					.tag("policy", policy)
+					.tag("outcome", outcome)
+					.tag("store", store)
+					.register(registries[i]);
+			}
+			return counters;
+		}
+
 	}
 
 }

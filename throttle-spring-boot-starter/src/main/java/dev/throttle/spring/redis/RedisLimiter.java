@@ -124,12 +124,8 @@ final class RedisLimiter implements Limiter {
 		return bounded(delete(key), "reset").toFuture();
 	}
 
-	/**
-	 * Peeks without blocking.
-	 * @param key the key
-	 * @return what a call of cost 1 would be told
-	 */
-	CompletionStage<Decision> peekAsync(String key) {
+	@Override
+	public CompletionStage<Decision> peekAsync(String key) {
 		return bounded(decide(key, PEEK, 1), "peek").toFuture();
 	}
 

@@ -31,8 +31,9 @@ import dev.throttle.TimeSource;
  *
  * <p>Every call is bounded by the timeout: a call that Redis has not answered by then fails with
  * {@link RedisStoreException} (and its command is cancelled, so Lettuce does not replay it after a
- * reconnect). Wrap the store in {@link ResilientThrottleStore} to turn failures into a failure mode.
- * The synchronous methods wait for the answer; the {@code *Async} methods never block.
+ * reconnect). Wrap the store in a {@link dev.throttle.resilience.ResilientThrottleStore} to turn
+ * failures into a failure mode. The synchronous methods wait for the answer; the {@code *Async}
+ * methods never block.
  *
  * <p>The connection comes from the factory once, on a background thread, and is kept: with Lettuce's
  * shared native connection this is the one auto-reconnecting connection the application already
@@ -103,15 +104,17 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 * @param keyPrefix the first part of every key
 	 * @param timeout the longest any call waits for Redis
 	 * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
+	 * @throws IllegalArgumentException when a setting is invalid, with a message that names its
+	 * property: the one place these settings are checked
 	 */
 	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout,
 			TimeSource clock) {
 		if (connectionFactory == null) {
 			throw new IllegalArgumentException("connectionFactory is required");
 		}
-		if (keyPrefix == null || keyPrefix.isEmpty() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
+		if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
 			throw new IllegalArgumentException(
-					"throttle.store.redis.key-prefix must be non-empty and free of '{' and '}', was '" + keyPrefix + "'");
+					"throttle.store.redis.key-prefix must be non-blank and free of '{' and '}', was '" + keyPrefix + "'");
 		}
 		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
 			throw new IllegalArgumentException("throttle.store.redis.timeout must be positive, was " + timeout);

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import dev.throttle.Decision;
@@ -19,8 +20,8 @@ import dev.throttle.Policy;
 import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
-import dev.throttle.spring.redis.FailureMode;
-import dev.throttle.spring.redis.ResilientThrottleStore;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.redis.RedisClusterProcesses;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.SharedRedis;
@@ -36,9 +37,15 @@ class RedisStoreAutoConfigurationTests {
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
 				DataRedisReactiveAutoConfiguration.class, ThrottleAutoConfiguration.class,
-				ThrottleMetricsAutoConfiguration.class))
+				MetricsAutoConfiguration.class, ThrottleMetricsAutoConfiguration.class))
 		.withPropertyValues("throttle.store.type=redis", "throttle.policies.api.algorithm=gcra",
 				"throttle.policies.api.limit=2", "throttle.policies.api.period=1m");
+
+	/**
+	 * A generous timeout for tests about where state lives, not about a slow first call of a freshly
+	 * started context on a busy machine (a cold start that the failure mode answers is issue 11's).
+	 */
+	private static final String SETTLED = "throttle.store.redis.timeout=2s";
 
 	@BeforeEach
 	void flush() {
@@ -48,7 +55,7 @@ class RedisStoreAutoConfigurationTests {
 	@Test
 	void decisionsLiveInRedisUnderTheKeyPrefixWithTheDefaultFailureModeLocal() {
 		RedisEndpoint redis = SharedRedis.endpoint();
-		this.contextRunner.withPropertyValues("spring.data.redis.url=" + redis.url()).run((context) -> {
+		this.contextRunner.withPropertyValues("spring.data.redis.url=" + redis.url(), SETTLED).run((context) -> {
 			assertThat(context).hasSingleBean(ResilientThrottleStore.class);
 			ResilientThrottleStore store = context.getBean(ResilientThrottleStore.class);
 			assertThat(store.kind()).isEqualTo("redis");
@@ -67,8 +74,8 @@ class RedisStoreAutoConfigurationTests {
 	@Test
 	void twoApplicationsOnOneRedisShareOneLimit() {
 		String url = SharedRedis.endpoint().url();
-		this.contextRunner.withPropertyValues("spring.data.redis.url=" + url).run((first) -> {
-			this.contextRunner.withPropertyValues("spring.data.redis.url=" + url).run((second) -> {
+		this.contextRunner.withPropertyValues("spring.data.redis.url=" + url, SETTLED).run((first) -> {
+			this.contextRunner.withPropertyValues("spring.data.redis.url=" + url, SETTLED).run((second) -> {
 				assertThat(first.getBean(Throttler.class).tryAcquire("api", "bob").allowed()).isTrue();
 				assertThat(second.getBean(Throttler.class).tryAcquire("api", "bob").allowed()).isTrue();
 				assertThat(first.getBean(Throttler.class).tryAcquire("api", "bob").allowed()).isFalse();
@@ -82,7 +89,7 @@ class RedisStoreAutoConfigurationTests {
 		RedisEndpoint redis = SharedRedis.endpoint();
 		this.contextRunner
 			.withPropertyValues("spring.data.redis.url=" + redis.url(), "throttle.store.redis.key-prefix=shop",
-					"throttle.store.redis.failure-mode=closed", "throttle.store.redis.timeout=250ms")
+					"throttle.store.redis.failure-mode=closed", "throttle.store.redis.timeout=2500ms")
 			.run((context) -> {
 				ResilientThrottleStore store = context.getBean(ResilientThrottleStore.class);
 				assertThat(store.failureMode()).isEqualTo(FailureMode.CLOSED);
@@ -123,6 +130,11 @@ class RedisStoreAutoConfigurationTests {
 					.tags("policy", "api", "outcome", "error", "store", "redis")
 					.counter()
 					.count()).isGreaterThanOrEqualTo(1);
+				assertThat(context.getBean(MeterRegistry.class)
+					.find("throttle.decisions")
+					.tags("policy", "api", "outcome", "rejected")
+					.counters()).as("the failure mode's refusal is counted once, as an error")
+					.allSatisfy((counter) -> assertThat(counter.count()).isZero());
 			});
 	}
 
@@ -138,6 +150,15 @@ class RedisStoreAutoConfigurationTests {
 				.getFailure()
 				.rootCause()
 				.hasMessage("throttle.store.redis.timeout must be positive, was PT0S"));
+	}
+
+	@Test
+	void maximumKeysIsCheckedOnceWithTheMemoryStoresAnswerForTheLocalFallback() {
+		this.contextRunner.withPropertyValues("throttle.store.memory.maximum-keys=0")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessage("throttle.store.memory.maximum-keys must be at least 1, was 0"));
 	}
 
 	@Test

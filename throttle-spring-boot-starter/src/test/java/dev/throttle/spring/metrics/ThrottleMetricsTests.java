@@ -1,28 +1,41 @@
 package dev.throttle.spring.metrics;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import dev.throttle.Decision;
+import dev.throttle.DecisionSource;
+import dev.throttle.GcraPolicy;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleListener;
 import dev.throttle.Throttler;
+import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.autoconfigure.ThrottleAutoConfiguration;
 import dev.throttle.spring.autoconfigure.ThrottleMetricsAutoConfiguration;
+import dev.throttle.testing.FlakyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 class ThrottleMetricsTests {
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleMetricsAutoConfiguration.class))
+		.withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class, ThrottleAutoConfiguration.class,
+				ThrottleMetricsAutoConfiguration.class))
 		.withPropertyValues("throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=2",
 				"throttle.policies.api.period=1m");
 
@@ -53,12 +66,82 @@ class ThrottleMetricsTests {
 	@Test
 	void storeErrorsAreCountedAsTheErrorOutcome() {
 		SimpleMeterRegistry registry = new SimpleMeterRegistry();
-		MicrometerThrottleListener listener = new MicrometerThrottleListener(registry, "redis");
-		Policy policy = new dev.throttle.GcraPolicy("api", 1, java.time.Duration.ofMinutes(1));
-		listener.onStoreError(policy, new IllegalStateException("down"));
+		MicrometerThrottleListener listener = new MicrometerThrottleListener();
+		listener.bindTo(registry);
+		Policy policy = new GcraPolicy("api", 1, Duration.ofMinutes(1));
+		// a store error is counted where it decides something: a failure mode's answer in the store's place
+		listener.onDecision(policy, Decision.reject(1, 0, 1_000, 1_000), DecisionSource.failureMode("redis", "closed"),
+				100_000_000);
+		listener.onStoreError(policy, new IllegalStateException("a refund failed"));
 		assertThat(registry.get("throttle.decisions").tags("policy", "api", "outcome", "error", "store", "redis")
 			.counter()
 			.count()).isEqualTo(1);
+		assertThat(registry.find("throttle.decisions").tags("outcome", "rejected").counter().count())
+			.as("counted once, as an error only")
+			.isZero();
+	}
+
+	@Test
+	void eachDecisionIsCountedOnceUnderTheStoreThatMadeIt() {
+		SimpleMeterRegistry registry = new SimpleMeterRegistry();
+		MicrometerThrottleListener listener = new MicrometerThrottleListener();
+		listener.bindTo(registry);
+		GcraPolicy local = new GcraPolicy("local", 2, Duration.ofMinutes(1));
+		GcraPolicy open = new GcraPolicy("open", 2, Duration.ofMinutes(1));
+		FlakyStore flaky = new FlakyStore(new MemoryThrottleStore(), "flaky");
+		try (ResilientThrottleStore localStore = new ResilientThrottleStore(flaky, FailureMode.LOCAL,
+				new MemoryThrottleStore());
+				ResilientThrottleStore openStore = new ResilientThrottleStore(flaky, FailureMode.OPEN, null)) {
+			Throttler throttler = new Throttler(localStore, List.of(local), List.of(listener));
+			Throttler opened = new Throttler(openStore, List.of(open), List.of(listener));
+			throttler.tryAcquire("local", "k");
+			opened.tryAcquire("open", "k");
+			flaky.goDown();
+			for (int i = 0; i < 3; i++) {
+				throttler.tryAcquire("local", "k");
+				opened.tryAcquire("open", "k");
+			}
+			throttler.refund("local", "k", 1);
+			throttler.reset("local", "k");
+			opened.refund("open", "k", 1);
+		}
+		assertThat(counts(registry, "local")).containsOnly(entry("flaky allowed", 1.0), entry("local allowed", 2.0),
+				entry("local rejected", 1.0), entry("flaky rejected", 0.0), entry("flaky error", 0.0),
+				entry("local error", 0.0));
+		assertThat(counts(registry, "open")).as("open's answers say nothing of the key: errors, not allowed")
+			.containsOnly(entry("flaky allowed", 1.0), entry("flaky rejected", 0.0), entry("flaky error", 3.0));
+		assertThat(registry.get("throttle.store.latency").tags("policy", "local", "store", "local").timer().count())
+			.isEqualTo(3);
+		assertThat(registry.get("throttle.store.latency").tags("policy", "local", "store", "flaky").timer().count())
+			.isEqualTo(1);
+	}
+
+	@Test
+	void theListenerIsAMeterBinderThatCountsInEveryRegistryItIsBoundTo() {
+		MicrometerThrottleListener listener = new MicrometerThrottleListener();
+		try (MemoryThrottleStore store = new MemoryThrottleStore()) {
+			Throttler throttler = new Throttler(store, List.of(new GcraPolicy("api", 2, Duration.ofMinutes(1))),
+					List.of(listener));
+			throttler.tryAcquire("api", "k");
+			SimpleMeterRegistry first = new SimpleMeterRegistry();
+			SimpleMeterRegistry second = new SimpleMeterRegistry();
+			listener.bindTo(first);
+			listener.bindTo(second);
+			throttler.tryAcquire("api", "k");
+			throttler.tryAcquire("api", "k");
+			for (SimpleMeterRegistry registry : List.of(first, second)) {
+				assertThat(counts(registry, "api")).as("counted from binding on")
+					.containsOnly(entry("memory allowed", 1.0), entry("memory rejected", 1.0), entry("memory error", 0.0));
+			}
+		}
+	}
+
+	private static Map<String, Double> counts(MeterRegistry registry, String policy) {
+		Map<String, Double> counts = new TreeMap<>();
+		for (Counter counter : registry.find("throttle.decisions").tag("policy", policy).counters()) {
+			counts.put(counter.getId().getTag("store") + " " + counter.getId().getTag("outcome"), counter.count());
+		}
+		return counts;
 	}
 
 	@Test
@@ -70,7 +153,7 @@ class ThrottleMetricsTests {
 	@Test
 	void theMeterListenerBacksOffWhenTheApplicationDefinesItsOwn() {
 		MeterRegistry registry = new SimpleMeterRegistry();
-		MicrometerThrottleListener own = new MicrometerThrottleListener(registry, "custom");
+		MicrometerThrottleListener own = new MicrometerThrottleListener();
 		this.contextRunner.withBean(MeterRegistry.class, () -> registry)
 			.withBean(MicrometerThrottleListener.class, () -> own)
 			.run((context) -> assertThat(context).getBean(MicrometerThrottleListener.class).isSameAs(own));

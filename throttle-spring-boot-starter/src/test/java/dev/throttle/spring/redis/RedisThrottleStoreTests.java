@@ -29,6 +29,8 @@ import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
 import dev.throttle.TokenBucketPolicy;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.RedisMonitor;
 import dev.throttle.testing.redis.SharedRedis;
@@ -307,7 +309,7 @@ class RedisThrottleStoreTests {
 		LettuceConnectionFactory own = endpoint.newConnectionFactory();
 		// failure mode closed refuses every call it answers, so an allowed call is one Redis decided
 		try (ResilientThrottleStore store = new ResilientThrottleStore(
-				new RedisThrottleStore(own, "throttle", Duration.ofSeconds(2)), FailureMode.CLOSED, null, null)) {
+				new RedisThrottleStore(own, "throttle", Duration.ofSeconds(2)), FailureMode.CLOSED, null)) {
 			Limiter window = store.limiter(POLICIES.get(2));
 			assertThat(window.tryAcquire("k", 1)).isEqualTo(Decision.allow(3, 2, 10_000));
 			own.resetConnection();

@@ -1,7 +1,7 @@
-package dev.throttle.spring.redis;
+package dev.throttle.resilience;
 
 /**
- * What throttling does while its shared store (Redis) cannot answer, as
+ * What a {@link ResilientThrottleStore} answers while its store cannot, as
  * {@code throttle.store.redis.failure-mode}.
  */
 public enum FailureMode {

@@ -1,4 +1,4 @@
-package dev.throttle.spring.redis;
+package dev.throttle.resilience;
 
 /**
  * The store is known to be down (an earlier call failed and no probe has succeeded since), so a

@@ -1,0 +1,202 @@
+package dev.throttle.testing;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+import dev.throttle.Decision;
+import dev.throttle.Limiter;
+import dev.throttle.Policy;
+import dev.throttle.ThrottleStore;
+
+/**
+ * A {@link ThrottleStore} that fails on demand: a test double of the store SPI (not of any real
+ * store), for tests of what wraps a store. While up it passes every call to the store it wraps,
+ * the non-blocking ones to its non-blocking methods; while down every call fails, synchronously or
+ * through its future. It counts the calls that reached it, so a test can prove that a call was
+ * answered without asking it, and it can hold {@link Limiter#peekAsync} probes for the test to
+ * complete. Thread-safe.
+ */
+public final class FlakyStore implements ThrottleStore {
+
+	private final ThrottleStore store;
+
+	private final String kind;
+
+	private volatile boolean down;
+
+	private volatile boolean holdPeeks;
+
+	private final AtomicInteger calls = new AtomicInteger();
+
+	private final AtomicInteger decisions = new AtomicInteger();
+
+	private final List<CompletableFuture<Decision>> heldPeeks = new CopyOnWriteArrayList<>();
+
+	/**
+	 * Wraps {@code store}, reporting its kind.
+	 * @param store where state lives while this store is up
+	 */
+	public FlakyStore(ThrottleStore store) {
+		this(store, store.kind());
+	}
+
+	/**
+	 * Wraps {@code store}, reporting {@code kind} as its own.
+	 * @param store where state lives while this store is up
+	 * @param kind the kind to report
+	 */
+	public FlakyStore(ThrottleStore store, String kind) {
+		this.store = store;
+		this.kind = kind;
+	}
+
+	/** From now on every call fails. */
+	public void goDown() {
+		this.down = true;
+	}
+
+	/** From now on calls reach the wrapped store again. */
+	public void comeBack() {
+		this.down = false;
+	}
+
+	/**
+	 * Whether {@code peekAsync} answers nothing until the test completes it ({@link #heldPeeks()}).
+	 * @param hold whether to hold them
+	 */
+	public void holdPeeks(boolean hold) {
+		this.holdPeeks = hold;
+	}
+
+	/**
+	 * Returns the peeks held so far, in the order they were asked.
+	 * @return a copy of the list
+	 */
+	public List<CompletableFuture<Decision>> heldPeeks() {
+		return new ArrayList<>(this.heldPeeks);
+	}
+
+	/**
+	 * Returns how many calls of any kind reached this store, failed ones included.
+	 * @return the count
+	 */
+	public int calls() {
+		return this.calls.get();
+	}
+
+	/**
+	 * Returns how many {@code tryAcquire} calls, blocking or not, reached this store.
+	 * @return the count
+	 */
+	public int decisions() {
+		return this.decisions.get();
+	}
+
+	@Override
+	public Limiter limiter(Policy policy) {
+		return new FlakyLimiter(this.store.limiter(policy));
+	}
+
+	@Override
+	public String kind() {
+		return this.kind;
+	}
+
+	@Override
+	public void close() {
+		this.store.close();
+	}
+
+	private CompletableFuture<Decision> hold() {
+		CompletableFuture<Decision> peek = new CompletableFuture<>();
+		this.heldPeeks.add(peek);
+		return peek;
+	}
+
+	private final class FlakyLimiter implements Limiter {
+
+		private final Limiter limiter;
+
+		FlakyLimiter(Limiter limiter) {
+			this.limiter = limiter;
+		}
+
+		@Override
+		public Policy policy() {
+			return this.limiter.policy();
+		}
+
+		@Override
+		public Decision tryAcquire(String key, int cost) {
+			FlakyStore.this.decisions.incrementAndGet();
+			reached();
+			return this.limiter.tryAcquire(key, cost);
+		}
+
+		@Override
+		public void refund(String key, int cost) {
+			reached();
+			this.limiter.refund(key, cost);
+		}
+
+		@Override
+		public Decision peek(String key) {
+			reached();
+			return this.limiter.peek(key);
+		}
+
+		@Override
+		public void reset(String key) {
+			reached();
+			this.limiter.reset(key);
+		}
+
+		@Override
+		public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+			FlakyStore.this.decisions.incrementAndGet();
+			return async(() -> this.limiter.tryAcquireAsync(key, cost));
+		}
+
+		@Override
+		public CompletionStage<Void> refundAsync(String key, int cost) {
+			return async(() -> this.limiter.refundAsync(key, cost));
+		}
+
+		@Override
+		public CompletionStage<Decision> peekAsync(String key) {
+			if (FlakyStore.this.holdPeeks) {
+				FlakyStore.this.calls.incrementAndGet();
+				return hold();
+			}
+			return async(() -> this.limiter.peekAsync(key));
+		}
+
+		@Override
+		public CompletionStage<Void> resetAsync(String key) {
+			return async(() -> this.limiter.resetAsync(key));
+		}
+
+		/** Fails as a networked store's future does: the call returns, its future fails. */
+		private <T> CompletionStage<T> async(Supplier<CompletionStage<T>> call) {
+			FlakyStore.this.calls.incrementAndGet();
+			if (FlakyStore.this.down) {
+				return CompletableFuture.failedFuture(new IllegalStateException("flaky store is down"));
+			}
+			return call.get();
+		}
+
+		private void reached() {
+			FlakyStore.this.calls.incrementAndGet();
+			if (FlakyStore.this.down) {
+				throw new IllegalStateException("flaky store is down");
+			}
+		}
+
+	}
+
+}
