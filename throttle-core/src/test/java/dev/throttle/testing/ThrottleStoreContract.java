@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
+import dev.throttle.Algorithm;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
@@ -580,16 +581,37 @@ public abstract class ThrottleStoreContract {
 		}
 
 		@Test
-		void aRefusedCallFollowedByARefundOfASiblingsCallLeavesTheSiblingAsBefore() {
-			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
-			for (Policy policy : this.policies) {
-				throttler.tryAcquire(policy.name(), "k");
-				Decision before = throttler.peek(policy.name(), "k");
-				Decision taken = throttler.tryAcquire(policy.name(), "k");
-				if (taken.allowed()) {
-					throttler.refund(policy.name(), "k", 1);
-				}
-				assertThat(throttler.peek(policy.name(), "k")).as(policy.name()).isEqualTo(before);
+		void theTracesCoverEveryAlgorithm() {
+			assertThat(this.policies).extracting(Policy::algorithm).containsExactlyInAnyOrderElementsOf(Algorithm.all());
+		}
+
+		/**
+		 * One call throttled by two policies, a sibling first and a later one that refuses: the call
+		 * is refused, and what the sibling took is given back, so the sibling is as before the call.
+		 */
+		@Test
+		void whenALaterPolicyRefusesACallTheRefundLeavesTheSiblingThatTookItsPartAsBefore() {
+			FixedWindowPolicy later = new FixedWindowPolicy("later", 1, Duration.ofHours(1));
+			List<Policy> siblings = List.of(this.policies.get(0), this.policies.get(1), this.policies.get(2),
+					this.policies.get(3), new LockoutPolicy("ladder", seconds(1, 2, 4), Duration.ofHours(1)));
+			List<Policy> all = new ArrayList<>(siblings);
+			all.add(later);
+			Throttler throttler = throttler(all.toArray(Policy[]::new));
+			assertThat(throttler.tryAcquire("later", "k").allowed()).isTrue();
+			for (Policy sibling : siblings) {
+				String name = sibling.name();
+				int cost = Math.min(2, sibling.maxCost());
+				assertThat(throttler.tryAcquire(name, "k").allowed()).as(name).isTrue();
+				// an earlier call leaves the sibling in use; a second later (the ladder's first rung) it lets the next through
+				advance(1_000);
+				Decision before = throttler.peek(name, "k");
+				assertThat(throttler.tryAcquire(name, "k", cost).allowed()).as(name).isTrue();
+				assertThat(throttler.peek(name, "k")).as(name + " took its part").isNotEqualTo(before);
+				Decision laterBefore = throttler.peek("later", "k");
+				assertThat(throttler.tryAcquire("later", "k").allowed()).as("the later policy refuses").isFalse();
+				throttler.refund(name, "k", cost);
+				assertThat(throttler.peek(name, "k")).as(name).isEqualTo(before);
+				assertThat(throttler.peek("later", "k")).as("a refusal writes nothing").isEqualTo(laterBefore);
 			}
 		}
 
