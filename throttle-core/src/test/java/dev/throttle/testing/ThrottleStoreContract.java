@@ -628,6 +628,99 @@ public abstract class ThrottleStoreContract {
 
 	}
 
+	/**
+	 * A clock that steps back (Redis time after a failover, an NTP correction) finds state stamped
+	 * after now. Both stores keep it, conservatively: taking it for no state would hand every key
+	 * used in the last moments a fresh quota.
+	 */
+	@Nested
+	class ClockSteppingBack {
+
+		@Test
+		void aTokenBucketRefilledAfterNowHasEarnedNothingYet() {
+			Throttler throttler = throttler(TokenBucketPolicy.of("tb", 10, Duration.ofSeconds(2)));
+			assertThat(throttler.tryAcquire("tb", "ip", 10)).isEqualTo(allow(10, 0, 20_000));
+			advance(-50);
+			assertThat(throttler.tryAcquire("tb", "ip", 1)).isEqualTo(reject(10, 0, 2_050, 20_050));
+			assertThat(throttler.peek("tb", "ip")).isEqualTo(reject(10, 0, 2_050, 20_050));
+			throttler.refund("tb", "ip", 3);
+			assertThat(throttler.peek("tb", "ip")).as("the refund keeps refilledAt").isEqualTo(allow(10, 3, 14_050));
+			assertThat(throttler.tryAcquire("tb", "ip", 3)).isEqualTo(allow(10, 0, 20_050));
+			advance(2_050);
+			assertThat(throttler.tryAcquire("tb", "ip", 1)).as("one period after refilledAt")
+				.isEqualTo(allow(10, 0, 20_000));
+		}
+
+		@Test
+		void aGcraScoreIsMeasuredFromTheEarlierNow() {
+			Throttler throttler = throttler(new GcraPolicy("api", 3, Duration.ofSeconds(60)));
+			for (int i = 0; i < 3; i++) {
+				throttler.tryAcquire("api", "u");
+			}
+			advance(-50);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(reject(3, 0, 20_050, 60_050));
+			assertThat(throttler.peek("api", "u")).isEqualTo(reject(3, 0, 20_050, 60_050));
+			advance(20_050);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(allow(3, 0, 60_000));
+		}
+
+		@Test
+		void aFixedWindowThatStartedAfterNowIsStillTheCurrentOne() {
+			Throttler throttler = throttler(new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)));
+			for (int i = 0; i < 3; i++) {
+				throttler.tryAcquire("fw", "k");
+			}
+			advance(-50);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(reject(3, 0, 10_050, 10_050));
+			assertThat(throttler.peek("fw", "k")).isEqualTo(reject(3, 0, 10_050, 10_050));
+			throttler.refund("fw", "k", 1);
+			assertThat(throttler.peek("fw", "k")).isEqualTo(allow(3, 1, 10_050));
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 0, 10_050));
+			advance(10_050);
+			assertThat(throttler.tryAcquire("fw", "k")).as("the window ended on time").isEqualTo(allow(3, 2, 10_000));
+		}
+
+		@Test
+		void aSlidingLogKeepsAttemptsAfterNowAndRecordsANewOneNoEarlierThanTheNewest() {
+			Throttler throttler = throttler(new SlidingLogPolicy("s", 3, Duration.ofSeconds(10), Duration.ofSeconds(1), 1));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 2, 10_000));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 1, 10_000));
+			advance(-50);
+			assertThat(throttler.tryAcquire("s", "k")).as("recorded at the newest time, 50 ms ahead")
+				.isEqualTo(allow(3, 0, 10_050));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(reject(3, 0, 1_050, 10_050));
+			assertThat(throttler.peek("s", "k")).isEqualTo(reject(3, 0, 1_050, 10_050));
+			throttler.refund("s", "k", 1);
+			assertThat(throttler.peek("s", "k")).isEqualTo(allow(3, 1, 10_050));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 0, 10_050));
+			advance(1_050);
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 0, 10_000));
+		}
+
+		@Test
+		void aSlidingLogDoesNotForgetItsHourWhenTheClockStepsBackFortyMinutes() {
+			Throttler throttler = throttler(SlidingLogPolicy.withDefaults("email"));
+			for (int i = 0; i < 10; i++) {
+				throttler.tryAcquire("email", "k");
+			}
+			advance(-Duration.ofMinutes(40).toMillis());
+			assertThat(throttler.tryAcquire("email", "k")).isEqualTo(reject(10, 0, 2_415_000, 6_000_000));
+		}
+
+		@Test
+		void aLockoutWaitRunsFromTheLastAllowedAttemptEvenAfterNow() {
+			Throttler throttler = throttler(LockoutPolicy.of("login", LUCIA_LADDER));
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
+			advance(-50);
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(reject(1, 0, 1_050, 3_600_050));
+			assertThat(throttler.peek("login", "alice")).isEqualTo(reject(1, 0, 1_050, 3_600_050));
+			advance(1_050);
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(reject(1, 0, 2_000, 3_600_000));
+		}
+
+	}
+
 	@Nested
 	class Keys {
 

@@ -30,10 +30,11 @@ import dev.throttle.Policy;
  * A script returns {@code {allowed, limit, remaining, retryAfterMillis, resetAfterMillis}} (empty
  * for a refund).
  *
- * <p>Why the numbers are in the script rather than in ARGV: Redis turns every argument of every
- * call into a Lua string, and the script turned it back into a number; for a token bucket that
- * was half the arguments, for a lockout ladder most of them. In the script they are parsed once,
- * when Redis compiles it.
+ * <p>Why the numbers are in the script rather than in ARGV: Redis hands every argument of every
+ * call to the script as a string that it must turn back into a number (a lockout ladder's worth on
+ * each call); in the script's text they are parsed once, when Redis compiles it. Why the prelude
+ * is joined here rather than loaded apart: a script cannot call another, and one text per policy
+ * keeps each decision to one {@code EVALSHA}.
  *
  * <p>Thread-safe.
  */
@@ -41,6 +42,9 @@ public final class RedisThrottleScripts {
 
 	/** Where the scripts live on the classpath. */
 	public static final String LOCATION = "META-INF/throttle/scripts/";
+
+	/** The file every policy's script has between its numbers and its algorithm's body. */
+	static final String PRELUDE = "prelude.lua";
 
 	/** Script texts by file name, each read once. */
 	private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
@@ -55,7 +59,8 @@ public final class RedisThrottleScripts {
 	 */
 	@SuppressWarnings("rawtypes")
 	public static RedisScript<List> of(Policy policy) {
-		return RedisScript.of(parameterLine(policy) + text(policy.algorithm().scriptName()), List.class);
+		return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(policy.algorithm().scriptName()),
+				List.class);
 	}
 
 	/**
