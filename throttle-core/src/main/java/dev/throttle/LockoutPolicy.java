@@ -77,11 +77,8 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 		return timeouts.stream().filter(Objects::nonNull).max(Duration::compareTo).orElse(Duration.ZERO);
 	}
 
-	/**
-	 * Returns the timeouts in milliseconds.
-	 * @return a new array
-	 */
-	public long[] timeoutsMillis() {
+	/** The timeouts in milliseconds, for the transition and the script: a new array. */
+	long[] timeoutsMillis() {
 		return this.timeouts.stream().mapToLong(Duration::toMillis).toArray();
 	}
 

@@ -590,7 +590,7 @@ public abstract class ThrottleStoreContract {
 		 * is refused, and what the sibling took is given back, so the sibling is as before the call.
 		 */
 		@Test
-		void whenALaterPolicyRefusesACallTheRefundLeavesTheSiblingThatTookItsPartAsBefore() {
+		void aRefusedCallFollowedByARefundOfASiblingsCallLeavesTheSiblingAsBefore() {
 			FixedWindowPolicy later = new FixedWindowPolicy("later", 1, Duration.ofHours(1));
 			List<Policy> siblings = List.of(this.policies.get(0), this.policies.get(1), this.policies.get(2),
 					this.policies.get(3), new LockoutPolicy("ladder", seconds(1, 2, 4), Duration.ofHours(1)));
@@ -602,7 +602,8 @@ public abstract class ThrottleStoreContract {
 				String name = sibling.name();
 				int cost = Math.min(2, sibling.maxCost());
 				assertThat(throttler.tryAcquire(name, "k").allowed()).as(name).isTrue();
-				// an earlier call leaves the sibling in use; a second later (the ladder's first rung) it lets the next through
+				// an earlier call leaves the sibling in use; a second later (the ladder's first rung) the
+				// next call passes
 				advance(1_000);
 				Decision before = throttler.peek(name, "k");
 				assertThat(throttler.tryAcquire(name, "k", cost).allowed()).as(name).isTrue();
