@@ -23,11 +23,12 @@ import dev.throttle.memory.MemoryCells;
  * </ul>
  * What a policy advertises in {@code RateLimit-Policy} is on {@link Policy} itself.
  *
- * <p>This is also the SPI for adding an algorithm: a subclass with a public no-argument
- * constructor, listed in {@code META-INF/services/dev.throttle.Algorithm}, is found by
- * {@link #fromId(String)}; its script lives beside the others as {@code META-INF/throttle/scripts/}
- * {@link #scriptName()}. Algorithms are stateless: two instances of one class are equal.
- * Thread-safe.
+ * <p>This is also the SPI for adding an algorithm, which takes: one policy record with its
+ * {@code Algorithm} subclass (public, with a public no-argument constructor) and its memory
+ * transition nested in it; one line naming that subclass in
+ * {@code META-INF/services/dev.throttle.Algorithm}, so that {@link #fromId(String)} finds it; its
+ * Lua twin, {@code META-INF/throttle/scripts/}{@link #scriptName()}; and its traces in the store
+ * contract suite. Algorithms are stateless: two instances of one class are equal. Thread-safe.
  *
  * @param <P> the algorithm's policy type
  */
@@ -240,11 +241,11 @@ public abstract class Algorithm<P extends Policy> {
 		}
 
 		/**
-		 * Returns a setting, or a default when it is not set.
+		 * Returns a setting, or the algorithm's default when it is not set.
 		 * @param <T> its type
 		 * @param parameter its configuration name
 		 * @param type its type
-		 * @param fallback the algorithm's default
+		 * @param fallback the default
 		 * @return the value or the default
 		 */
 		public <T> T get(String parameter, Class<T> type, T fallback) {
@@ -270,10 +271,7 @@ public abstract class Algorithm<P extends Policy> {
 
 	}
 
-	/**
-	 * The algorithms listed in {@code META-INF/services/dev.throttle.Algorithm}, found when first
-	 * asked for (not when an algorithm's class is initialized, which would be a cycle).
-	 */
+	/** The algorithms of every service file, found when first asked for, not at class initialization. */
 	private static final class Registry {
 
 		static final List<Algorithm<?>> ALL = load();

@@ -84,8 +84,15 @@ public final class RedisThrottleScripts {
 		return numbers.toString();
 	}
 
+	/** The text of a script file, read once per file. */
 	static String text(String fileName) {
-		return TEXTS.computeIfAbsent(fileName, RedisThrottleScripts::read);
+		String text = TEXTS.get(fileName);
+		if (text == null) {
+			// read outside the map's lock; two first readers read the same text
+			text = read(fileName);
+			TEXTS.putIfAbsent(fileName, text);
+		}
+		return text;
 	}
 
 	private static String read(String fileName) {
