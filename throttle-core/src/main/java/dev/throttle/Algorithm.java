@@ -1,39 +1,163 @@
 package dev.throttle;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.ServiceLoader;
+
+import dev.throttle.memory.MemoryCells;
 
 /**
- * The throttling algorithms, by the names used in configuration.
+ * A throttling algorithm: everything the library knows about it, in one place. Each algorithm is
+ * one policy record with its {@code Algorithm} nested in it ({@link TokenBucketPolicy#ALGORITHM},
+ * {@link GcraPolicy#ALGORITHM}, ...), and owns:
+ * <ul>
+ * <li>its name in configuration ({@link #id()}) and its parameters by their configuration names
+ * ({@link #parameters()}), with their defaults and checks ({@link #create(String, Map)});</li>
+ * <li>what the actuator lists as a policy's settings ({@link #settings(Policy)});</li>
+ * <li>its transition in the memory store ({@link #bindMemory(Policy, MemoryCells)});</li>
+ * <li>its Lua script in the Redis store ({@link #scriptName()}) and the numbers the script is
+ * given ({@link #scriptNumbers(Policy)}).</li>
+ * </ul>
+ * What a policy advertises in {@code RateLimit-Policy} is on {@link Policy} itself.
+ *
+ * <p>This is also the SPI for adding an algorithm, which takes: one policy record with its
+ * {@code Algorithm} subclass (public, with a public no-argument constructor) and its memory
+ * transition nested in it; one line naming that subclass in
+ * {@code META-INF/services/dev.throttle.Algorithm}, so that {@link #fromId(String)} finds it; its
+ * Lua twin, {@code META-INF/throttle/scripts/}{@link #scriptName()}; and its traces in the store
+ * contract suite. Algorithms are stateless: two instances of one class are equal. Thread-safe.
+ *
+ * @param <P> the algorithm's policy type
  */
-public enum Algorithm {
-
-	/** Whole tokens refilled per period, up to a capacity. */
-	TOKEN_BUCKET("token-bucket"),
-
-	/** Generic cell rate: one score per key (the theoretical arrival time). */
-	GCRA("gcra"),
-
-	/** A count per window that starts at the key's first call. */
-	FIXED_WINDOW("fixed-window"),
-
-	/** Recent attempts, with a growing delay once a threshold is passed. */
-	SLIDING_LOG("sliding-log"),
-
-	/** A ladder of timeouts between allowed attempts, cleared on success. */
-	LOCKOUT("lockout");
+public abstract class Algorithm<P extends Policy> {
 
 	private final String id;
 
-	Algorithm(String id) {
+	private final Class<P> type;
+
+	private final List<String> parameters;
+
+	/**
+	 * Creates an algorithm.
+	 * @param id its name in configuration, for example {@code token-bucket}
+	 * @param type its policy type
+	 * @param parameters its parameters by their configuration names, for example {@code capacity}
+	 */
+	protected Algorithm(String id, Class<P> type, String... parameters) {
 		this.id = id;
+		this.type = type;
+		this.parameters = List.of(parameters);
 	}
+
+	/**
+	 * Builds a policy from its settings; missing ones take the algorithm's defaults.
+	 * @param name the policy's name
+	 * @param settings the settings, by configuration name
+	 * @return the policy
+	 * @throws InvalidPolicyException naming the parameter that is missing or invalid
+	 */
+	protected abstract P build(String name, Settings settings);
+
+	/**
+	 * Returns a policy's settings, one per {@link #parameters() parameter} and in their order.
+	 * @param policy the policy
+	 * @return its settings, as {@link #build} takes them
+	 */
+	protected abstract List<Object> values(P policy);
+
+	/**
+	 * Returns the numbers a policy's script reads as {@code P[1]}, {@code P[2]}, ...
+	 * @param policy the policy
+	 * @return integers below 2^53, so that Lua's doubles hold them exactly
+	 */
+	protected abstract long[] numbers(P policy);
+
+	/**
+	 * Binds a policy in the memory store: its transition over the cells the store gives it.
+	 * @param policy the policy
+	 * @param cells the policy's cells in the memory store
+	 * @return the policy's limiter
+	 */
+	protected abstract Limiter bind(P policy, MemoryCells cells);
 
 	/**
 	 * Returns the name used in configuration.
 	 * @return for example {@code token-bucket}
 	 */
-	public String id() {
+	public final String id() {
 		return this.id;
+	}
+
+	/**
+	 * Returns the parameters the algorithm takes, by their configuration names.
+	 * @return for example {@code capacity, refill-tokens, refill-period}
+	 */
+	public final List<String> parameters() {
+		return this.parameters;
+	}
+
+	/**
+	 * Builds a policy from settings by configuration name, such as a {@code throttle.policies}
+	 * entry holds. Settings left out, or null, take the algorithm's defaults.
+	 * @param name the policy's name
+	 * @param settings the settings, for example {@code capacity -> 10}
+	 * @return the policy
+	 * @throws InvalidPolicyException naming the parameter that is missing, invalid, or not one of
+	 * this algorithm's
+	 */
+	public final P create(String name, Map<String, ?> settings) {
+		for (String parameter : settings.keySet()) {
+			if (!this.parameters.contains(parameter) && settings.get(parameter) != null) {
+				throw new InvalidPolicyException(name, parameter, "means nothing to the " + this.id
+						+ " algorithm, which takes " + String.join(", ", this.parameters));
+			}
+		}
+		return build(name, new Settings(name, settings));
+	}
+
+	/**
+	 * Returns a policy's settings by configuration name, in the order of {@link #parameters()}:
+	 * what {@link #create} would take to build an equal policy.
+	 * @param policy a policy of this algorithm
+	 * @return its settings, for example {@code capacity -> 10, refill-tokens -> 1, refill-period -> PT1S}
+	 */
+	public final Map<String, Object> settings(Policy policy) {
+		List<Object> values = values(this.type.cast(policy));
+		Map<String, Object> settings = new LinkedHashMap<>();
+		for (int i = 0; i < this.parameters.size(); i++) {
+			settings.put(this.parameters.get(i), values.get(i));
+		}
+		return settings;
+	}
+
+	/**
+	 * Returns the file name of the algorithm's Lua script: its name with underscores.
+	 * @return for example {@code token_bucket.lua}
+	 */
+	public final String scriptName() {
+		return this.id.replace('-', '_') + ".lua";
+	}
+
+	/**
+	 * Returns the numbers a policy's script is given, as {@code local P = {...}}.
+	 * @param policy a policy of this algorithm
+	 * @return the numbers, as each script's header documents them
+	 */
+	public final long[] scriptNumbers(Policy policy) {
+		return numbers(this.type.cast(policy));
+	}
+
+	/**
+	 * Binds a policy in the memory store. Called once per policy, never per decision.
+	 * @param policy a policy of this algorithm
+	 * @param cells the policy's cells in the memory store
+	 * @return the policy's limiter
+	 */
+	public final Limiter bindMemory(Policy policy, MemoryCells cells) {
+		return bind(this.type.cast(policy), cells);
 	}
 
 	/**
@@ -42,20 +166,132 @@ public enum Algorithm {
 	 * @return the algorithm
 	 * @throws IllegalArgumentException naming the known algorithms when none matches
 	 */
-	public static Algorithm fromId(String name) {
+	public static Algorithm<?> fromId(String name) {
 		String wanted = name.trim().toLowerCase(Locale.ROOT).replace('_', '-');
-		for (Algorithm algorithm : values()) {
+		for (Algorithm<?> algorithm : Registry.ALL) {
 			if (algorithm.id.equals(wanted)) {
 				return algorithm;
 			}
 		}
-		throw new IllegalArgumentException("unknown algorithm '" + name
-				+ "'; expected one of token-bucket, gcra, fixed-window, sliding-log, lockout");
+		throw new IllegalArgumentException("unknown algorithm '" + name + "'; expected one of " + ids());
+	}
+
+	/**
+	 * Returns every algorithm on the class path, in the order their service files list them.
+	 * @return the algorithms
+	 */
+	public static List<Algorithm<?>> all() {
+		return Registry.ALL;
+	}
+
+	/**
+	 * Returns the names of every algorithm, for messages.
+	 * @return for example {@code token-bucket, gcra, fixed-window, sliding-log, lockout}
+	 */
+	public static String ids() {
+		return String.join(", ", Registry.ALL.stream().map(Algorithm::id).toList());
 	}
 
 	@Override
-	public String toString() {
+	public final boolean equals(Object obj) {
+		return obj != null && obj.getClass() == getClass();
+	}
+
+	@Override
+	public final int hashCode() {
+		return this.id.hashCode();
+	}
+
+	@Override
+	public final String toString() {
 		return this.id;
+	}
+
+	/**
+	 * A policy's settings by configuration name, read with the algorithm's defaults. Values have
+	 * the types the policy records use: {@code Integer}, {@code Double}, {@code Duration} and
+	 * {@code List<Duration>}.
+	 */
+	public static final class Settings {
+
+		private final String policy;
+
+		private final Map<String, ?> values;
+
+		Settings(String policy, Map<String, ?> values) {
+			this.policy = policy;
+			this.values = values;
+		}
+
+		/**
+		 * Returns a setting, or null when it is not set.
+		 * @param <T> its type
+		 * @param parameter its configuration name
+		 * @param type its type
+		 * @return the value, or null
+		 * @throws InvalidPolicyException when the value has another type
+		 */
+		public <T> T get(String parameter, Class<T> type) {
+			Object value = this.values.get(parameter);
+			if (value != null && !type.isInstance(value)) {
+				throw new InvalidPolicyException(this.policy, parameter,
+						"must be of type " + type.getSimpleName() + ", was " + value);
+			}
+			return type.cast(value);
+		}
+
+		/**
+		 * Returns a setting, or the algorithm's default when it is not set.
+		 * @param <T> its type
+		 * @param parameter its configuration name
+		 * @param type its type
+		 * @param fallback the default
+		 * @return the value or the default
+		 */
+		public <T> T get(String parameter, Class<T> type, T fallback) {
+			T value = get(parameter, type);
+			return (value != null) ? value : fallback;
+		}
+
+		/**
+		 * Returns a setting that has no default.
+		 * @param <T> its type
+		 * @param parameter its configuration name
+		 * @param type its type
+		 * @return the value
+		 * @throws InvalidPolicyException when it is not set
+		 */
+		public <T> T required(String parameter, Class<T> type) {
+			T value = get(parameter, type);
+			if (value == null) {
+				throw new InvalidPolicyException(this.policy, parameter, "is required");
+			}
+			return value;
+		}
+
+	}
+
+	/** The algorithms of every service file, found when first asked for, not at class initialization. */
+	private static final class Registry {
+
+		static final List<Algorithm<?>> ALL = load();
+
+		private static List<Algorithm<?>> load() {
+			List<Algorithm<?>> algorithms = new ArrayList<>();
+			@SuppressWarnings("rawtypes")
+			ServiceLoader<Algorithm> loader = ServiceLoader.load(Algorithm.class, Algorithm.class.getClassLoader());
+			for (Algorithm<?> algorithm : loader) {
+				for (Algorithm<?> known : algorithms) {
+					if (known.id.equals(algorithm.id)) {
+						throw new IllegalStateException("two algorithms named '" + algorithm.id + "': "
+								+ known.getClass().getName() + " and " + algorithm.getClass().getName());
+					}
+				}
+				algorithms.add(algorithm);
+			}
+			return List.copyOf(algorithms);
+		}
+
 	}
 
 }

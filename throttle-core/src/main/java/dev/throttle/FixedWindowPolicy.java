@@ -1,6 +1,12 @@
 package dev.throttle;
 
 import java.time.Duration;
+import java.util.List;
+
+import dev.throttle.memory.MemoryCells;
+import dev.throttle.memory.PackedTransition;
+
+import static dev.throttle.memory.MemoryCells.count;
 
 /**
  * Fixed window: at most {@code limit} units per window; a window starts at the key's first call
@@ -12,6 +18,9 @@ import java.time.Duration;
  */
 public record FixedWindowPolicy(String name, int limit, Duration window) implements Policy {
 
+	/** The {@code fixed-window} algorithm. */
+	public static final Algorithm<FixedWindowPolicy> ALGORITHM = new Descriptor();
+
 	public FixedWindowPolicy {
 		Checks.name(name);
 		Checks.quantity(name, "limit", limit);
@@ -19,8 +28,8 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 	}
 
 	@Override
-	public Algorithm algorithm() {
-		return Algorithm.FIXED_WINDOW;
+	public Algorithm<FixedWindowPolicy> algorithm() {
+		return ALGORITHM;
 	}
 
 	@Override
@@ -36,6 +45,111 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 	@Override
 	public Duration idleExpiry() {
 		return this.window;
+	}
+
+	/**
+	 * The {@code fixed-window} algorithm; its Lua twin is {@code fixed_window.lua}.
+	 */
+	public static final class Descriptor extends Algorithm<FixedWindowPolicy> {
+
+		/** Creates the algorithm: use {@link FixedWindowPolicy#ALGORITHM}. */
+		public Descriptor() {
+			super("fixed-window", FixedWindowPolicy.class, "limit", "window");
+		}
+
+		@Override
+		protected FixedWindowPolicy build(String name, Settings settings) {
+			return new FixedWindowPolicy(name, settings.required("limit", Integer.class),
+					settings.required("window", Duration.class));
+		}
+
+		@Override
+		protected List<Object> values(FixedWindowPolicy policy) {
+			return List.of(policy.limit(), policy.window());
+		}
+
+		@Override
+		protected long[] numbers(FixedWindowPolicy policy) {
+			return new long[] { policy.limit(), policy.window().toMillis() };
+		}
+
+		@Override
+		protected Limiter bind(FixedWindowPolicy policy, MemoryCells cells) {
+			return cells.packed(new Transition(policy, cells));
+		}
+
+	}
+
+	/**
+	 * Over packed (count, windowStart). A window starts at the key's first call after the previous
+	 * window ended ({@code now >= start + window}); a call passes while {@code count + cost <= limit}.
+	 * A window that starts after now (the clock stepped back) is still the current one.
+	 */
+	static final class Transition implements PackedTransition {
+
+		private final MemoryCells cells;
+
+		private final int limit;
+
+		private final long windowMillis;
+
+		Transition(FixedWindowPolicy policy, MemoryCells cells) {
+			this.cells = cells;
+			this.limit = policy.limit();
+			this.windowMillis = policy.window().toMillis();
+		}
+
+		/** The key's open window, or {@link #EMPTY} when none is. */
+		private long current(long state, long now) {
+			return (state == EMPTY || now - this.cells.time(state) >= this.windowMillis) ? EMPTY : state;
+		}
+
+		/** Units left in a window; none when it holds more than the limit (state of a larger limit). */
+		private int remaining(long window) {
+			return Math.max(0, this.limit - count(window));
+		}
+
+		@Override
+		public long acquire(long state, long now, int cost) {
+			long current = current(state, now);
+			int count = (current == EMPTY) ? 0 : count(current);
+			long start = (current == EMPTY) ? now : this.cells.time(current);
+			return (count + cost > this.limit) ? REJECTED : this.cells.pack(count + cost, start);
+		}
+
+		@Override
+		public Decision allowed(long next, long now) {
+			return Decision.allow(this.limit, remaining(next), this.cells.time(next) + this.windowMillis - now);
+		}
+
+		@Override
+		public Decision rejected(long state, long now, int cost) {
+			long current = current(state, now);
+			long untilEnd = this.cells.time(current) + this.windowMillis - now;
+			return Decision.reject(this.limit, remaining(current), untilEnd, untilEnd);
+		}
+
+		@Override
+		public Decision peek(long state, long now) {
+			long current = current(state, now);
+			if (current == EMPTY) {
+				return Decision.allow(this.limit, this.limit, 0);
+			}
+			if (count(current) < this.limit) {
+				return allowed(current, now);
+			}
+			return rejected(state, now, 1);
+		}
+
+		@Override
+		public long refund(long state, long now, int cost) {
+			long current = current(state, now);
+			if (current == EMPTY || count(current) <= cost) {
+				return EMPTY;
+			}
+			return this.cells.pack(count(current) - cost, this.cells.time(current));
+		}
+
 	}
 
 }

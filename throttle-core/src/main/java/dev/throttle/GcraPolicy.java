@@ -1,6 +1,10 @@
 package dev.throttle;
 
 import java.time.Duration;
+import java.util.List;
+
+import dev.throttle.memory.MemoryCells;
+import dev.throttle.memory.PackedTransition;
 
 /**
  * GCRA: {@code limit} calls per {@code period}, with a burst of {@code limit}, kept as one score
@@ -11,6 +15,9 @@ import java.time.Duration;
  * @param period the period (T)
  */
 public record GcraPolicy(String name, int limit, Duration period) implements Policy {
+
+	/** The {@code gcra} algorithm. */
+	public static final Algorithm<GcraPolicy> ALGORITHM = new Descriptor();
 
 	public GcraPolicy {
 		Checks.name(name);
@@ -24,8 +31,8 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	}
 
 	@Override
-	public Algorithm algorithm() {
-		return Algorithm.GCRA;
+	public Algorithm<GcraPolicy> algorithm() {
+		return ALGORITHM;
 	}
 
 	/**
@@ -64,6 +71,115 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	@Override
 	public Duration idleExpiry() {
 		return this.period;
+	}
+
+	/**
+	 * The {@code gcra} algorithm; its Lua twin is {@code gcra.lua}.
+	 */
+	public static final class Descriptor extends Algorithm<GcraPolicy> {
+
+		/** Creates the algorithm: use {@link GcraPolicy#ALGORITHM}. */
+		public Descriptor() {
+			super("gcra", GcraPolicy.class, "limit", "period");
+		}
+
+		@Override
+		protected GcraPolicy build(String name, Settings settings) {
+			return new GcraPolicy(name, settings.required("limit", Integer.class),
+					settings.required("period", Duration.class));
+		}
+
+		@Override
+		protected List<Object> values(GcraPolicy policy) {
+			return List.of(policy.limit(), policy.period());
+		}
+
+		@Override
+		protected long[] numbers(GcraPolicy policy) {
+			return new long[] { policy.limit(), policy.emissionIntervalMicros(), policy.toleranceMicros() };
+		}
+
+		@Override
+		protected Limiter bind(GcraPolicy policy, MemoryCells cells) {
+			return cells.packed(new Transition(policy));
+		}
+
+	}
+
+	/**
+	 * Over one long: the theoretical arrival time (TAT) in microseconds since the epoch.
+	 *
+	 * <p>The cooldown document's rule, with emission interval {@code I = T/n} (microseconds, rounded
+	 * down) and tolerance {@code n * I} (equal to T when n divides T): the trial score is
+	 * {@code max(TAT, now) + cost * I}; the call passes when the trial score is at most
+	 * {@code now + n * I}, and the trial score is stored; otherwise nothing is written and the caller
+	 * may retry after {@code trial - n * I - now}. Microseconds keep rates such as 3 per second exact
+	 * to a microsecond instead of rounding them to whole milliseconds. A TAT ahead of now is the
+	 * algorithm's ordinary state, so a clock that stepped back needs no care of its own.
+	 * {@link #EMPTY}, the smallest long, is a TAT long past.
+	 */
+	static final class Transition implements PackedTransition {
+
+		private final int limit;
+
+		/** The emission interval, in microseconds. */
+		private final long interval;
+
+		/** The tolerance, in microseconds. */
+		private final long tolerance;
+
+		Transition(GcraPolicy policy) {
+			this.limit = policy.limit();
+			this.interval = policy.emissionIntervalMicros();
+			this.tolerance = policy.toleranceMicros();
+		}
+
+		@Override
+		public long acquire(long state, long now, int cost) {
+			long nowMicros = now * 1000;
+			long trial = Math.max(state, nowMicros) + cost * this.interval;
+			return (trial - nowMicros > this.tolerance) ? REJECTED : trial;
+		}
+
+		@Override
+		public Decision allowed(long next, long now) {
+			long ahead = next - now * 1000;
+			return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000));
+		}
+
+		@Override
+		public Decision rejected(long state, long now, int cost) {
+			long nowMicros = now * 1000;
+			long ahead = Math.max(state, nowMicros) - nowMicros;
+			long retryMicros = ahead + cost * this.interval - this.tolerance;
+			return Decision.reject(this.limit, remaining(ahead), ceilDiv(retryMicros, 1000), ceilDiv(ahead, 1000));
+		}
+
+		@Override
+		public Decision peek(long state, long now) {
+			long nowMicros = now * 1000;
+			long ahead = Math.max(state, nowMicros) - nowMicros;
+			if (ahead + this.interval <= this.tolerance) {
+				return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000));
+			}
+			return rejected(state, now, 1);
+		}
+
+		/** Whole intervals left within the tolerance; none when the score runs beyond it. */
+		private int remaining(long aheadMicros) {
+			return (int) Math.max(0, (this.tolerance - aheadMicros) / this.interval);
+		}
+
+		@Override
+		public long refund(long state, long now, int cost) {
+			long tat = state - cost * this.interval;
+			return (tat <= now * 1000) ? EMPTY : tat;
+		}
+
+		private static long ceilDiv(long dividend, long divisor) {
+			return (dividend + divisor - 1) / divisor;
+		}
+
 	}
 
 }

@@ -2,6 +2,12 @@ package dev.throttle;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+
+import dev.throttle.memory.MemoryCells;
+import dev.throttle.memory.PackedTransition;
+
+import static dev.throttle.memory.MemoryCells.count;
 
 /**
  * Escalating lockout (Lucia's throttler): a key's first attempt passes; each later one must come at
@@ -17,28 +23,36 @@ import java.util.List;
  */
 public record LockoutPolicy(String name, List<Duration> timeouts, Duration expireAfter) implements Policy {
 
-	/** Default {@code expire-after}. */
+	/** Default {@code expire-after}, or the longest timeout when that is longer. */
 	public static final Duration DEFAULT_EXPIRE_AFTER = Duration.ofHours(1);
 
 	/** Most rungs a ladder may have. */
 	public static final int MAX_TIMEOUTS = 100;
 
+	/** The {@code lockout} algorithm. */
+	public static final Algorithm<LockoutPolicy> ALGORITHM = new Descriptor();
+
 	public LockoutPolicy {
 		Checks.name(name);
-		if (timeouts == null || timeouts.isEmpty()) {
+		if (timeouts == null) {
+			throw new InvalidPolicyException(name, "timeouts", "is required");
+		}
+		if (timeouts.isEmpty()) {
 			throw new InvalidPolicyException(name, "timeouts", "must list at least one duration");
 		}
 		if (timeouts.size() > MAX_TIMEOUTS) {
 			throw new InvalidPolicyException(name, "timeouts",
 					"must list at most " + MAX_TIMEOUTS + " durations, was " + timeouts.size());
 		}
-		timeouts = List.copyOf(timeouts);
-		Duration longest = Duration.ZERO;
 		for (int i = 0; i < timeouts.size(); i++) {
-			Duration timeout = Checks.duration(name, "timeouts[" + i + "]", timeouts.get(i));
-			longest = (timeout.compareTo(longest) > 0) ? timeout : longest;
+			if (timeouts.get(i) == null) {
+				throw new InvalidPolicyException(name, "timeouts[" + i + "]", "is empty");
+			}
+			Checks.duration(name, "timeouts[" + i + "]", timeouts.get(i));
 		}
+		timeouts = List.copyOf(timeouts);
 		Checks.duration(name, "expire-after", expireAfter);
+		Duration longest = longest(timeouts);
 		if (expireAfter.compareTo(longest) < 0) {
 			throw new InvalidPolicyException(name, "expire-after", "must be at least the longest timeout ("
 					+ Checks.format(longest) + "), was " + Checks.format(expireAfter)
@@ -54,22 +68,23 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 	 * @return the policy
 	 */
 	public static LockoutPolicy of(String name, List<Duration> timeouts) {
-		Duration longest = timeouts.stream().max(Duration::compareTo).orElse(Duration.ZERO);
+		Duration longest = (timeouts != null) ? longest(timeouts) : Duration.ZERO;
 		return new LockoutPolicy(name, timeouts,
 				(longest.compareTo(DEFAULT_EXPIRE_AFTER) > 0) ? longest : DEFAULT_EXPIRE_AFTER);
 	}
 
-	/**
-	 * Returns the timeouts in milliseconds.
-	 * @return a new array
-	 */
-	public long[] timeoutsMillis() {
+	private static Duration longest(List<Duration> timeouts) {
+		return timeouts.stream().filter(Objects::nonNull).max(Duration::compareTo).orElse(Duration.ZERO);
+	}
+
+	/** The timeouts in milliseconds, for the transition and the script: a new array. */
+	long[] timeoutsMillis() {
 		return this.timeouts.stream().mapToLong(Duration::toMillis).toArray();
 	}
 
 	@Override
-	public Algorithm algorithm() {
-		return Algorithm.LOCKOUT;
+	public Algorithm<LockoutPolicy> algorithm() {
+		return ALGORITHM;
 	}
 
 	/**
@@ -93,6 +108,126 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 	@Override
 	public Duration idleExpiry() {
 		return this.expireAfter;
+	}
+
+	/**
+	 * The {@code lockout} algorithm; its Lua twin is {@code lockout.lua}.
+	 */
+	public static final class Descriptor extends Algorithm<LockoutPolicy> {
+
+		/** Creates the algorithm: use {@link LockoutPolicy#ALGORITHM}. */
+		public Descriptor() {
+			super("lockout", LockoutPolicy.class, "timeouts", "expire-after");
+		}
+
+		@Override
+		@SuppressWarnings("unchecked")
+		protected LockoutPolicy build(String name, Settings settings) {
+			List<Duration> timeouts = settings.required("timeouts", List.class);
+			Duration expireAfter = settings.get("expire-after", Duration.class);
+			return (expireAfter != null) ? new LockoutPolicy(name, timeouts, expireAfter) : of(name, timeouts);
+		}
+
+		@Override
+		protected List<Object> values(LockoutPolicy policy) {
+			return List.of(policy.timeouts(), policy.expireAfter());
+		}
+
+		@Override
+		protected long[] numbers(LockoutPolicy policy) {
+			long[] timeouts = policy.timeoutsMillis();
+			long[] numbers = new long[1 + timeouts.length];
+			numbers[0] = policy.expireAfter().toMillis();
+			System.arraycopy(timeouts, 0, numbers, 1, timeouts.length);
+			return numbers;
+		}
+
+		@Override
+		protected Limiter bind(LockoutPolicy policy, MemoryCells cells) {
+			return cells.packed(new Transition(policy, cells));
+		}
+
+	}
+
+	/**
+	 * Over packed (index, lastAllowed). The first attempt passes and stores (0, now); an attempt
+	 * passes when {@code now - lastAllowed >= timeouts[index]} and stores
+	 * (min(index + 1, last rung), now). A refusal writes nothing. State idle for {@code expireAfter}
+	 * counts as never used; a {@code lastAllowed} after now (the clock stepped back) is kept, so the
+	 * wait runs from it. A refund steps back one rung: (i, t) becomes (i - 1, t - timeouts[i - 1]),
+	 * which lets the next attempt through at once, as the refunded call's predecessor state did.
+	 */
+	static final class Transition implements PackedTransition {
+
+		private final MemoryCells cells;
+
+		private final long[] timeouts;
+
+		private final long expireAfterMillis;
+
+		Transition(LockoutPolicy policy, MemoryCells cells) {
+			this.cells = cells;
+			this.timeouts = policy.timeoutsMillis();
+			this.expireAfterMillis = policy.expireAfter().toMillis();
+		}
+
+		private long current(long state, long now) {
+			return (state == EMPTY || now - this.cells.time(state) >= this.expireAfterMillis) ? EMPTY : state;
+		}
+
+		/** The rung of a state; one written under a longer ladder stands on this ladder's top rung. */
+		private int index(long current) {
+			return Math.min(count(current), this.timeouts.length - 1);
+		}
+
+		@Override
+		public long acquire(long state, long now, int cost) {
+			long current = current(state, now);
+			if (current == EMPTY) {
+				return this.cells.pack(0, now);
+			}
+			int index = index(current);
+			if (now - this.cells.time(current) < this.timeouts[index]) {
+				return REJECTED;
+			}
+			return this.cells.pack(Math.min(index + 1, this.timeouts.length - 1), now);
+		}
+
+		@Override
+		public Decision allowed(long next, long now) {
+			return Decision.allow(1, 0, this.cells.time(next) + this.expireAfterMillis - now);
+		}
+
+		@Override
+		public Decision rejected(long state, long now, int cost) {
+			long current = current(state, now);
+			long lastAllowed = this.cells.time(current);
+			return Decision.reject(1, 0, lastAllowed + this.timeouts[index(current)] - now,
+					lastAllowed + this.expireAfterMillis - now);
+		}
+
+		@Override
+		public Decision peek(long state, long now) {
+			long current = current(state, now);
+			if (current == EMPTY) {
+				return Decision.allow(1, 1, 0);
+			}
+			if (now - this.cells.time(current) >= this.timeouts[index(current)]) {
+				return Decision.allow(1, 1, this.cells.time(current) + this.expireAfterMillis - now);
+			}
+			return rejected(state, now, 1);
+		}
+
+		@Override
+		public long refund(long state, long now, int cost) {
+			long current = current(state, now);
+			if (current == EMPTY || index(current) == 0) {
+				return EMPTY;
+			}
+			int previous = index(current) - 1;
+			return this.cells.pack(previous, this.cells.time(current) - this.timeouts[previous]);
+		}
+
 	}
 
 }

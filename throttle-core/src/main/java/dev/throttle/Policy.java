@@ -7,13 +7,18 @@ import java.time.Duration;
  * values (records) and thread-safe; an invalid number throws {@link InvalidPolicyException}
  * when the policy is built.
  *
+ * <p>Each algorithm is one record implementing this interface, with its {@link Algorithm} (its
+ * configuration name and parameters, its memory transition and its Lua script's numbers) nested
+ * in it. Stores and the starter reach an algorithm only through {@link #algorithm()}, so adding
+ * one changes none of them.
+ *
  * @see TokenBucketPolicy
  * @see GcraPolicy
  * @see FixedWindowPolicy
  * @see SlidingLogPolicy
  * @see LockoutPolicy
  */
-public sealed interface Policy permits TokenBucketPolicy, GcraPolicy, FixedWindowPolicy, SlidingLogPolicy, LockoutPolicy {
+public interface Policy {
 
 	/**
 	 * Returns the policy's name, as in {@code throttle.policies.<name>} and {@code @Throttled(policy)}.
@@ -25,7 +30,7 @@ public sealed interface Policy permits TokenBucketPolicy, GcraPolicy, FixedWindo
 	 * Returns the algorithm.
 	 * @return the algorithm
 	 */
-	Algorithm algorithm();
+	Algorithm<?> algorithm();
 
 	/**
 	 * Returns the quota advertised in {@code RateLimit-Policy} ({@code q}).

@@ -1,6 +1,11 @@
 package dev.throttle;
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+
+import dev.throttle.memory.ArrayTransition;
+import dev.throttle.memory.MemoryCells;
 
 /**
  * Sliding log with a growing delay (metabase/throttle's {@code check}): the attempts of the last
@@ -35,6 +40,9 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 	/** Most attempts one key's log may need to hold; a policy that needs more is refused. */
 	public static final int MAX_ENTRIES = 1000;
 
+	/** The {@code sliding-log} algorithm. */
+	public static final Algorithm<SlidingLogPolicy> ALGORITHM = new Descriptor();
+
 	public SlidingLogPolicy {
 		Checks.name(name);
 		Checks.quantity(name, "threshold", threshold);
@@ -46,16 +54,11 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 		if (threshold > MAX_ENTRIES) {
 			throw new InvalidPolicyException(name, "threshold", "must be at most " + MAX_ENTRIES + ", was " + threshold);
 		}
-		int over = 0;
-		long waited = 0;
-		while (waited < ttl.toMillis()) {
-			over++;
-			if (threshold + over > MAX_ENTRIES + 1) {
-				throw new InvalidPolicyException(name, "initial-delay", "is too short: the log would have to keep more than "
-						+ MAX_ENTRIES + " attempts per key within ttl " + Checks.format(ttl)
-						+ "; raise initial-delay or delay-exponent, or lower ttl or threshold");
-			}
-			waited += delay(initialDelay.toMillis(), delayExponent, over);
+		int mostDelays = MAX_ENTRIES + 1 - threshold;
+		if (delayCount(ttl, initialDelay, delayExponent, mostDelays) > mostDelays) {
+			throw new InvalidPolicyException(name, "initial-delay", "is too short: the log would have to keep more than "
+					+ MAX_ENTRIES + " attempts per key within ttl " + Checks.format(ttl)
+					+ "; raise initial-delay or delay-exponent, or lower ttl or threshold");
 		}
 	}
 
@@ -73,6 +76,17 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 		return (long) Math.min(Math.round(millis), Checks.MAX_MILLIS);
 	}
 
+	/** How many delays it takes to wait out {@code ttl}; {@code most + 1} when it takes more than {@code most}. */
+	private static int delayCount(Duration ttl, Duration initialDelay, double exponent, int most) {
+		int count = 0;
+		long waited = 0;
+		while (waited < ttl.toMillis() && count <= most) {
+			count++;
+			waited += delay(initialDelay.toMillis(), exponent, count);
+		}
+		return count;
+	}
+
 	/**
 	 * Returns the required delay after the most recent attempt, for {@code over} = 1, 2, ...
 	 * up to the largest {@code over} a key's log can reach; element {@code i} is for
@@ -80,13 +94,7 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 	 * @return delays in milliseconds, rounded to the nearest millisecond
 	 */
 	public long[] delaysMillis() {
-		long ttlMillis = this.ttl.toMillis();
-		int count = 0;
-		long waited = 0;
-		while (waited < ttlMillis) {
-			count++;
-			waited += delay(this.initialDelay.toMillis(), this.delayExponent, count);
-		}
+		int count = delayCount(this.ttl, this.initialDelay, this.delayExponent, MAX_ENTRIES);
 		long[] delays = new long[count];
 		for (int i = 0; i < count; i++) {
 			delays[i] = delay(this.initialDelay.toMillis(), this.delayExponent, i + 1);
@@ -104,8 +112,8 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 	}
 
 	@Override
-	public Algorithm algorithm() {
-		return Algorithm.SLIDING_LOG;
+	public Algorithm<SlidingLogPolicy> algorithm() {
+		return ALGORITHM;
 	}
 
 	@Override
@@ -129,6 +137,160 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 	@Override
 	public Duration idleExpiry() {
 		return this.ttl;
+	}
+
+	/**
+	 * The {@code sliding-log} algorithm; its Lua twin is {@code sliding_log.lua}.
+	 */
+	public static final class Descriptor extends Algorithm<SlidingLogPolicy> {
+
+		/** Creates the algorithm: use {@link SlidingLogPolicy#ALGORITHM}. */
+		public Descriptor() {
+			super("sliding-log", SlidingLogPolicy.class, "threshold", "ttl", "initial-delay", "delay-exponent");
+		}
+
+		@Override
+		protected SlidingLogPolicy build(String name, Settings settings) {
+			return new SlidingLogPolicy(name, settings.get("threshold", Integer.class, DEFAULT_THRESHOLD),
+					settings.get("ttl", Duration.class, DEFAULT_TTL),
+					settings.get("initial-delay", Duration.class, DEFAULT_INITIAL_DELAY),
+					settings.get("delay-exponent", Double.class, DEFAULT_DELAY_EXPONENT));
+		}
+
+		@Override
+		protected List<Object> values(SlidingLogPolicy policy) {
+			return List.of(policy.threshold(), policy.ttl(), policy.initialDelay(), policy.delayExponent());
+		}
+
+		@Override
+		protected long[] numbers(SlidingLogPolicy policy) {
+			long[] delays = policy.delaysMillis();
+			long[] numbers = new long[3 + delays.length];
+			numbers[0] = policy.threshold();
+			numbers[1] = policy.ttl().toMillis();
+			numbers[2] = policy.maxEntries();
+			System.arraycopy(delays, 0, numbers, 3, delays.length);
+			return numbers;
+		}
+
+		@Override
+		protected Limiter bind(SlidingLogPolicy policy, MemoryCells cells) {
+			return cells.array(new Transition(policy));
+		}
+
+	}
+
+	/**
+	 * Over the times of a key's recent allowed attempts, oldest first.
+	 *
+	 * <p>An attempt older than {@code ttl} ({@code now - t >= ttl}) no longer counts. With {@code c}
+	 * live attempts, {@code over = c + 1 - threshold}; when {@code over > 0} the call must come at
+	 * least {@code delays[over - 1]} after the most recent attempt. A refused call is not recorded.
+	 * The log never holds more than {@link SlidingLogPolicy#maxEntries()} times: that many fit in one
+	 * ttl, so anything older could not count. A refund removes the most recent attempt.
+	 *
+	 * <p>The times ascend: an attempt is recorded at {@code now}, or at the most recent time when
+	 * {@code now} is before it (the clock stepped back), which keeps the order and counts the attempt
+	 * no shorter. So the live attempts are the log's tail.
+	 */
+	static final class Transition implements ArrayTransition {
+
+		private final int threshold;
+
+		private final long ttlMillis;
+
+		private final long[] delays;
+
+		private final int maxEntries;
+
+		Transition(SlidingLogPolicy policy) {
+			this.threshold = policy.threshold();
+			this.ttlMillis = policy.ttl().toMillis();
+			this.delays = policy.delaysMillis();
+			this.maxEntries = policy.maxEntries();
+		}
+
+		/**
+		 * How many of the log's times still count: its tail after the last one that is ttl old. The
+		 * oldest is looked at first (in a log an abuser keeps full every time counts, and one probe
+		 * decides), then a binary search between the oldest, which no longer counts, and the newest.
+		 */
+		private int live(long[] log, long now) {
+			int n = log.length;
+			if (n == 0 || now - log[n - 1] >= this.ttlMillis) {
+				return 0;
+			}
+			if (now - log[0] < this.ttlMillis) {
+				return n;
+			}
+			int lo = 1;
+			int hi = n - 1;
+			while (lo < hi) {
+				int mid = (lo + hi) >>> 1;
+				if (now - log[mid] < this.ttlMillis) {
+					hi = mid;
+				}
+				else {
+					lo = mid + 1;
+				}
+			}
+			return n - lo;
+		}
+
+		/** How long the next attempt must still wait, 0 when it may pass now. */
+		private long wait(long[] log, int live, long now) {
+			int over = live + 1 - this.threshold;
+			if (over <= 0) {
+				return 0;
+			}
+			long delay = this.delays[Math.min(over, this.delays.length) - 1];
+			return Math.max(0, log[log.length - 1] + delay - now);
+		}
+
+		@Override
+		public long[] acquire(long[] log, long now, int cost) {
+			int live = live(log, now);
+			if (wait(log, live, now) > 0) {
+				return null;
+			}
+			int kept = Math.min(live, this.maxEntries - 1);
+			long[] next = new long[kept + 1];
+			System.arraycopy(log, log.length - kept, next, 0, kept);
+			next[kept] = (log.length > 0) ? Math.max(now, log[log.length - 1]) : now;
+			return next;
+		}
+
+		@Override
+		public Decision allowed(long[] next, long now) {
+			return Decision.allow(this.threshold, Math.max(0, this.threshold - next.length),
+					next[next.length - 1] + this.ttlMillis - now);
+		}
+
+		@Override
+		public Decision rejected(long[] log, long now, int cost) {
+			long wait = wait(log, live(log, now), now);
+			return Decision.reject(this.threshold, 0, wait, log[log.length - 1] + this.ttlMillis - now);
+		}
+
+		@Override
+		public Decision peek(long[] log, long now) {
+			int live = live(log, now);
+			if (live == 0) {
+				return Decision.allow(this.threshold, this.threshold, 0);
+			}
+			long untilNeutral = log[log.length - 1] + this.ttlMillis - now;
+			long wait = wait(log, live, now);
+			if (wait > 0) {
+				return Decision.reject(this.threshold, 0, wait, untilNeutral);
+			}
+			return Decision.allow(this.threshold, Math.max(0, this.threshold - live), untilNeutral);
+		}
+
+		@Override
+		public long[] refund(long[] log, long now, int cost) {
+			return (log.length == 1) ? EMPTY : Arrays.copyOf(log, log.length - 1);
+		}
+
 	}
 
 }

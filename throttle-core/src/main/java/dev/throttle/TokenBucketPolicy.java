@@ -1,6 +1,12 @@
 package dev.throttle;
 
 import java.time.Duration;
+import java.util.List;
+
+import dev.throttle.memory.MemoryCells;
+import dev.throttle.memory.PackedTransition;
+
+import static dev.throttle.memory.MemoryCells.count;
 
 /**
  * Token bucket: a key starts with {@code capacity} tokens; a call takes {@code cost} tokens or is
@@ -13,6 +19,12 @@ import java.time.Duration;
  * @param refillPeriod how often tokens are added
  */
 public record TokenBucketPolicy(String name, int capacity, int refillTokens, Duration refillPeriod) implements Policy {
+
+	/** Default {@code refill-tokens}. */
+	public static final int DEFAULT_REFILL_TOKENS = 1;
+
+	/** The {@code token-bucket} algorithm. */
+	public static final Algorithm<TokenBucketPolicy> ALGORITHM = new Descriptor();
 
 	public TokenBucketPolicy {
 		Checks.name(name);
@@ -28,19 +40,19 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 	}
 
 	/**
-	 * A bucket refilled one token per period.
+	 * A bucket refilled {@link #DEFAULT_REFILL_TOKENS one token} per period.
 	 * @param name the policy's name
 	 * @param capacity the most tokens a bucket holds
 	 * @param refillPeriod how often one token is added
 	 * @return the policy
 	 */
 	public static TokenBucketPolicy of(String name, int capacity, Duration refillPeriod) {
-		return new TokenBucketPolicy(name, capacity, 1, refillPeriod);
+		return new TokenBucketPolicy(name, capacity, DEFAULT_REFILL_TOKENS, refillPeriod);
 	}
 
 	@Override
-	public Algorithm algorithm() {
-		return Algorithm.TOKEN_BUCKET;
+	public Algorithm<TokenBucketPolicy> algorithm() {
+		return ALGORITHM;
 	}
 
 	@Override
@@ -65,6 +77,133 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 	public Duration idleExpiry() {
 		long periodsToFill = (this.capacity + (long) this.refillTokens - 1) / this.refillTokens;
 		return this.refillPeriod.multipliedBy(periodsToFill);
+	}
+
+	/**
+	 * The {@code token-bucket} algorithm; its Lua twin is {@code token_bucket.lua}.
+	 */
+	public static final class Descriptor extends Algorithm<TokenBucketPolicy> {
+
+		/** Creates the algorithm: use {@link TokenBucketPolicy#ALGORITHM}. */
+		public Descriptor() {
+			super("token-bucket", TokenBucketPolicy.class, "capacity", "refill-tokens", "refill-period");
+		}
+
+		@Override
+		protected TokenBucketPolicy build(String name, Settings settings) {
+			return new TokenBucketPolicy(name, settings.required("capacity", Integer.class),
+					settings.get("refill-tokens", Integer.class, DEFAULT_REFILL_TOKENS),
+					settings.required("refill-period", Duration.class));
+		}
+
+		@Override
+		protected List<Object> values(TokenBucketPolicy policy) {
+			return List.of(policy.capacity(), policy.refillTokens(), policy.refillPeriod());
+		}
+
+		@Override
+		protected long[] numbers(TokenBucketPolicy policy) {
+			return new long[] { policy.capacity(), policy.refillTokens(), policy.refillPeriod().toMillis() };
+		}
+
+		@Override
+		protected Limiter bind(TokenBucketPolicy policy, MemoryCells cells) {
+			return cells.packed(new Transition(policy, cells));
+		}
+
+	}
+
+	/**
+	 * Over packed (tokens, refilledAt).
+	 *
+	 * <p>Refill: {@code periods = (now - refilledAt) / refillPeriod} whole periods add
+	 * {@code periods * refillTokens} tokens and move {@code refilledAt} forward by exactly
+	 * {@code periods * refillPeriod}, so the part of a period already elapsed is kept (the source
+	 * document's Redis version set it to now and lost it). Once the bucket is full the clock restarts
+	 * at now: time spent full earns nothing. A missing key is a full bucket. A {@code refilledAt}
+	 * after now (the clock stepped back) has earned nothing yet.
+	 */
+	static final class Transition implements PackedTransition {
+
+		private final MemoryCells cells;
+
+		private final int capacity;
+
+		private final int refillTokens;
+
+		private final long periodMillis;
+
+		Transition(TokenBucketPolicy policy, MemoryCells cells) {
+			this.cells = cells;
+			this.capacity = policy.capacity();
+			this.refillTokens = policy.refillTokens();
+			this.periodMillis = policy.refillPeriod().toMillis();
+		}
+
+		private long refill(long state, long now) {
+			if (state == EMPTY || count(state) >= this.capacity) {
+				return this.cells.pack(this.capacity, now);
+			}
+			int tokens = count(state);
+			long refilledAt = this.cells.time(state);
+			long elapsed = now - refilledAt;
+			if (elapsed < this.periodMillis) {
+				return state;
+			}
+			long periods = elapsed / this.periodMillis;
+			if (periods >= ceilDiv(this.capacity - tokens, this.refillTokens)) {
+				return this.cells.pack(this.capacity, now);
+			}
+			return this.cells.pack(tokens + periods * this.refillTokens, refilledAt + periods * this.periodMillis);
+		}
+
+		private long untilFull(long state, long now) {
+			int tokens = count(state);
+			if (tokens >= this.capacity) {
+				return 0;
+			}
+			long full = this.cells.time(state) + ceilDiv(this.capacity - tokens, this.refillTokens) * this.periodMillis;
+			return Math.max(0, full - now);
+		}
+
+		@Override
+		public long acquire(long state, long now, int cost) {
+			long refilled = refill(state, now);
+			int tokens = count(refilled);
+			return (tokens < cost) ? REJECTED : this.cells.pack(tokens - cost, this.cells.time(refilled));
+		}
+
+		@Override
+		public Decision allowed(long next, long now) {
+			return Decision.allow(this.capacity, count(next), untilFull(next, now));
+		}
+
+		@Override
+		public Decision rejected(long state, long now, int cost) {
+			long refilled = refill(state, now);
+			int tokens = count(refilled);
+			long retryAfter = this.cells.time(refilled) + ceilDiv(cost - tokens, this.refillTokens) * this.periodMillis
+					- now;
+			return Decision.reject(this.capacity, tokens, retryAfter, untilFull(refilled, now));
+		}
+
+		@Override
+		public Decision peek(long state, long now) {
+			long refilled = refill(state, now);
+			return (count(refilled) >= 1) ? allowed(refilled, now) : rejected(state, now, 1);
+		}
+
+		@Override
+		public long refund(long state, long now, int cost) {
+			long refilled = refill(state, now);
+			long tokens = Math.min(this.capacity, count(refilled) + (long) cost);
+			return (tokens >= this.capacity) ? EMPTY : this.cells.pack(tokens, this.cells.time(refilled));
+		}
+
+		private static long ceilDiv(long dividend, long divisor) {
+			return (dividend + divisor - 1) / divisor;
+		}
+
 	}
 
 }

@@ -117,8 +117,8 @@ class PolicyValidationTests {
 
 	@Test
 	void algorithmsAreFoundByTheirConfigurationNames() {
-		assertThat(Algorithm.fromId("token-bucket")).isEqualTo(Algorithm.TOKEN_BUCKET);
-		assertThat(Algorithm.fromId("SLIDING_LOG")).isEqualTo(Algorithm.SLIDING_LOG);
+		assertThat(Algorithm.fromId("token-bucket")).isEqualTo(TokenBucketPolicy.ALGORITHM);
+		assertThat(Algorithm.fromId("SLIDING_LOG")).isEqualTo(SlidingLogPolicy.ALGORITHM);
 		assertThatIllegalArgumentException().isThrownBy(() -> Algorithm.fromId("leaky"))
 			.withMessageContaining("expected one of token-bucket, gcra, fixed-window, sliding-log, lockout");
 	}

@@ -1,23 +1,15 @@
 package dev.throttle.memory;
 
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Ticker;
 
-import dev.throttle.FixedWindowPolicy;
-import dev.throttle.GcraPolicy;
+import dev.throttle.Algorithm;
 import dev.throttle.Limiter;
-import dev.throttle.LockoutPolicy;
 import dev.throttle.Policy;
-import dev.throttle.SlidingLogPolicy;
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
-import dev.throttle.TokenBucketPolicy;
 
 /**
  * Throttling state in this JVM's memory, bounded.
@@ -30,6 +22,9 @@ import dev.throttle.TokenBucketPolicy;
  *
  * <p>Thread-safe and lock-free on the decision path: per-key state is an atomic cell committed
  * by compare-and-set (see {@code PackedLimiter}).
+ *
+ * <p>What a key's state means is each policy's {@link Algorithm}: binding a policy hands it the
+ * policy's {@link MemoryCells}, and it plugs in its transition.
  */
 public final class MemoryThrottleStore implements ThrottleStore {
 
@@ -107,39 +102,9 @@ public final class MemoryThrottleStore implements ThrottleStore {
 	}
 
 	private Bound bind(Policy policy) {
-		if (policy instanceof SlidingLogPolicy slidingLog) {
-			Cache<String, AtomicReference<long[]>> cache = newCache(slidingLog);
-			return new Bound(cache, new SlidingLogLimiter(slidingLog, cache, this.clock));
-		}
-		Cache<String, PackedLimiter.Cell> cache = newCache(policy);
-		PackedLimiter limiter;
-		if (policy instanceof TokenBucketPolicy tokenBucket) {
-			limiter = new TokenBucketLimiter(tokenBucket, cache, this.clock, this.base);
-		}
-		else if (policy instanceof GcraPolicy gcra) {
-			limiter = new GcraLimiter(gcra, cache, this.clock, this.base);
-		}
-		else if (policy instanceof FixedWindowPolicy fixedWindow) {
-			limiter = new FixedWindowLimiter(fixedWindow, cache, this.clock, this.base);
-		}
-		else if (policy instanceof LockoutPolicy lockout) {
-			limiter = new LockoutLimiter(lockout, cache, this.clock, this.base);
-		}
-		else {
-			throw new IllegalArgumentException("unsupported policy " + policy);
-		}
-		return new Bound(cache, limiter);
-	}
-
-	private <V> Cache<String, V> newCache(Policy policy) {
-		TimeSource clock = this.clock;
-		Ticker ticker = () -> clock.currentTimeMillis() * 1_000_000L;
-		Duration idle = policy.idleExpiry();
-		return Caffeine.newBuilder()
-			.maximumSize(this.maximumKeysPerPolicy)
-			.expireAfterAccess(idle)
-			.ticker(ticker)
-			.build();
+		MemoryCells cells = new MemoryCells(policy, this.clock, this.base, this.maximumKeysPerPolicy);
+		Limiter limiter = policy.algorithm().bindMemory(policy, cells);
+		return new Bound(cells.cache(), limiter);
 	}
 
 	private record Bound(Cache<String, ?> cache, Limiter limiter) {

@@ -10,31 +10,19 @@ import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.TimeSource;
 
+import static dev.throttle.memory.PackedTransition.EMPTY;
+import static dev.throttle.memory.PackedTransition.REJECTED;
+
 /**
- * A limiter whose per-key state fits in one {@code long}, held in an {@link AtomicLong} per key.
+ * A limiter whose per-key state fits in one {@code long}, held in an {@link AtomicLong} per key;
+ * what the state means is the algorithm's {@link PackedTransition}.
  *
  * <p>Concurrency: a decision reads the key's cell from the cache (no lock on a hit; see
  * {@link #cell}), computes the next state as a pure function of (state, now, cost) and commits it
- * with compare-and-set,
- * retrying on contention. A refusal writes nothing. So a decision allocates nothing but its
- * {@link Decision}, and no thread ever waits for another.
- *
- * <p>Packing: most algorithms keep a count and a time. The time is stored as milliseconds since
- * {@code base} (2^39 ms, about 17 years, before the store was created) in the low 40 bits, the
- * count in the next 23 bits; the sign bit stays clear, so {@link #EMPTY} and {@link #REJECTED}
- * can never be real states.
+ * with compare-and-set, retrying on contention. A refusal writes nothing. So a decision allocates
+ * nothing but its {@link Decision}, and no thread ever waits for another.
  */
-abstract class PackedLimiter implements Limiter {
-
-	/** The state of a key never used, or used so long ago that it is neutral again. */
-	static final long EMPTY = Long.MIN_VALUE;
-
-	/** Returned by {@link #acquire} when the call is refused. */
-	static final long REJECTED = Long.MIN_VALUE + 1;
-
-	private static final int TIME_BITS = 40;
-
-	private static final long TIME_MASK = (1L << TIME_BITS) - 1;
+final class PackedLimiter implements Limiter {
 
 	private static final Function<String, Cell> NEW_CELL = (key) -> new Cell();
 
@@ -46,7 +34,7 @@ abstract class PackedLimiter implements Limiter {
 
 	private final TimeSource clock;
 
-	private final long base;
+	private final PackedTransition transition;
 
 	/** The cache's expire-after-access: the policy's idle expiry. */
 	private final long idleMillis;
@@ -54,33 +42,18 @@ abstract class PackedLimiter implements Limiter {
 	/** How long reads of a key's cell may go unrecorded in the cache (see {@link #cell}). */
 	private final long touchMillis;
 
-	PackedLimiter(Policy policy, Cache<String, Cell> cells, TimeSource clock, long base) {
+	PackedLimiter(Policy policy, Cache<String, Cell> cells, TimeSource clock, PackedTransition transition) {
 		this.policy = policy;
 		this.cells = cells;
 		this.quiet = cells.policy();
 		this.clock = clock;
-		this.base = base;
+		this.transition = transition;
 		this.idleMillis = policy.idleExpiry().toMillis();
 		this.touchMillis = this.idleMillis / 4;
 	}
 
-	/** The next state after allowing {@code cost}, or {@link #REJECTED}. */
-	abstract long acquire(long state, long now, int cost);
-
-	/** The decision for an allowed call that produced {@code next}. */
-	abstract Decision allowed(long next, long now);
-
-	/** The decision for a refused call against {@code state}. */
-	abstract Decision rejected(long state, long now, int cost);
-
-	/** What a call of cost 1 would be told. */
-	abstract Decision peek(long state, long now);
-
-	/** The state after giving back {@code cost}. */
-	abstract long refund(long state, long now, int cost);
-
 	@Override
-	public final Policy policy() {
+	public Policy policy() {
 		return this.policy;
 	}
 
@@ -115,7 +88,7 @@ abstract class PackedLimiter implements Limiter {
 	 * ({@code now + resetAfter}).
 	 */
 	private Decision allowedAndRecorded(String key, Cell cell, long next, long now) {
-		Decision decision = allowed(next, now);
+		Decision decision = this.transition.allowed(next, now);
 		if (cell.touched + this.idleMillis < now + decision.resetAfterMillis()) {
 			Cell current = this.cells.getIfPresent(key);
 			if (current != null) {
@@ -126,14 +99,14 @@ abstract class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public final Decision tryAcquire(String key, int cost) {
+	public Decision tryAcquire(String key, int cost) {
 		long now = this.clock.currentTimeMillis();
 		Cell cell = cell(key, now);
 		for (;;) {
 			long state = cell.get();
-			long next = acquire(state, now, cost);
+			long next = this.transition.acquire(state, now, cost);
 			if (next == REJECTED) {
-				return rejected(state, now, cost);
+				return this.transition.rejected(state, now, cost);
 			}
 			if (cell.compareAndSet(state, next)) {
 				return allowedAndRecorded(key, cell, next, now);
@@ -142,7 +115,7 @@ abstract class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public final void refund(String key, int cost) {
+	public void refund(String key, int cost) {
 		Cell cell = this.cells.getIfPresent(key);
 		if (cell == null) {
 			return;
@@ -150,41 +123,24 @@ abstract class PackedLimiter implements Limiter {
 		long now = this.clock.currentTimeMillis();
 		for (;;) {
 			long state = cell.get();
-			if (state == EMPTY || cell.compareAndSet(state, refund(state, now, cost))) {
+			if (state == EMPTY || cell.compareAndSet(state, this.transition.refund(state, now, cost))) {
 				return;
 			}
 		}
 	}
 
 	@Override
-	public final Decision peek(String key) {
+	public Decision peek(String key) {
 		Cell cell = this.cells.getIfPresent(key);
-		return peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
+		return this.transition.peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
 	}
 
 	@Override
-	public final void reset(String key) {
+	public void reset(String key) {
 		Cell cell = this.cells.getIfPresent(key);
 		if (cell != null) {
 			cell.set(EMPTY);
 		}
-	}
-
-	final long pack(long count, long timeMillis) {
-		long offset = Math.max(0, Math.min(TIME_MASK, timeMillis - this.base));
-		return (count << TIME_BITS) | offset;
-	}
-
-	static int count(long state) {
-		return (int) (state >>> TIME_BITS);
-	}
-
-	final long time(long state) {
-		return this.base + (state & TIME_MASK);
-	}
-
-	static long ceilDiv(long dividend, long divisor) {
-		return (dividend + divisor - 1) / divisor;
 	}
 
 	/**

@@ -2,11 +2,16 @@ package dev.throttle.memory;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
+import dev.throttle.Algorithm;
+import dev.throttle.Decision;
 import dev.throttle.GcraPolicy;
+import dev.throttle.Limiter;
 import dev.throttle.ManualTimeSource;
+import dev.throttle.Policy;
 import dev.throttle.SlidingLogPolicy;
 import dev.throttle.Throttler;
 import dev.throttle.TokenBucketPolicy;
@@ -78,6 +83,98 @@ class MemoryThrottleStoreTests {
 	void maximumKeysMustBePositive() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new MemoryThrottleStore(this.clock, 0))
 			.withMessage("maximum-keys must be at least 1, was 0");
+	}
+
+	@Test
+	void anAlgorithmFromElsewherePlugsItsTransitionIntoTheStoreUnchanged() {
+		MemoryThrottleStore store = new MemoryThrottleStore(this.clock, 100);
+		Throttler throttler = new Throttler(store, List.of(new Allowance("three", 3)));
+		for (int i = 0; i < 3; i++) {
+			assertThat(throttler.tryAcquire("three", "k")).isEqualTo(Decision.allow(3, 2 - i, 60_000));
+		}
+		assertThat(throttler.tryAcquire("three", "k").allowed()).isFalse();
+		throttler.refund("three", "k", 1);
+		assertThat(throttler.peek("three", "k")).isEqualTo(Decision.allow(3, 1, 60_000));
+		this.clock.advance(Duration.ofMinutes(1));
+		assertThat(store.keyCount()).as("idle keys expire as every algorithm's do").isZero();
+	}
+
+	/** A sixth algorithm, defined here: a fixed allowance per key that only a reset renews. */
+	record Allowance(String name, int quota) implements Policy {
+
+		static final Algorithm<Allowance> ALGORITHM = new Algorithm<>("allowance", Allowance.class, "quota") {
+
+			@Override
+			protected Allowance build(String name, Settings settings) {
+				return new Allowance(name, settings.required("quota", Integer.class));
+			}
+
+			@Override
+			protected List<Object> values(Allowance policy) {
+				return List.of(policy.quota());
+			}
+
+			@Override
+			protected long[] numbers(Allowance policy) {
+				return new long[] { policy.quota() };
+			}
+
+			@Override
+			protected Limiter bind(Allowance policy, MemoryCells cells) {
+				return cells.packed(new PackedTransition() {
+
+					@Override
+					public long acquire(long state, long now, int cost) {
+						long used = (state == EMPTY) ? 0 : state;
+						return (used + cost > policy.quota()) ? REJECTED : used + cost;
+					}
+
+					@Override
+					public Decision allowed(long next, long now) {
+						return Decision.allow(policy.quota(), policy.quota() - (int) next, 60_000);
+					}
+
+					@Override
+					public Decision rejected(long state, long now, int cost) {
+						return Decision.reject(policy.quota(), 0, 60_000, 60_000);
+					}
+
+					@Override
+					public Decision peek(long state, long now) {
+						return (state == EMPTY) ? Decision.allow(policy.quota(), policy.quota(), 0)
+								: (state < policy.quota()) ? allowed(state, now) : rejected(state, now, 1);
+					}
+
+					@Override
+					public long refund(long state, long now, int cost) {
+						return (state <= cost) ? EMPTY : state - cost;
+					}
+
+				});
+			}
+
+		};
+
+		@Override
+		public Algorithm<?> algorithm() {
+			return ALGORITHM;
+		}
+
+		@Override
+		public Duration window() {
+			return Duration.ofMinutes(1);
+		}
+
+		@Override
+		public int maxCost() {
+			return this.quota;
+		}
+
+		@Override
+		public Duration idleExpiry() {
+			return Duration.ofMinutes(1);
+		}
+
 	}
 
 }

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
+import dev.throttle.Algorithm;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
@@ -580,16 +581,38 @@ public abstract class ThrottleStoreContract {
 		}
 
 		@Test
+		void theTracesCoverEveryAlgorithm() {
+			assertThat(this.policies).extracting(Policy::algorithm).containsExactlyInAnyOrderElementsOf(Algorithm.all());
+		}
+
+		/**
+		 * One call throttled by two policies, a sibling first and a later one that refuses: the call
+		 * is refused, and what the sibling took is given back, so the sibling is as before the call.
+		 */
+		@Test
 		void aRefusedCallFollowedByARefundOfASiblingsCallLeavesTheSiblingAsBefore() {
-			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
-			for (Policy policy : this.policies) {
-				throttler.tryAcquire(policy.name(), "k");
-				Decision before = throttler.peek(policy.name(), "k");
-				Decision taken = throttler.tryAcquire(policy.name(), "k");
-				if (taken.allowed()) {
-					throttler.refund(policy.name(), "k", 1);
-				}
-				assertThat(throttler.peek(policy.name(), "k")).as(policy.name()).isEqualTo(before);
+			FixedWindowPolicy later = new FixedWindowPolicy("later", 1, Duration.ofHours(1));
+			List<Policy> siblings = List.of(this.policies.get(0), this.policies.get(1), this.policies.get(2),
+					this.policies.get(3), new LockoutPolicy("ladder", seconds(1, 2, 4), Duration.ofHours(1)));
+			List<Policy> all = new ArrayList<>(siblings);
+			all.add(later);
+			Throttler throttler = throttler(all.toArray(Policy[]::new));
+			assertThat(throttler.tryAcquire("later", "k").allowed()).isTrue();
+			for (Policy sibling : siblings) {
+				String name = sibling.name();
+				int cost = Math.min(2, sibling.maxCost());
+				assertThat(throttler.tryAcquire(name, "k").allowed()).as(name).isTrue();
+				// an earlier call leaves the sibling in use; a second later (the ladder's first rung) the
+				// next call passes
+				advance(1_000);
+				Decision before = throttler.peek(name, "k");
+				assertThat(throttler.tryAcquire(name, "k", cost).allowed()).as(name).isTrue();
+				assertThat(throttler.peek(name, "k")).as(name + " took its part").isNotEqualTo(before);
+				Decision laterBefore = throttler.peek("later", "k");
+				assertThat(throttler.tryAcquire("later", "k").allowed()).as("the later policy refuses").isFalse();
+				throttler.refund(name, "k", cost);
+				assertThat(throttler.peek(name, "k")).as(name).isEqualTo(before);
+				assertThat(throttler.peek("later", "k")).as("a refusal writes nothing").isEqualTo(laterBefore);
 			}
 		}
 
@@ -602,6 +625,99 @@ public abstract class ThrottleStoreContract {
 				}
 				assertThat(throttler.tryAcquire(policy.name(), "quiet").allowed()).as(policy.name()).isTrue();
 			}
+		}
+
+	}
+
+	/**
+	 * A clock that steps back (Redis time after a failover, an NTP correction) finds state stamped
+	 * after now. Both stores keep it, conservatively: taking it for no state would hand every key
+	 * used in the last moments a fresh quota.
+	 */
+	@Nested
+	class ClockSteppingBack {
+
+		@Test
+		void aTokenBucketRefilledAfterNowHasEarnedNothingYet() {
+			Throttler throttler = throttler(TokenBucketPolicy.of("tb", 10, Duration.ofSeconds(2)));
+			assertThat(throttler.tryAcquire("tb", "ip", 10)).isEqualTo(allow(10, 0, 20_000));
+			advance(-50);
+			assertThat(throttler.tryAcquire("tb", "ip", 1)).isEqualTo(reject(10, 0, 2_050, 20_050));
+			assertThat(throttler.peek("tb", "ip")).isEqualTo(reject(10, 0, 2_050, 20_050));
+			throttler.refund("tb", "ip", 3);
+			assertThat(throttler.peek("tb", "ip")).as("the refund keeps refilledAt").isEqualTo(allow(10, 3, 14_050));
+			assertThat(throttler.tryAcquire("tb", "ip", 3)).isEqualTo(allow(10, 0, 20_050));
+			advance(2_050);
+			assertThat(throttler.tryAcquire("tb", "ip", 1)).as("one period after refilledAt")
+				.isEqualTo(allow(10, 0, 20_000));
+		}
+
+		@Test
+		void aGcraScoreIsMeasuredFromTheEarlierNow() {
+			Throttler throttler = throttler(new GcraPolicy("api", 3, Duration.ofSeconds(60)));
+			for (int i = 0; i < 3; i++) {
+				throttler.tryAcquire("api", "u");
+			}
+			advance(-50);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(reject(3, 0, 20_050, 60_050));
+			assertThat(throttler.peek("api", "u")).isEqualTo(reject(3, 0, 20_050, 60_050));
+			advance(20_050);
+			assertThat(throttler.tryAcquire("api", "u")).isEqualTo(allow(3, 0, 60_000));
+		}
+
+		@Test
+		void aFixedWindowThatStartedAfterNowIsStillTheCurrentOne() {
+			Throttler throttler = throttler(new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)));
+			for (int i = 0; i < 3; i++) {
+				throttler.tryAcquire("fw", "k");
+			}
+			advance(-50);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(reject(3, 0, 10_050, 10_050));
+			assertThat(throttler.peek("fw", "k")).isEqualTo(reject(3, 0, 10_050, 10_050));
+			throttler.refund("fw", "k", 1);
+			assertThat(throttler.peek("fw", "k")).isEqualTo(allow(3, 1, 10_050));
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 0, 10_050));
+			advance(10_050);
+			assertThat(throttler.tryAcquire("fw", "k")).as("the window ended on time").isEqualTo(allow(3, 2, 10_000));
+		}
+
+		@Test
+		void aSlidingLogKeepsAttemptsAfterNowAndRecordsANewOneNoEarlierThanTheNewest() {
+			Throttler throttler = throttler(new SlidingLogPolicy("s", 3, Duration.ofSeconds(10), Duration.ofSeconds(1), 1));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 2, 10_000));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 1, 10_000));
+			advance(-50);
+			assertThat(throttler.tryAcquire("s", "k")).as("recorded at the newest time, 50 ms ahead")
+				.isEqualTo(allow(3, 0, 10_050));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(reject(3, 0, 1_050, 10_050));
+			assertThat(throttler.peek("s", "k")).isEqualTo(reject(3, 0, 1_050, 10_050));
+			throttler.refund("s", "k", 1);
+			assertThat(throttler.peek("s", "k")).isEqualTo(allow(3, 1, 10_050));
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 0, 10_050));
+			advance(1_050);
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(3, 0, 10_000));
+		}
+
+		@Test
+		void aSlidingLogDoesNotForgetItsHourWhenTheClockStepsBackFortyMinutes() {
+			Throttler throttler = throttler(SlidingLogPolicy.withDefaults("email"));
+			for (int i = 0; i < 10; i++) {
+				throttler.tryAcquire("email", "k");
+			}
+			advance(-Duration.ofMinutes(40).toMillis());
+			assertThat(throttler.tryAcquire("email", "k")).isEqualTo(reject(10, 0, 2_415_000, 6_000_000));
+		}
+
+		@Test
+		void aLockoutWaitRunsFromTheLastAllowedAttemptEvenAfterNow() {
+			Throttler throttler = throttler(LockoutPolicy.of("login", LUCIA_LADDER));
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
+			advance(-50);
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(reject(1, 0, 1_050, 3_600_050));
+			assertThat(throttler.peek("login", "alice")).isEqualTo(reject(1, 0, 1_050, 3_600_050));
+			advance(1_050);
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
+			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(reject(1, 0, 2_000, 3_600_000));
 		}
 
 	}

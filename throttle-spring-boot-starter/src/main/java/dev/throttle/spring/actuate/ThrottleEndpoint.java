@@ -1,6 +1,8 @@
 package dev.throttle.spring.actuate;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
@@ -10,13 +12,8 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 import dev.throttle.Decision;
-import dev.throttle.FixedWindowPolicy;
-import dev.throttle.GcraPolicy;
-import dev.throttle.LockoutPolicy;
 import dev.throttle.Policy;
-import dev.throttle.SlidingLogPolicy;
 import dev.throttle.Throttler;
-import dev.throttle.TokenBucketPolicy;
 
 /**
  * The {@code throttle} actuator endpoint: {@code GET /actuator/throttle} lists the policies;
@@ -92,33 +89,22 @@ public class ThrottleEndpoint {
 		return Map.of("policy", policy, "reset", true);
 	}
 
+	/** The policy's algorithm and settings by configuration name; durations as ISO-8601 text. */
 	private static Map<String, Object> describe(Policy policy) {
 		Map<String, Object> settings = new LinkedHashMap<>();
 		settings.put("algorithm", policy.algorithm().id());
-		if (policy instanceof TokenBucketPolicy bucket) {
-			settings.put("capacity", bucket.capacity());
-			settings.put("refill-tokens", bucket.refillTokens());
-			settings.put("refill-period", bucket.refillPeriod().toString());
-		}
-		else if (policy instanceof GcraPolicy gcra) {
-			settings.put("limit", gcra.limit());
-			settings.put("period", gcra.period().toString());
-		}
-		else if (policy instanceof FixedWindowPolicy window) {
-			settings.put("limit", window.limit());
-			settings.put("window", window.window().toString());
-		}
-		else if (policy instanceof SlidingLogPolicy log) {
-			settings.put("threshold", log.threshold());
-			settings.put("ttl", log.ttl().toString());
-			settings.put("initial-delay", log.initialDelay().toString());
-			settings.put("delay-exponent", log.delayExponent());
-		}
-		else if (policy instanceof LockoutPolicy lockout) {
-			settings.put("timeouts", lockout.timeouts().stream().map(Object::toString).toList());
-			settings.put("expire-after", lockout.expireAfter().toString());
-		}
+		policy.algorithm().settings(policy).forEach((parameter, value) -> settings.put(parameter, text(value)));
 		return settings;
+	}
+
+	private static Object text(Object value) {
+		if (value instanceof Duration duration) {
+			return duration.toString();
+		}
+		if (value instanceof List<?> values) {
+			return values.stream().map(ThrottleEndpoint::text).toList();
+		}
+		return value;
 	}
 
 }

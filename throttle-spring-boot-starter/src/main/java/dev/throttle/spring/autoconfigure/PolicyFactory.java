@@ -1,24 +1,22 @@
 package dev.throttle.spring.autoconfigure;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.springframework.beans.BeanWrapper;
+import org.springframework.beans.BeanWrapperImpl;
+
 import dev.throttle.Algorithm;
-import dev.throttle.FixedWindowPolicy;
-import dev.throttle.GcraPolicy;
 import dev.throttle.InvalidPolicyException;
-import dev.throttle.LockoutPolicy;
 import dev.throttle.Policy;
-import dev.throttle.SlidingLogPolicy;
-import dev.throttle.TokenBucketPolicy;
 import dev.throttle.spring.ThrottleConfigurationException;
 
 /**
  * Turns {@code throttle.policies.*} into validated {@link Policy} values, or fails with a message
- * that names the property.
+ * that names the property. The algorithm named by {@code algorithm} builds the policy from the
+ * parameters that are set, by their configuration names: its defaults and checks live with it.
  */
 final class PolicyFactory {
 
@@ -36,33 +34,17 @@ final class PolicyFactory {
 	static Policy create(String name, ThrottleProperties.Policy settings) {
 		String path = PREFIX + name;
 		if (settings.getAlgorithm() == null || settings.getAlgorithm().isBlank()) {
-			throw new ThrottleConfigurationException(
-					path + ".algorithm is required: one of token-bucket, gcra, fixed-window, sliding-log, lockout");
+			throw new ThrottleConfigurationException(path + ".algorithm is required: one of " + Algorithm.ids());
 		}
-		Algorithm algorithm;
+		Algorithm<?> algorithm;
 		try {
 			algorithm = Algorithm.fromId(settings.getAlgorithm());
 		}
 		catch (IllegalArgumentException ex) {
 			throw new ThrottleConfigurationException(path + ".algorithm: " + ex.getMessage());
 		}
-		rejectParametersOfOtherAlgorithms(path, algorithm, settings);
 		try {
-			return switch (algorithm) {
-				case TOKEN_BUCKET -> new TokenBucketPolicy(name, required(path, "capacity", settings.getCapacity()),
-						(settings.getRefillTokens() != null) ? settings.getRefillTokens() : 1,
-						required(path, "refill-period", settings.getRefillPeriod()));
-				case GCRA -> new GcraPolicy(name, required(path, "limit", settings.getLimit()),
-						required(path, "period", settings.getPeriod()));
-				case FIXED_WINDOW -> new FixedWindowPolicy(name, required(path, "limit", settings.getLimit()),
-						required(path, "window", settings.getWindow()));
-				case SLIDING_LOG -> new SlidingLogPolicy(name,
-						orDefault(settings.getThreshold(), SlidingLogPolicy.DEFAULT_THRESHOLD),
-						orDefault(settings.getTtl(), SlidingLogPolicy.DEFAULT_TTL),
-						orDefault(settings.getInitialDelay(), SlidingLogPolicy.DEFAULT_INITIAL_DELAY),
-						orDefault(settings.getDelayExponent(), SlidingLogPolicy.DEFAULT_DELAY_EXPONENT));
-				case LOCKOUT -> lockout(name, path, settings);
-			};
+			return algorithm.create(name, parameters(settings));
 		}
 		catch (InvalidPolicyException ex) {
 			throw new ThrottleConfigurationException(path + "." + ex.parameter() + " " + ex.problem());
@@ -72,60 +54,40 @@ final class PolicyFactory {
 		}
 	}
 
-	private static Policy lockout(String name, String path, ThrottleProperties.Policy settings) {
-		List<Duration> timeouts = required(path, "timeouts", settings.getTimeouts());
-		for (int i = 0; i < timeouts.size(); i++) {
-			if (timeouts.get(i) == null) {
-				throw new ThrottleConfigurationException(path + ".timeouts[" + i + "] is empty");
+	/**
+	 * The algorithm parameters a policy sets, by configuration name: each property of
+	 * {@link ThrottleProperties.Policy} that some algorithm takes and that is set. Settings every
+	 * policy has (such as {@code count}) are no algorithm's, so they are never among them.
+	 */
+	private static Map<String, Object> parameters(ThrottleProperties.Policy settings) {
+		BeanWrapper properties = new BeanWrapperImpl(settings);
+		Map<String, Object> parameters = new LinkedHashMap<>();
+		for (Algorithm<?> algorithm : Algorithm.all()) {
+			for (String parameter : algorithm.parameters()) {
+				String property = camelCase(parameter);
+				Object value = properties.isReadableProperty(property) ? properties.getPropertyValue(property) : null;
+				if (value != null) {
+					parameters.putIfAbsent(parameter, value);
+				}
 			}
 		}
-		return (settings.getExpireAfter() != null) ? new LockoutPolicy(name, timeouts, settings.getExpireAfter())
-				: LockoutPolicy.of(name, timeouts);
+		return parameters;
 	}
 
-	private static <T> T required(String path, String parameter, T value) {
-		if (value == null) {
-			throw new ThrottleConfigurationException(path + "." + parameter + " is required");
-		}
-		return value;
-	}
-
-	private static <T> T orDefault(T value, T fallback) {
-		return (value != null) ? value : fallback;
-	}
-
-	private static void rejectParametersOfOtherAlgorithms(String path, Algorithm algorithm,
-			ThrottleProperties.Policy settings) {
-		Map<String, Object> given = new LinkedHashMap<>();
-		given.put("capacity", settings.getCapacity());
-		given.put("refill-tokens", settings.getRefillTokens());
-		given.put("refill-period", settings.getRefillPeriod());
-		given.put("limit", settings.getLimit());
-		given.put("period", settings.getPeriod());
-		given.put("window", settings.getWindow());
-		given.put("threshold", settings.getThreshold());
-		given.put("ttl", settings.getTtl());
-		given.put("initial-delay", settings.getInitialDelay());
-		given.put("delay-exponent", settings.getDelayExponent());
-		given.put("timeouts", settings.getTimeouts());
-		given.put("expire-after", settings.getExpireAfter());
-		List<String> accepted = parameters(algorithm);
-		given.forEach((parameter, value) -> {
-			if (value != null && !accepted.contains(parameter)) {
-				throw new ThrottleConfigurationException(path + "." + parameter + " means nothing to the " + algorithm
-						+ " algorithm, which takes " + String.join(", ", accepted));
+	/** {@code refill-tokens} as a Java property: {@code refillTokens}. */
+	private static String camelCase(String parameter) {
+		StringBuilder property = new StringBuilder(parameter.length());
+		boolean upper = false;
+		for (char c : parameter.toCharArray()) {
+			if (c == '-') {
+				upper = true;
 			}
-		});
-	}
-
-	private static List<String> parameters(Algorithm algorithm) {
-		return switch (algorithm) {
-			case TOKEN_BUCKET -> List.of("capacity", "refill-tokens", "refill-period");
-			case GCRA -> List.of("limit", "period");
-			case FIXED_WINDOW -> List.of("limit", "window");
-			case SLIDING_LOG -> List.of("threshold", "ttl", "initial-delay", "delay-exponent");
-			case LOCKOUT -> List.of("timeouts", "expire-after");
-		};
+			else {
+				property.append(upper ? Character.toUpperCase(c) : c);
+				upper = false;
+			}
+		}
+		return property.toString();
 	}
 
 }

@@ -245,12 +245,14 @@ public class ThrottleProperties {
 	}
 
 	/**
-	 * One policy: an algorithm and its parameters.
+	 * One policy: an algorithm and its parameters. A parameter left unset takes its algorithm's
+	 * default (dev.throttle.Algorithm, and each policy record's DEFAULT_ constants); one that its
+	 * algorithm does not take fails startup.
 	 */
 	public static class Policy {
 
 		/**
-		 * Algorithm: token-bucket, gcra, fixed-window, sliding-log or lockout.
+		 * Algorithm by its configuration name, such as token-bucket or gcra.
 		 */
 		private String algorithm;
 
@@ -260,7 +262,7 @@ public class ThrottleProperties {
 		private Integer capacity;
 
 		/**
-		 * Tokens added per refill period (token-bucket), 1 when unset.
+		 * Tokens added per refill period (token-bucket).
 		 */
 		private Integer refillTokens;
 
@@ -285,22 +287,22 @@ public class ThrottleProperties {
 		private Duration window;
 
 		/**
-		 * Attempts within ttl before delays apply (sliding-log), 10 when unset.
+		 * Attempts within ttl before delays apply (sliding-log).
 		 */
 		private Integer threshold;
 
 		/**
-		 * How long an attempt is remembered (sliding-log), 1h when unset.
+		 * How long an attempt is remembered (sliding-log).
 		 */
 		private Duration ttl;
 
 		/**
-		 * Delay once the threshold is passed (sliding-log), 15s when unset.
+		 * Delay once the threshold is passed (sliding-log).
 		 */
 		private Duration initialDelay;
 
 		/**
-		 * Growth of the delay per attempt over the threshold (sliding-log), 1.5 when unset.
+		 * Growth of the delay per attempt over the threshold (sliding-log).
 		 */
 		private Double delayExponent;
 
@@ -310,7 +312,7 @@ public class ThrottleProperties {
 		private List<Duration> timeouts;
 
 		/**
-		 * Idle time after which a key starts over (lockout), 1h or the longest timeout when unset.
+		 * Idle time after which a key starts over (lockout), at least the longest timeout.
 		 */
 		private Duration expireAfter;
 

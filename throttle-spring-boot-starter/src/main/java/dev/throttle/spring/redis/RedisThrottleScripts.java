@@ -4,54 +4,63 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.StringJoiner;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.throttle.Algorithm;
-import dev.throttle.FixedWindowPolicy;
-import dev.throttle.GcraPolicy;
-import dev.throttle.LockoutPolicy;
 import dev.throttle.Policy;
-import dev.throttle.SlidingLogPolicy;
-import dev.throttle.TokenBucketPolicy;
 
 /**
- * The Lua scripts of the Redis store. Each algorithm's body is read once from
- * {@code META-INF/throttle/scripts/*.lua}; a policy's script is that body behind one line that
- * holds the policy's numbers, {@code local P = {...}}, so each call sends only what changes per
- * call: one key and {@code ARGV = op, cost, now}, with op {@code a} (acquire), {@code r} (refund)
- * or {@code p} (peek). A script returns {@code {allowed, limit, remaining, retryAfterMillis,
- * resetAfterMillis}} (empty for a refund).
+ * The Lua scripts of the Redis store. A policy's script is built once per store and policy from
+ * three parts, so that each call sends only what changes per call: one key and
+ * {@code ARGV = op, cost, now}, with op {@code a} (acquire), {@code r} (refund) or {@code p}
+ * (peek):
+ * <ol>
+ * <li>{@code local P = {...}}: the policy's numbers ({@link Algorithm#scriptNumbers(Policy)});</li>
+ * <li>{@code prelude.lua}: what every script does first (reading {@code now} and the key's state,
+ * number formatting);</li>
+ * <li>the algorithm's body, {@link Algorithm#scriptName()}, read once from
+ * {@code META-INF/throttle/scripts/}.</li>
+ * </ol>
+ * A script returns {@code {allowed, limit, remaining, retryAfterMillis, resetAfterMillis}} (empty
+ * for a refund).
  *
- * <p>Why the numbers are in the script rather than in ARGV: Redis turns every argument of every
- * call into a Lua string, and the script turned it back into a number; for a token bucket that
- * was half the arguments, for a lockout ladder most of them. In the script they are parsed once,
- * when Redis compiles it. A policy's script, and so its SHA1, is built once per store and policy.
+ * <p>Why the numbers are in the script rather than in ARGV: Redis hands every argument of every
+ * call to the script as a string that it must turn back into a number (a lockout ladder's worth on
+ * each call); in the script's text they are parsed once, when Redis compiles it. Why the prelude
+ * is joined here rather than loaded apart: a script cannot call another, and one text per policy
+ * keeps each decision to one {@code EVALSHA}.
  *
- * <p>Thread-safe: immutable after class initialization.
+ * <p>Thread-safe.
  */
 public final class RedisThrottleScripts {
 
 	/** Where the scripts live on the classpath. */
 	public static final String LOCATION = "META-INF/throttle/scripts/";
 
-	private static final Map<Algorithm, String> BODIES = load();
+	/** The file every policy's script has between its numbers and its algorithm's body. */
+	static final String PRELUDE = "prelude.lua";
+
+	/** Script texts by file name, each read once. */
+	private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
 
 	private RedisThrottleScripts() {
 	}
 
 	/**
-	 * Returns the script of a policy: its algorithm's body, with the policy's numbers.
+	 * Returns the script of a policy: its numbers, the prelude and its algorithm's body.
 	 * @param policy the policy
 	 * @return its script; the result type is {@code List} of {@code Long}
 	 */
 	@SuppressWarnings("rawtypes")
 	public static RedisScript<List> of(Policy policy) {
-		return RedisScript.of(parameterLine(policy) + BODIES.get(policy.algorithm()), List.class);
+		return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(policy.algorithm().scriptName()),
+				List.class);
 	}
 
 	/**
@@ -59,8 +68,8 @@ public final class RedisThrottleScripts {
 	 * @param algorithm the algorithm
 	 * @return for example {@code token_bucket.lua}
 	 */
-	public static String fileName(Algorithm algorithm) {
-		return algorithm.id().replace('-', '_') + ".lua";
+	public static String fileName(Algorithm<?> algorithm) {
+		return algorithm.scriptName();
 	}
 
 	/**
@@ -68,60 +77,34 @@ public final class RedisThrottleScripts {
 	 * header documents, as Lua integer literals (all below 2^53, so exact in Lua's doubles).
 	 */
 	static String parameterLine(Policy policy) {
-		return "local P = {" + String.join(", ", numbers(policy)) + "}\n";
+		StringJoiner numbers = new StringJoiner(", ", "local P = {", "}\n");
+		for (long number : policy.algorithm().scriptNumbers(policy)) {
+			numbers.add(Long.toString(number));
+		}
+		return numbers.toString();
 	}
 
-	private static List<String> numbers(Policy policy) {
-		if (policy instanceof TokenBucketPolicy tokenBucket) {
-			return decimals(tokenBucket.capacity(), tokenBucket.refillTokens(), tokenBucket.refillPeriod().toMillis());
+	/** The text of a script file, read once per file. */
+	static String text(String fileName) {
+		String text = TEXTS.get(fileName);
+		if (text == null) {
+			// read outside the map's lock; two first readers read the same text
+			text = read(fileName);
+			TEXTS.putIfAbsent(fileName, text);
 		}
-		if (policy instanceof GcraPolicy gcra) {
-			return decimals(gcra.limit(), gcra.emissionIntervalMicros(), gcra.toleranceMicros());
-		}
-		if (policy instanceof FixedWindowPolicy fixedWindow) {
-			return decimals(fixedWindow.limit(), fixedWindow.window().toMillis());
-		}
-		if (policy instanceof SlidingLogPolicy slidingLog) {
-			long[] delays = slidingLog.delaysMillis();
-			long[] values = new long[3 + delays.length];
-			values[0] = slidingLog.threshold();
-			values[1] = slidingLog.ttl().toMillis();
-			values[2] = slidingLog.maxEntries();
-			System.arraycopy(delays, 0, values, 3, delays.length);
-			return decimals(values);
-		}
-		if (policy instanceof LockoutPolicy lockout) {
-			long[] timeouts = lockout.timeoutsMillis();
-			long[] values = new long[1 + timeouts.length];
-			values[0] = lockout.expireAfter().toMillis();
-			System.arraycopy(timeouts, 0, values, 1, timeouts.length);
-			return decimals(values);
-		}
-		throw new IllegalArgumentException("unsupported policy " + policy);
+		return text;
 	}
 
-	private static List<String> decimals(long... values) {
-		String[] decimals = new String[values.length];
-		for (int i = 0; i < values.length; i++) {
-			decimals[i] = Long.toString(values[i]);
+	private static String read(String fileName) {
+		ClassPathResource resource = new ClassPathResource(LOCATION + fileName,
+				RedisThrottleScripts.class.getClassLoader());
+		// read once into a static source: a resource-backed script would stat the file on every SHA1 lookup
+		try (InputStream in = resource.getInputStream()) {
+			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
 		}
-		return List.of(decimals);
-	}
-
-	private static Map<Algorithm, String> load() {
-		Map<Algorithm, String> bodies = new EnumMap<>(Algorithm.class);
-		for (Algorithm algorithm : Algorithm.values()) {
-			ClassPathResource resource = new ClassPathResource(LOCATION + fileName(algorithm),
-					RedisThrottleScripts.class.getClassLoader());
-			// read once into a static source: a resource-backed script would stat the file on every SHA1 lookup
-			try (InputStream in = resource.getInputStream()) {
-				bodies.put(algorithm, new String(in.readAllBytes(), StandardCharsets.UTF_8));
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException("throttle: cannot read Lua script " + resource, ex);
-			}
+		catch (IOException ex) {
+			throw new UncheckedIOException("throttle: cannot read Lua script " + resource, ex);
 		}
-		return bodies;
 	}
 
 }

@@ -5,6 +5,7 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import dev.throttle.Algorithm;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
 import dev.throttle.LockoutPolicy;
@@ -26,6 +27,22 @@ class RedisThrottleScriptsTests {
 		assertThat(RedisThrottleScripts
 			.of(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofMinutes(5))))
 			.getScriptAsString()).startsWith("local P = {");
+	}
+
+	@Test
+	void betweenTheNumbersAndTheBodyEveryScriptHasThePrelude() {
+		for (Algorithm<?> algorithm : Algorithm.all()) {
+			assertThat(RedisThrottleScripts.text(algorithm.scriptName())).as(algorithm.id())
+				.startsWith("-- ")
+				.doesNotContainPattern("(?m)^local P ")
+				.doesNotContain("redis.call('TIME')");
+		}
+		FixedWindowPolicy policy = new FixedWindowPolicy("fw", 5, Duration.ofMinutes(15));
+		assertThat(RedisThrottleScripts.of(policy).getScriptAsString())
+			.isEqualTo(RedisThrottleScripts.parameterLine(policy) + RedisThrottleScripts.text(RedisThrottleScripts.PRELUDE)
+					+ RedisThrottleScripts.text("fixed_window.lua"));
+		assertThat(RedisThrottleScripts.text(RedisThrottleScripts.PRELUDE)).contains("redis.call('TIME')")
+			.doesNotContainPattern("(?m)^local P ");
 	}
 
 	@Test

@@ -1,0 +1,63 @@
+package dev.throttle.memory;
+
+import dev.throttle.Decision;
+
+/**
+ * SPI for algorithms: an algorithm's transition in the memory store when a key's state is a list
+ * of numbers, such as the times of recent attempts. The state is an immutable {@code long[]}: the
+ * store swaps whole arrays by compare-and-set, so a transition never changes an array it is given,
+ * and returns a new one (or one it was given) instead. Otherwise as {@link PackedTransition}: pure,
+ * may run more than once per decision, allocates nothing on a refusal but its {@link Decision},
+ * and keeps state stamped after {@code now}.
+ *
+ * @see MemoryCells#array(ArrayTransition)
+ */
+public interface ArrayTransition {
+
+	/** The state of a key never used, or reset. */
+	long[] EMPTY = {};
+
+	/**
+	 * Decides a call.
+	 * @param state the key's state, {@link #EMPTY} when it has none
+	 * @param now the time
+	 * @param cost units the call takes, between 1 and the policy's maximum cost
+	 * @return the state after allowing the call, or null when the call is refused
+	 */
+	long[] acquire(long[] state, long now, int cost);
+
+	/**
+	 * Returns what an allowed call is told.
+	 * @param next the state {@link #acquire} returned, now committed
+	 * @param now the time
+	 * @return the decision
+	 */
+	Decision allowed(long[] next, long now);
+
+	/**
+	 * Returns what a refused call is told.
+	 * @param state the state {@link #acquire} refused the call against
+	 * @param now the time
+	 * @param cost units the call asked for
+	 * @return the decision
+	 */
+	Decision rejected(long[] state, long now, int cost);
+
+	/**
+	 * Returns what a call of cost 1 would be told, changing nothing.
+	 * @param state the key's state, {@link #EMPTY} when it has none
+	 * @param now the time
+	 * @return the decision
+	 */
+	Decision peek(long[] state, long now);
+
+	/**
+	 * Gives back what an allowed call took.
+	 * @param state the key's state, never empty
+	 * @param now the time
+	 * @param cost units to give back
+	 * @return the state after the refund
+	 */
+	long[] refund(long[] state, long now, int cost);
+
+}

@@ -1,0 +1,70 @@
+-- What every throttle script starts with. RedisThrottleScripts builds a policy's script once, as
+--   local P = {...}      the policy's numbers, as the algorithm's script documents them
+--   this prelude
+--   the algorithm's script, the Lua twin of its Java transition (dev.throttle.*Policy.Transition)
+-- so a call is one EVALSHA that sends only the key and ARGV = op, cost, now:
+--
+-- KEYS[1]  the key's state
+-- ARGV[1]  operation: a (acquire) | r (refund) | p (peek)
+-- ARGV[2]  cost, from 1 to the policy's maxCost (Java refuses higher costs before calling)
+-- ARGV[3]  now in epoch milliseconds, or "" to read the Redis server's TIME (tests pass their clock)
+--
+-- A script answers a and p with {allowed, limit, remaining, retryAfterMillis, resetAfterMillis}
+-- and r with {}. A refusal writes nothing; every write sets PX to the time until the key's state
+-- is neutral again, so Redis forgets it when nothing would change by keeping it.
+--
+-- Try one on its own (bash; here a bucket of 10 tokens, 1 more per 2 s, on the server's clock):
+--   redis-cli --eval <(echo 'local P = {10, 1, 2000}'; cat prelude.lua token_bucket.lua) tb:alice , a 1 ''
+--
+-- State a script cannot read (written by another algorithm, or under other settings of the policy
+-- before a redeploy: another type, another shape, numbers out of range) counts as neutral or is
+-- clamped into range, never an error: one stale key must not put the store into failure mode.
+-- State stamped after now (Redis time stepped back) is kept, as the Java twin keeps it: taking it
+-- for no state would hand every key used in the last moments a fresh quota.
+
+-- Where Redis replicates a script by its text (3.2 to 4 by default, 5 and 6 with
+-- lua-replicate-commands no) it refuses a write after TIME unless the script asks for its effects
+-- to be replicated instead; Redis 7 replicates only effects, and the call costs next to nothing.
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+
+local key = KEYS[1]
+local op = ARGV[1]
+local cost = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+if not now then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- the key's state as stored, nil when there is none; a key of another Redis type is none too
+local raw = redis.pcall('GET', key)
+if type(raw) ~= 'string' then
+  raw = nil
+end
+
+-- Every number here is an integer below 2^53, where Lua's doubles are exact and a quotient never
+-- rounds across an integer: floor(a / b) is floor division, as Java's / is on non-negative longs.
+local floor = math.floor
+
+local function ceilDiv(a, b)
+  return floor((a + b - 1) / b)
+end
+
+-- an integer as digits, never in exponent notation
+local function fmt(n)
+  return string.format('%d', n)
+end
+
+-- a state "<count>:<time>" as its two numbers, or nil when it is not one
+local function countAndTime()
+  local sep = raw and string.find(raw, ':', 1, true)
+  if not sep then
+    return nil
+  end
+  local count, time = tonumber(string.sub(raw, 1, sep - 1)), tonumber(string.sub(raw, sep + 1))
+  if count == nil or time == nil or count < 0 then
+    return nil
+  end
+  return count, time
+end
+
