@@ -126,6 +126,34 @@ public final class BoundPolicy {
 	}
 
 	/**
+	 * Gives back exactly what one allowed call took, identified by the decision it got (see
+	 * {@link Limiter#refund(String, int, long)}): nothing once that is gone.
+	 * @param key the key the call used
+	 * @param cost units the call took
+	 * @param taken the call's (allowed) decision
+	 */
+	public void refund(String key, int cost, Decision taken) {
+		if (cost >= 1) {
+			this.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()), taken.receipt());
+		}
+	}
+
+	/**
+	 * Like {@link #refund(String, int, Decision)}, without blocking the calling thread.
+	 * @param key the key the call used
+	 * @param cost units the call took
+	 * @param taken the call's (allowed) decision
+	 * @return completes when done
+	 */
+	public CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
+		if (cost < 1) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return this.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()),
+				taken.receipt());
+	}
+
+	/**
 	 * Returns what a call of cost 1 would be told, without changing state.
 	 * @param key the key
 	 * @return the decision a call would get now

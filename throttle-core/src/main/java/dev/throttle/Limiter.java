@@ -35,6 +35,30 @@ public interface Limiter {
 	void refund(String key, int cost);
 
 	/**
+	 * Gives back what one allowed {@link #tryAcquire} took, identified by its decision's
+	 * {@link Decision#receipt() receipt}: exactly what that call took, or nothing once it is gone
+	 * (its window ended, its attempt aged out). The default ignores the receipt and calls
+	 * {@link #refund(String, int)}, for stores that give none.
+	 * @param key the key
+	 * @param cost units that call took
+	 * @param receipt the receipt of that call's decision
+	 */
+	default void refund(String key, int cost, long receipt) {
+		refund(key, cost);
+	}
+
+	/**
+	 * Like {@link #refund(String, int, long)}, without blocking the calling thread.
+	 * @param key the key
+	 * @param cost units that call took
+	 * @param receipt the receipt of that call's decision
+	 * @return completes when done
+	 */
+	default CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+		return refundAsync(key, cost);
+	}
+
+	/**
 	 * Returns what a call of cost 1 would be told now, without changing anything.
 	 * @param key the key
 	 * @return the decision a call would get

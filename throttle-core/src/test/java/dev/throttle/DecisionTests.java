@@ -192,27 +192,27 @@ class DecisionTests {
 	}
 
 	@Test
-	void itsOnlyFieldsAreOneIntAndTwoLongs() {
+	void itsOnlyFieldsAreOneIntAndThreeLongs() {
 		List<Class<?>> fieldTypes = Arrays.stream(Decision.class.getDeclaredFields())
 			.filter((field) -> !Modifier.isStatic(field.getModifiers()))
 			.<Class<?>>map(Field::getType)
 			.sorted(Comparator.comparing(Class::getName))
 			.toList();
-		assertThat(fieldTypes).containsExactly(int.class, long.class, long.class);
+		assertThat(fieldTypes).containsExactly(int.class, long.class, long.class, long.class);
 		assertThat(Decision.class.getSuperclass()).isEqualTo(Object.class);
 	}
 
 	@Test
-	void anInstanceTakes32BytesOnA64BitHotSpotWithCompressedPointers() {
+	void anInstanceTakes40BytesOnA64BitHotSpotWithCompressedPointers() {
 		ClassLayout layout = ClassLayout.parseClass(Decision.class, new HotSpotLayouter(new Model64(true, true, 8), 17));
 		assertThat(layout.headerSize()).isEqualTo(12);
-		assertThat(layout.instanceSize()).isEqualTo(32);
+		assertThat(layout.instanceSize()).isEqualTo(40);
 	}
 
 	@Test
-	void anInstanceTakesAtMost32BytesInThisJvmWhenItsHeaderIs12Bytes() {
+	void anInstanceTakesAtMost40BytesInThisJvmWhenItsHeaderIs12Bytes() {
 		assumeTrue(VM.current().objectHeaderSize() == 12, "needs compressed class pointers");
-		assertThat(ClassLayout.parseClass(Decision.class).instanceSize()).isLessThanOrEqualTo(32);
+		assertThat(ClassLayout.parseClass(Decision.class).instanceSize()).isLessThanOrEqualTo(40);
 	}
 
 	private static void assertRoundTrips(boolean allowed, int limit, int remaining, long retryAfterMillis,
@@ -241,6 +241,18 @@ class DecisionTests {
 	private static Decision decisionOf(RecordDecision values) {
 		return new Decision(values.allowed(), values.limit(), values.remaining(), values.retryAfterMillis(),
 				values.resetAfterMillis());
+	}
+
+	@Test
+	void aReceiptIsKeptButTakesNoPartInEqualityOrText() {
+		Decision decision = Decision.allow(10, 3, 2000);
+		Decision stamped = decision.withReceipt(1_700_000_000_123L);
+		assertThat(stamped.receipt()).isEqualTo(1_700_000_000_123L);
+		assertThat(decision.receipt()).isZero();
+		assertThat(stamped).isEqualTo(decision).hasSameHashCodeAs(decision).hasToString(decision.toString());
+		assertThat(stamped.withReceipt(1_700_000_000_123L)).isSameAs(stamped);
+		assertThatIllegalArgumentException().isThrownBy(() -> decision.withReceipt(-1))
+			.withMessage("receipt must not be negative, was -1");
 	}
 
 }
