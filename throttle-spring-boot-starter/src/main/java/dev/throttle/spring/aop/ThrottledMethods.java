@@ -23,9 +23,13 @@ import dev.throttle.spring.annotation.Throttled;
  */
 public final class ThrottledMethods {
 
+	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
+
 	private final Throttler throttler;
 
 	private final Function<String, PolicyUsage> usage;
+
+	private final boolean principalAvailable;
 
 	private final Map<MethodClassKey, ThrottledMethod> cache = new ConcurrentHashMap<>();
 
@@ -40,8 +44,20 @@ public final class ThrottledMethods {
 	 * @param usage how each policy is used (reset or refund on success), by name
 	 */
 	public ThrottledMethods(Throttler throttler, Function<String, PolicyUsage> usage) {
+		this(throttler, usage, ThrottledMethods.class.getClassLoader());
+	}
+
+	/**
+	 * Creates a registry.
+	 * @param throttler the throttler whose policies annotations may name
+	 * @param usage how each policy is used (reset or refund on success), by name
+	 * @param classLoader the application's class loader: a key may use {@code #principal} only
+	 * where it finds Spring Security, which supplies the principal
+	 */
+	public ThrottledMethods(Throttler throttler, Function<String, PolicyUsage> usage, ClassLoader classLoader) {
 		this.throttler = throttler;
 		this.usage = usage;
+		this.principalAvailable = ClassUtils.isPresent(SPRING_SECURITY, classLoader);
 	}
 
 	/**
@@ -139,11 +155,10 @@ public final class ThrottledMethods {
 		}
 		ThrottleKeys parsed;
 		try {
-			parsed = new ThrottleKeys(specific, keys, policies);
+			parsed = new ThrottleKeys(specific, keys, policies, this.principalAvailable);
 		}
 		catch (ThrottleKeys.InvalidKeyException ex) {
-			throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index()))
-					+ ": the key expression does not parse: " + ex.getMessage());
+			throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index())) + ex.getMessage());
 		}
 		ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed);
 		checkOutcomeIsVisible(built);
