@@ -25,6 +25,11 @@ public final class ThrottledMethods {
 
 	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
 
+	private static final String NEVER_APPLIES = " would never apply: Spring AOP cannot intercept a private, static or "
+			+ "final method; make it public (or package-private) and not final. Even then, a call from inside its own "
+			+ "class (this.method(..)) is not throttled, since it does not go through the Spring proxy: call it "
+			+ "through the bean, or throttle the public method that calls it";
+
 	private final Throttler throttler;
 
 	private final Function<String, PolicyUsage> usage;
@@ -113,13 +118,21 @@ public final class ThrottledMethods {
 	public void validate(Class<?> type) {
 		Class<?> userClass = ClassUtils.getUserClass(type);
 		boolean classLevel = !ThrottledAnnotations.annotations(userClass).isEmpty();
+		boolean controller = classLevel && ThrottledAnnotations.isController(userClass);
 		for (Method method : ThrottledAnnotations.methodsOf(userClass)) {
 			boolean annotated = !ThrottledAnnotations.annotations(method).isEmpty();
-			if (annotated && !ThrottledAnnotations.canBeIntercepted(method)) {
-				throw new ThrottleConfigurationException("@Throttled on " + describe(method) + " would never apply: "
-						+ "Spring AOP cannot intercept a private, static or final method; make it public");
+			boolean covered = !annotated && classLevel && ThrottledAnnotations.appliesClassLevel(method, userClass);
+			if (!ThrottledAnnotations.canBeIntercepted(method)) {
+				if (annotated) {
+					throw new ThrottleConfigurationException("@Throttled on " + describe(method) + NEVER_APPLIES);
+				}
+				if (covered && controller) {
+					// a handler the class-level annotation was meant to cover: a request path left unthrottled
+					throw new ThrottleConfigurationException("The class-level @Throttled of " + userClass.getSimpleName()
+							+ " covers its handler " + describe(method) + ", but" + NEVER_APPLIES);
+				}
 			}
-			if (annotated || (classLevel && ThrottledAnnotations.appliesClassLevel(method))) {
+			if (annotated || covered) {
 				resolve(method, userClass);
 			}
 		}

@@ -82,10 +82,20 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 	}
 
 	private static void addHeaders(HttpServletResponse response, List<PolicyDecision> decisions) {
-		if (response != null && !response.isCommitted()) {
+		if (response == null || response.isCommitted()) {
+			return;
+		}
+		String earlier = response.getHeader(RateLimitHeaders.LIMIT);
+		if (earlier == null) {
 			response.addHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
 			response.addHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
+			return;
 		}
+		// a second throttled call in one request (a service its handler calls): one line, one item
+		// per policy, the later decision replacing the earlier
+		String earlierPolicies = response.getHeader(RateLimitHeaders.POLICY);
+		response.setHeader(RateLimitHeaders.POLICY, RateLimitItems.merged(earlierPolicies, RateLimitHeaders.policy(decisions)));
+		response.setHeader(RateLimitHeaders.LIMIT, RateLimitItems.merged(earlier, RateLimitHeaders.limit(decisions)));
 	}
 
 	private static HttpServletRequest request() {

@@ -63,8 +63,11 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 		public void allowed(List<PolicyDecision> decisions) {
 			if (this.writeHeaders && !this.exchange.getResponse().isCommitted()) {
 				HttpHeaders headers = this.exchange.getResponse().getHeaders();
-				headers.add(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
-				headers.add(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
+				// one line, one item per policy, even after a second throttled call in one exchange
+				headers.set(RateLimitHeaders.POLICY, RateLimitItems
+					.merged(headers.getFirst(RateLimitHeaders.POLICY), RateLimitHeaders.policy(decisions)));
+				headers.set(RateLimitHeaders.LIMIT, RateLimitItems
+					.merged(headers.getFirst(RateLimitHeaders.LIMIT), RateLimitHeaders.limit(decisions)));
 			}
 		}
 
