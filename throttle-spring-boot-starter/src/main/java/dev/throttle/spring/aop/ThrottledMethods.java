@@ -92,7 +92,22 @@ public final class ThrottledMethods {
 
 	private void checkEventLoopRule(ThrottledMethod method) {
 		EventLoopRule rule = this.eventLoopRule;
-		if (rule == null || method.throttles().isEmpty() || method.reactive()) {
+		if (rule == null || method.throttles().isEmpty()) {
+			return;
+		}
+		if (method.reactive()) {
+			if (!method.plan().carriesContext()) {
+				// subscribed through another library, the subscriber's context (and so the exchange) is lost
+				for (int i = 0; i < method.throttles().size(); i++) {
+					if (method.keys().usesRequest(i)) {
+						throw new ThrottleConfigurationException("@Throttled(policy = \""
+								+ method.throttles().get(i).policy().name() + "\", key = \"" + method.keys().source(i)
+								+ "\") on " + describe(method.method()) + " uses the request, which a method returning "
+								+ method.plan().description() + " cannot see in a WebFlux application (only Reactor "
+								+ "carries it): return Mono or Flux");
+					}
+				}
+			}
 			return;
 		}
 		if (rule.storeBlocks()) {
@@ -184,18 +199,18 @@ public final class ThrottledMethods {
 	 * success, so that a lockout resets on every attempt: refused at startup instead.
 	 */
 	private static void checkOutcomeIsVisible(ThrottledMethod method) {
-		Class<?> returnType = method.method().getReturnType();
-		if (!ReturnTypes.hidesOutcome(returnType)) {
+		ReturnTypes.Plan plan = method.plan();
+		if (plan.kind() != ReturnTypes.Kind.HIDDEN) {
 			return;
 		}
 		for (Throttle throttle : method.throttles()) {
 			if (throttle.settlesOnSuccess()) {
 				String property = throttle.resetOnSuccess() ? "reset-on-success" : "count";
 				throw new ThrottleConfigurationException("@Throttled(policy = \"" + throttle.policy().name()
-						+ "\") on " + describe(method.method()) + " returns " + returnType.getSimpleName()
+						+ "\") on " + describe(method.method()) + " returns " + plan.description()
 						+ ", whose outcome the advisor cannot see, but throttle.policies." + throttle.policy().name()
 						+ "." + property + " acts on the outcome: return the value, a ResponseEntity, a "
-						+ "CompletableFuture, Mono or Flux instead");
+						+ "CompletableFuture, or a reactive type (Mono, Flux, Publisher, RxJava's...) instead");
 			}
 		}
 	}
