@@ -161,6 +161,9 @@ final class ThrottleKeys {
 			if (keys[i] == null) {
 				shared(i, "was null");
 			}
+			else if (keys[i].isBlank()) {
+				shared(i, "was blank");
+			}
 		}
 		return keys;
 	}

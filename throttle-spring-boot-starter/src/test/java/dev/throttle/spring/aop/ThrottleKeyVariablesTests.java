@@ -135,6 +135,18 @@ class ThrottleKeyVariablesTests {
 	}
 
 	@Test
+	void aBlankKeySharesTheBucketAndWarnsOnceToo(CapturedOutput output) {
+		this.contextRunner.withBean(Keyed.class).run((context) -> {
+			Keyed runtime = context.getBean(Keyed.class);
+			runtime.byEmail(" ");
+			runtime.byEmail("");
+			assertThatExceptionOfType(ThrottledException.class).isThrownBy(() -> runtime.byEmail("\t"));
+		});
+		assertThat(count(output, "on Keyed.byEmail(String) was blank: such calls share the policy's one bucket"))
+			.isOne();
+	}
+
+	@Test
 	void aKeyThatThrowsAnyRuntimeExceptionSharesTheBucketInsteadOfFailingTheCall(CapturedOutput output) {
 		this.contextRunner.withBean(Keyed.class).run((context) -> {
 			Keyed runtime = context.getBean(Keyed.class);
