@@ -56,6 +56,15 @@ final class KeyVariables {
 	}
 
 	/**
+	 * Whether the key reads a variable.
+	 * @param name the variable's name, without {@code #}
+	 * @return whether the key names it
+	 */
+	boolean uses(String name) {
+		return this.names.contains(name);
+	}
+
+	/**
 	 * Whether the key reads the request ({@code #ip} or {@code #principal}).
 	 * @return whether it needs the request
 	 */
@@ -106,7 +115,8 @@ final class KeyVariables {
 		// MethodBasedEvaluationContext binds every argument as #p<i> and #a<i> too
 		if (name.length() > 1 && (name.charAt(0) == 'p' || name.charAt(0) == 'a')) {
 			String index = name.substring(1);
-			if (index.chars().allMatch(Character::isDigit) && index.length() < 4) {
+			if (index.chars().allMatch(Character::isDigit) && index.length() < 4
+					&& (index.length() == 1 || index.charAt(0) != '0')) {
 				return Integer.parseInt(index) < parameterCount;
 			}
 		}

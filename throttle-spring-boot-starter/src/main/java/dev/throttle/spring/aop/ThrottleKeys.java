@@ -54,7 +54,13 @@ final class ThrottleKeys {
 	/** Whether an expression reads the root object: only then does a call make one. */
 	private final boolean usesRoot;
 
-	/** 1 once a throttle's null key has been reported: a WARN per throttle, not per call. */
+	/** Whether an expression reads #ip: only then does a call of an expression look the address up. */
+	private final boolean expressionsUseIp;
+
+	/** Whether an expression reads #principal. */
+	private final boolean expressionsUsePrincipal;
+
+	/** 1 once a throttle's null, blank or failed key has been reported: a WARN per throttle, not per call. */
 	private final AtomicIntegerArray warned;
 
 	/**
@@ -75,6 +81,8 @@ final class ThrottleKeys {
 		this.usesRequest = new boolean[sources.length];
 		this.warned = new AtomicIntegerArray(sources.length);
 		boolean root = false;
+		boolean ip = false;
+		boolean principal = false;
 		for (int i = 0; i < sources.length; i++) {
 			this.kinds[i] = kind(sources[i]);
 			if (this.kinds[i] == SHARED) {
@@ -90,9 +98,13 @@ final class ThrottleKeys {
 			root |= variables.usesRoot();
 			if (this.kinds[i] == EXPRESSION) {
 				this.expressions[i] = expression;
+				ip |= variables.uses(KeyVariables.IP);
+				principal |= variables.uses(KeyVariables.PRINCIPAL);
 			}
 		}
 		this.usesRoot = root;
+		this.expressionsUseIp = ip;
+		this.expressionsUsePrincipal = principal;
 	}
 
 	private static byte kind(String source) {
@@ -171,19 +183,25 @@ final class ThrottleKeys {
 	private MethodBasedEvaluationContext evaluationContext(Object[] arguments, ThrottleRequestContext request) {
 		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
 				this.usesRoot ? new KeyRoot(arguments) : null, this.method, arguments, parameterNames);
-		// The context binds parameters lazily, at the first variable it misses, and that binding would
-		// overwrite #ip with a parameter named ip (a client-chosen value): bind them first, so that
-		// #ip and #principal always mean the request's.
-		context.lookupVariable(ARGUMENTS_LOADED);
-		context.setVariable("ip", request.clientAddress());
-		context.setVariable("principal", request.principalName());
+		if (this.expressionsUseIp || this.expressionsUsePrincipal) {
+			// The context binds parameters lazily, at the first variable it misses, and that binding
+			// would overwrite #ip with a parameter named ip (a client-chosen value): bind them first,
+			// so that #ip and #principal always mean the request's.
+			context.lookupVariable(ARGUMENTS_LOADED);
+			if (this.expressionsUseIp) {
+				context.setVariable(KeyVariables.IP, request.clientAddress());
+			}
+			if (this.expressionsUsePrincipal) {
+				context.setVariable(KeyVariables.PRINCIPAL, request.principalName());
+			}
+		}
 		return context;
 	}
 
 	private String evaluate(int index, MethodBasedEvaluationContext context) {
-		Object value;
 		try {
-			value = this.expressions[index].getValue(context);
+			Object value = this.expressions[index].getValue(context);
+			return (value != null) ? value.toString() : null;
 		}
 		catch (RuntimeException ex) {
 			// SpEL rethrows what a method it calls throws (StringIndexOutOfBoundsException from
@@ -192,7 +210,6 @@ final class ThrottleKeys {
 			shared(index, "could not be evaluated (" + ex.getClass().getSimpleName() + ")");
 			return null;
 		}
-		return (value != null) ? value.toString() : null;
 	}
 
 	private void shared(int index, String why) {

@@ -97,16 +97,8 @@ public final class ThrottledMethods {
 		}
 		if (method.reactive()) {
 			if (!method.plan().carriesContext()) {
-				// subscribed through another library, the subscriber's context (and so the exchange) is lost
-				for (int i = 0; i < method.throttles().size(); i++) {
-					if (method.keys().usesRequest(i)) {
-						throw new ThrottleConfigurationException("@Throttled(policy = \""
-								+ method.throttles().get(i).policy().name() + "\", key = \"" + method.keys().source(i)
-								+ "\") on " + describe(method.method()) + " uses the request, which a method returning "
-								+ method.plan().description() + " cannot see in a WebFlux application (only Reactor "
-								+ "carries it): return Mono or Flux");
-					}
-				}
+				// subscribed through another library: the subscriber's context (and so the exchange) is lost
+				refuseRequestKeys(method, method.plan().description(), " (only Reactor carries it)");
 			}
 			return;
 		}
@@ -115,12 +107,16 @@ public final class ThrottledMethods {
 					+ " returns a plain value in a WebFlux application, where it would call the store on an event-loop "
 					+ "thread and block it: return Mono or Flux");
 		}
+		refuseRequestKeys(method, "a plain value", "");
+	}
+
+	private static void refuseRequestKeys(ThrottledMethod method, String returning, String why) {
 		for (int i = 0; i < method.throttles().size(); i++) {
 			if (method.keys().usesRequest(i)) {
 				throw new ThrottleConfigurationException("@Throttled(policy = \"" + method.throttles().get(i).policy().name()
 						+ "\", key = \"" + method.keys().source(i) + "\") on " + describe(method.method())
-						+ " uses the request, which a method returning a plain value cannot see in a WebFlux "
-						+ "application: return Mono or Flux");
+						+ " uses the request, which a method returning " + returning
+						+ " cannot see in a WebFlux application" + why + ": return Mono or Flux");
 			}
 		}
 	}
