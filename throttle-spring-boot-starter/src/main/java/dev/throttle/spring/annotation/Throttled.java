@@ -8,8 +8,11 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Throttles calls to a method (or to every public method of a class) per key, under a policy
- * configured in {@code throttle.policies.<policy>}.
+ * Throttles calls to a method per key, under a policy configured in
+ * {@code throttle.policies.<policy>}. On a class, it applies to each method without a
+ * {@code @Throttled} of its own: on a controller to its request-handling methods
+ * ({@code @RequestMapping} and its variants), on any other bean to its public methods; never to
+ * {@code @InitBinder}, {@code @ModelAttribute} or {@code @ExceptionHandler} methods.
  *
  * <pre class="code">
  * &#64;PostMapping("/api/login")
@@ -22,6 +25,10 @@ import java.lang.annotation.Target;
  * given back, so a refused call is charged nothing. A refusal throws
  * {@link dev.throttle.ThrottledException}, which Spring MVC and WebFlux answer with
  * {@code 429 Too Many Requests}. Annotations on a method replace those on its class.
+ *
+ * <p>Applied by Spring AOP, so only to calls that come through the bean: a call from inside the
+ * method's own class ({@code this.login(..)}) is not throttled, and an annotation on a private,
+ * static or final method fails startup.
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -40,8 +47,11 @@ public @interface Throttled {
 	 * ({@code #email}, {@code #form.email}, {@code #p0}, {@code #a0}) and two variables:
 	 * {@code #ip}, the client address as the servlet container or WebFlux sees it (it follows
 	 * {@code server.forward-headers-strategy}; a raw {@code X-Forwarded-For} is never read), and
-	 * {@code #principal}, the authenticated user's name. A null or blank result falls into the
-	 * policy's one shared bucket. Empty (the default) means that shared bucket.
+	 * {@code #principal}, the authenticated user's name (with Spring Security). IPv6 clients'
+	 * {@code #ip} is their network ({@code throttle.http.ipv6-prefix}, a /64 by default). Every
+	 * variable is checked at startup against the method's parameters. A null or blank result, or
+	 * an expression that fails, falls into the policy's one shared bucket (and is logged once).
+	 * Empty (the default) means that shared bucket.
 	 * @return the key expression
 	 */
 	String key() default "";

@@ -6,13 +6,17 @@ import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
+import org.springframework.core.ReactiveAdapter;
+
 /**
- * Throttles methods that return {@link Mono} or {@link Flux}: nothing happens until subscription;
- * then the keys are evaluated against the request found then, the decisions are made through the
- * store's non-blocking API (never blocking an event-loop thread), the method is called only if
- * every policy allowed it, and the call is settled when the publisher's outcome is known (a Mono's
- * value, a Flux's completion). The steps themselves are {@link ThrottleFlow}'s. Loaded only when
- * Reactor is on the classpath.
+ * Throttles methods that return a deferred reactive type (Mono, Flux, any Publisher, or another
+ * library's type that Spring's ReactiveAdapterRegistry adapts, such as RxJava's Single): nothing
+ * happens until subscription; then the keys are evaluated against the request found then, the
+ * decisions are made through the store's non-blocking API (never blocking an event-loop thread),
+ * the method is called only if every policy allowed it, and the call is settled when the
+ * publisher's outcome is known (a single value, or completion without a failed value). Also
+ * follows a reactive value that a call already throttled returned. The steps themselves are
+ * {@link ThrottleFlow}'s. Loaded only when Reactor is on the classpath.
  */
 final class ReactiveThrottling {
 
@@ -26,30 +30,71 @@ final class ReactiveThrottling {
 	 * @param requests finds the request in the subscriber's context (WebFlux), or null
 	 * @param bound the request the call was made in (Spring MVC), used when {@code requests} is null
 	 * @param call runs the call and returns its publisher
-	 * @return a Mono or a Flux, as the method declares
+	 * @return a value of the type the method declares
 	 */
 	static Object throttle(ThrottledMethod throttled, Object[] arguments, ReactiveThrottleRequestContext requests,
 			ThrottleRequestContext bound, Call call) {
 		List<Throttle> throttles = throttled.throttles();
+		ReactiveAdapter adapter = throttled.plan().adapter();
 		Mono<ThrottleRequestContext> request = (requests != null) ? Mono.deferContextual(requests::current)
 				: Mono.just(bound);
 		Mono<String[]> acquired = request.flatMap((context) -> {
 			String[] keys = throttled.keys().evaluate(arguments, context);
 			return Mono.fromCompletionStage(ThrottleFlow.acquireAsync(throttles, keys, context)).thenReturn(keys);
 		});
+		Publisher<Object> result;
 		if (throttled.many()) {
-			return acquired.flatMapMany((keys) -> {
-				Flux<Object> values = Flux.from(proceed(call));
-				return throttled.settlesOnSuccess() ? values.concatWith(settled(throttles, keys)) : values;
+			result = acquired.flatMapMany((keys) -> {
+				Publisher<Object> source = proceed(call, adapter);
+				if (!throttled.settlesOnSuccess()) {
+					return source;
+				}
+				// a Publisher that turns out to be a Mono settles on its value, before emitting it: a
+				// caller's Mono.from(..) cancels after the first value and would never see completion
+				return (source instanceof Mono<Object> one) ? settledOnValue(one, throttles, keys)
+						: settledOnCompletion(Flux.from(source), throttles, keys);
 			});
 		}
-		if (!throttled.settlesOnSuccess()) {
-			return acquired.flatMap((keys) -> Mono.from(proceed(call)));
+		else if (!throttled.settlesOnSuccess()) {
+			result = acquired.flatMap((keys) -> Mono.from(proceed(call, adapter)));
 		}
-		return acquired.flatMap((keys) -> Mono.from(proceed(call))
-			.flatMap((value) -> ReturnTypes.isFailure(value) ? Mono.just(value)
-					: settled(throttles, keys).thenReturn(value))
-			.switchIfEmpty(settled(throttles, keys)));
+		else {
+			result = acquired.flatMap((keys) -> settledOnValue(Mono.from(proceed(call, adapter)), throttles, keys));
+		}
+		return (adapter != null) ? adapter.fromPublisher(result) : result;
+	}
+
+	/**
+	 * Follows a reactive value that an already throttled call returned (its units are taken) to its
+	 * outcome, and settles a success then.
+	 * @param value the value, of a type {@code adapter} knows
+	 * @param adapter converts the value to and from a publisher
+	 * @param throttles the call's throttles
+	 * @param keys their keys, in the same order
+	 * @return a value of the same type, whose outcome settles the call
+	 */
+	static Object follow(Object value, ReactiveAdapter adapter, List<Throttle> throttles, String[] keys) {
+		Publisher<Object> source = adapter.toPublisher(value);
+		Publisher<Object> settled = adapter.isMultiValue() ? settledOnCompletion(Flux.from(source), throttles, keys)
+				: settledOnValue(Mono.from(source), throttles, keys);
+		return adapter.fromPublisher(settled);
+	}
+
+	/** A single value is a success unless it is a failed ResponseEntity; so is completing empty. */
+	private static Mono<Object> settledOnValue(Mono<Object> value, List<Throttle> throttles, String[] keys) {
+		return value
+			.flatMap((emitted) -> ReturnTypes.isFailure(emitted) ? Mono.just(emitted)
+					: settled(throttles, keys).thenReturn(emitted))
+			.switchIfEmpty(settled(throttles, keys));
+	}
+
+	/** Many values are a success when they complete and none was a failed ResponseEntity. */
+	private static Flux<Object> settledOnCompletion(Flux<Object> values, List<Throttle> throttles, String[] keys) {
+		return Flux.defer(() -> {
+			boolean[] failed = new boolean[1];
+			return values.doOnNext((emitted) -> failed[0] |= ReturnTypes.isFailure(emitted))
+				.concatWith(Mono.defer(() -> failed[0] ? Mono.empty() : settled(throttles, keys)));
+		});
 	}
 
 	/** Settles a success when subscribed; completes empty, and never fails (see {@link ThrottleFlow}). */
@@ -58,10 +103,13 @@ final class ReactiveThrottling {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static Publisher<Object> proceed(Call call) {
+	private static Publisher<Object> proceed(Call call, ReactiveAdapter adapter) {
 		try {
 			Object result = call.proceed();
-			return (result != null) ? (Publisher<Object>) result : Mono.empty();
+			if (result == null) {
+				return Mono.empty();
+			}
+			return (adapter != null) ? adapter.toPublisher(result) : (Publisher<Object>) result;
 		}
 		catch (Throwable ex) {
 			return Mono.error(ex);
@@ -77,7 +125,7 @@ final class ReactiveThrottling {
 
 		/**
 		 * Runs the call.
-		 * @return the call's publisher (null counts as empty)
+		 * @return the call's publisher, or a value of a type the method's adapter knows (null counts as empty)
 		 * @throws Throwable what the call threw
 		 */
 		Object proceed() throws Throwable;

@@ -1,8 +1,6 @@
 package dev.throttle.spring.aop;
 
-import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletionStage;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -12,9 +10,10 @@ import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Applies the {@code @Throttled} annotations of a call through {@link ThrottleFlow}: a plain
- * value or a {@link CompletionStage} here, blocking if the store does; Mono and Flux through
- * {@link ReactiveThrottling}, at subscription. Names no Reactor type, so that it loads without
- * Reactor.
+ * value, a {@code ResponseEntity} or a {@link java.util.concurrent.CompletionStage} here, blocking
+ * if the store does, and settled by {@link Outcomes}; a deferred reactive type (Mono, Flux, any
+ * Publisher, RxJava's...) through {@link ReactiveThrottling}, at subscription. Names no Reactor
+ * type, so that it loads without Reactor.
  */
 final class ThrottleInterceptor implements MethodInterceptor {
 
@@ -52,26 +51,10 @@ final class ThrottleInterceptor implements MethodInterceptor {
 					invocation::proceed);
 		}
 		ThrottleRequestContext request = this.requestContext.obtain();
-		List<Throttle> throttles = throttled.throttles();
 		String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
-		ThrottleFlow.acquire(throttles, keys, request);
+		ThrottleFlow.acquire(throttled.throttles(), keys, request);
 		Object result = invocation.proceed();
-		if (!throttled.settlesOnSuccess()) {
-			return result;
-		}
-		if (result instanceof CompletionStage<?> stage) {
-			// the call's outcome is the stage's: settle when it completes, before the caller sees it
-			CompletionStage<?> settled = stage.whenComplete((value, error) -> {
-				if (error == null && !ReturnTypes.isFailure(value)) {
-					ThrottleFlow.settle(throttles, keys);
-				}
-			});
-			return throttled.method().getReturnType().isInstance(settled) ? settled : result;
-		}
-		if (!ReturnTypes.isFailure(result)) {
-			ThrottleFlow.settle(throttles, keys);
-		}
-		return result;
+		return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, keys, result) : result;
 	}
 
 }

@@ -11,8 +11,9 @@ import org.springframework.beans.factory.ObjectProvider;
 import dev.throttle.Throttler;
 
 /**
- * The advisor that applies {@code @Throttled}: a pointcut on annotated methods (and public methods
- * of annotated classes) and the interceptor that throttles them. Collaborators are looked up on
+ * The advisor that applies {@code @Throttled}: a pointcut on annotated methods (and on the methods
+ * an annotated class covers: a controller's handler methods, another bean's public methods) and the
+ * interceptor that throttles them. Collaborators are looked up on
  * first use, so that creating the advisor (which happens early) starts no store. Its order
  * ({@code throttle.aop.order}) places throttling outside or inside other advice on the same
  * method, such as {@code @Transactional} and {@code @Cacheable}: the lower the order, the further

@@ -13,15 +13,31 @@ import java.util.stream.Collectors;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.util.ClassUtils;
 
 import dev.throttle.spring.annotation.Throttled;
 
 /**
- * Where {@link Throttled} applies: on a method, or (for its public methods) on the class. Consults
- * no policy, so that the pointcut can use it before any store exists.
+ * Where {@link Throttled} applies: on a method, or on the class. On a controller
+ * ({@code @Controller}, {@code @RestController}) a class-level annotation applies to its
+ * request-handling methods ({@code @RequestMapping} and its variants) only; on any other bean to
+ * its public methods; never to {@code @InitBinder}, {@code @ModelAttribute} or
+ * {@code @ExceptionHandler} methods, which Spring MVC calls around a request (several times per
+ * request, for a binder) and which would charge one request several times. Consults no policy, so
+ * that the pointcut can use it before any store exists. Names Spring Web's annotations only by
+ * string, so that it loads without them.
  */
 final class ThrottledAnnotations {
+
+	private static final String CONTROLLER = "org.springframework.stereotype.Controller";
+
+	private static final String REQUEST_MAPPING = "org.springframework.web.bind.annotation.RequestMapping";
+
+	private static final String[] AROUND_A_REQUEST = { "org.springframework.web.bind.annotation.InitBinder",
+			"org.springframework.web.bind.annotation.ModelAttribute",
+			"org.springframework.web.bind.annotation.ExceptionHandler" };
 
 	private ThrottledAnnotations() {
 	}
@@ -44,8 +60,12 @@ final class ThrottledAnnotations {
 	 */
 	static Collection<Throttled> find(Method specific, Class<?> targetClass) {
 		Collection<Throttled> annotations = annotations(specific);
-		if (annotations.isEmpty() && appliesClassLevel(specific)) {
-			annotations = annotations(userClass(specific, targetClass));
+		if (annotations.isEmpty()) {
+			Class<?> type = userClass(specific, targetClass);
+			Collection<Throttled> classLevel = annotations(type);
+			if (!classLevel.isEmpty() && appliesClassLevel(specific, type)) {
+				return classLevel;
+			}
 		}
 		return annotations;
 	}
@@ -54,9 +74,51 @@ final class ThrottledAnnotations {
 		return AnnotatedElementUtils.findMergedRepeatableAnnotations(element, Throttled.class);
 	}
 
-	static boolean appliesClassLevel(Method method) {
-		return Modifier.isPublic(method.getModifiers()) && !Modifier.isStatic(method.getModifiers())
-				&& method.getDeclaringClass() != Object.class && !method.isSynthetic() && !method.isBridge();
+	/**
+	 * Whether a class-level annotation of {@code type} applies to one of its methods: a
+	 * request-handling method of a controller, or a public method of any other bean; never a
+	 * binder, model-attribute or exception-handler method.
+	 * @param method the method
+	 * @param type the class that carries the annotation
+	 * @return whether the class's annotations apply to the method
+	 */
+	static boolean appliesClassLevel(Method method, Class<?> type) {
+		if (Modifier.isStatic(method.getModifiers()) || method.getDeclaringClass() == Object.class
+				|| method.isSynthetic() || method.isBridge()) {
+			return false;
+		}
+		if (isController(type)) {
+			return handlesRequests(method);
+		}
+		if (!Modifier.isPublic(method.getModifiers())) {
+			return false;
+		}
+		MergedAnnotations annotations = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY);
+		for (String aroundARequest : AROUND_A_REQUEST) {
+			if (annotations.isPresent(aroundARequest)) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Whether a class is a Spring MVC or WebFlux controller, as their handler mappings see it.
+	 * @param type the class
+	 * @return whether it carries {@code @Controller} (or {@code @RestController})
+	 */
+	static boolean isController(Class<?> type) {
+		return MergedAnnotations.from(type, SearchStrategy.TYPE_HIERARCHY).isPresent(CONTROLLER);
+	}
+
+	/**
+	 * Whether a method handles requests: it carries {@code @RequestMapping} or a variant of it
+	 * ({@code @GetMapping}, ...), on itself or on a method it overrides.
+	 * @param method the method
+	 * @return whether it is a handler method
+	 */
+	static boolean handlesRequests(Method method) {
+		return MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).isPresent(REQUEST_MAPPING);
 	}
 
 	static boolean canBeIntercepted(Method method) {

@@ -2,6 +2,7 @@ package dev.throttle.spring.aop;
 
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The throttles of one method, resolved and parsed once: what a call needs and nothing it would
@@ -18,11 +19,12 @@ final class ThrottledMethod {
 
 	private final ThrottleKeys keys;
 
-	private final boolean reactive;
-
-	private final boolean many;
+	private final ReturnTypes.Plan plan;
 
 	private final boolean settlesOnSuccess;
+
+	/** Set once a call's outcome could not be seen and was not settled: said once per method. */
+	private final AtomicBoolean hiddenOutcomeReported = new AtomicBoolean();
 
 	/**
 	 * Creates a resolved method.
@@ -34,9 +36,8 @@ final class ThrottledMethod {
 		this.method = method;
 		this.throttles = List.copyOf(throttles);
 		this.keys = keys;
-		Class<?> returnType = (method != null) ? method.getReturnType() : void.class;
-		this.reactive = ReturnTypes.isReactive(returnType);
-		this.many = ReturnTypes.isMany(returnType);
+		this.plan = (method != null) ? ReturnTypes.plan(method)
+				: new ReturnTypes.Plan(ReturnTypes.Kind.VALUE, null, false, "void");
 		this.settlesOnSuccess = this.throttles.stream().anyMatch(Throttle::settlesOnSuccess);
 	}
 
@@ -53,19 +54,36 @@ final class ThrottledMethod {
 	}
 
 	/**
-	 * Whether the method returns Mono or Flux, so that it is throttled at subscription.
-	 * @return whether it is reactive
+	 * How the method's calls are followed to their outcome.
+	 * @return the plan of its return type
 	 */
-	boolean reactive() {
-		return this.reactive;
+	ReturnTypes.Plan plan() {
+		return this.plan;
 	}
 
 	/**
-	 * Whether the method returns a Flux, whose outcome is its completion.
+	 * Whether the method returns a deferred reactive type (Mono, Flux, Publisher, RxJava's...),
+	 * so that it is throttled at subscription.
+	 * @return whether it is reactive
+	 */
+	boolean reactive() {
+		return this.plan.kind() == ReturnTypes.Kind.SUBSCRIBED;
+	}
+
+	/**
+	 * Whether the method's publisher emits many values, so that its outcome is its completion.
 	 * @return whether it emits many values
 	 */
 	boolean many() {
-		return this.many;
+		return this.plan.many();
+	}
+
+	/**
+	 * Claims the one report of a call whose outcome could not be seen.
+	 * @return true the first time only
+	 */
+	boolean reportHiddenOutcome() {
+		return !this.hiddenOutcomeReported.get() && this.hiddenOutcomeReported.compareAndSet(false, true);
 	}
 
 	/**

@@ -23,9 +23,18 @@ import dev.throttle.spring.annotation.Throttled;
  */
 public final class ThrottledMethods {
 
+	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
+
+	private static final String NEVER_APPLIES = " would never apply: Spring AOP cannot intercept a private, static or "
+			+ "final method; make it public (or package-private) and not final. Even then, a call from inside its own "
+			+ "class (this.method(..)) is not throttled, since it does not go through the Spring proxy: call it "
+			+ "through the bean, or throttle the public method that calls it";
+
 	private final Throttler throttler;
 
 	private final Function<String, PolicyUsage> usage;
+
+	private final boolean principalAvailable;
 
 	private final Map<MethodClassKey, ThrottledMethod> cache = new ConcurrentHashMap<>();
 
@@ -40,8 +49,20 @@ public final class ThrottledMethods {
 	 * @param usage how each policy is used (reset or refund on success), by name
 	 */
 	public ThrottledMethods(Throttler throttler, Function<String, PolicyUsage> usage) {
+		this(throttler, usage, ThrottledMethods.class.getClassLoader());
+	}
+
+	/**
+	 * Creates a registry.
+	 * @param throttler the throttler whose policies annotations may name
+	 * @param usage how each policy is used (reset or refund on success), by name
+	 * @param classLoader the application's class loader: a key may use {@code #principal} only
+	 * where it finds Spring Security, which supplies the principal
+	 */
+	public ThrottledMethods(Throttler throttler, Function<String, PolicyUsage> usage, ClassLoader classLoader) {
 		this.throttler = throttler;
 		this.usage = usage;
+		this.principalAvailable = ClassUtils.isPresent(SPRING_SECURITY, classLoader);
 	}
 
 	/**
@@ -71,7 +92,14 @@ public final class ThrottledMethods {
 
 	private void checkEventLoopRule(ThrottledMethod method) {
 		EventLoopRule rule = this.eventLoopRule;
-		if (rule == null || method.throttles().isEmpty() || method.reactive()) {
+		if (rule == null || method.throttles().isEmpty()) {
+			return;
+		}
+		if (method.reactive()) {
+			if (!method.plan().carriesContext()) {
+				// subscribed through another library: the subscriber's context (and so the exchange) is lost
+				refuseRequestKeys(method, method.plan().description(), " (only Reactor carries it)");
+			}
 			return;
 		}
 		if (rule.storeBlocks()) {
@@ -79,12 +107,16 @@ public final class ThrottledMethods {
 					+ " returns a plain value in a WebFlux application, where it would call the store on an event-loop "
 					+ "thread and block it: return Mono or Flux");
 		}
+		refuseRequestKeys(method, "a plain value", "");
+	}
+
+	private static void refuseRequestKeys(ThrottledMethod method, String returning, String why) {
 		for (int i = 0; i < method.throttles().size(); i++) {
 			if (method.keys().usesRequest(i)) {
 				throw new ThrottleConfigurationException("@Throttled(policy = \"" + method.throttles().get(i).policy().name()
 						+ "\", key = \"" + method.keys().source(i) + "\") on " + describe(method.method())
-						+ " uses the request, which a method returning a plain value cannot see in a WebFlux "
-						+ "application: return Mono or Flux");
+						+ " uses the request, which a method returning " + returning
+						+ " cannot see in a WebFlux application" + why + ": return Mono or Flux");
 			}
 		}
 	}
@@ -97,13 +129,21 @@ public final class ThrottledMethods {
 	public void validate(Class<?> type) {
 		Class<?> userClass = ClassUtils.getUserClass(type);
 		boolean classLevel = !ThrottledAnnotations.annotations(userClass).isEmpty();
+		boolean controller = classLevel && ThrottledAnnotations.isController(userClass);
 		for (Method method : ThrottledAnnotations.methodsOf(userClass)) {
 			boolean annotated = !ThrottledAnnotations.annotations(method).isEmpty();
-			if (annotated && !ThrottledAnnotations.canBeIntercepted(method)) {
-				throw new ThrottleConfigurationException("@Throttled on " + describe(method) + " would never apply: "
-						+ "Spring AOP cannot intercept a private, static or final method; make it public");
+			boolean covered = !annotated && classLevel && ThrottledAnnotations.appliesClassLevel(method, userClass);
+			if (!ThrottledAnnotations.canBeIntercepted(method)) {
+				if (annotated) {
+					throw new ThrottleConfigurationException("@Throttled on " + describe(method) + NEVER_APPLIES);
+				}
+				if (covered && controller) {
+					// a handler the class-level annotation was meant to cover: a request path left unthrottled
+					throw new ThrottleConfigurationException("The class-level @Throttled of " + userClass.getSimpleName()
+							+ " covers its handler " + describe(method) + ", but" + NEVER_APPLIES);
+				}
 			}
-			if (annotated || (classLevel && ThrottledAnnotations.appliesClassLevel(method))) {
+			if (annotated || covered) {
 				resolve(method, userClass);
 			}
 		}
@@ -139,11 +179,10 @@ public final class ThrottledMethods {
 		}
 		ThrottleKeys parsed;
 		try {
-			parsed = new ThrottleKeys(specific, keys, policies);
+			parsed = new ThrottleKeys(specific, keys, policies, this.principalAvailable);
 		}
 		catch (ThrottleKeys.InvalidKeyException ex) {
-			throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index()))
-					+ ": the key expression does not parse: " + ex.getMessage());
+			throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index())) + ex.getMessage());
 		}
 		ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed);
 		checkOutcomeIsVisible(built);
@@ -156,18 +195,18 @@ public final class ThrottledMethods {
 	 * success, so that a lockout resets on every attempt: refused at startup instead.
 	 */
 	private static void checkOutcomeIsVisible(ThrottledMethod method) {
-		Class<?> returnType = method.method().getReturnType();
-		if (!ReturnTypes.hidesOutcome(returnType)) {
+		ReturnTypes.Plan plan = method.plan();
+		if (plan.kind() != ReturnTypes.Kind.HIDDEN) {
 			return;
 		}
 		for (Throttle throttle : method.throttles()) {
 			if (throttle.settlesOnSuccess()) {
 				String property = throttle.resetOnSuccess() ? "reset-on-success" : "count";
 				throw new ThrottleConfigurationException("@Throttled(policy = \"" + throttle.policy().name()
-						+ "\") on " + describe(method.method()) + " returns " + returnType.getSimpleName()
+						+ "\") on " + describe(method.method()) + " returns " + plan.description()
 						+ ", whose outcome the advisor cannot see, but throttle.policies." + throttle.policy().name()
 						+ "." + property + " acts on the outcome: return the value, a ResponseEntity, a "
-						+ "CompletableFuture, Mono or Flux instead");
+						+ "CompletableFuture, or a reactive type (Mono, Flux, Publisher, RxJava's...) instead");
 			}
 		}
 	}

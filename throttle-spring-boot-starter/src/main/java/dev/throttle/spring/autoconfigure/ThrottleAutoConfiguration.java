@@ -22,6 +22,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.core.env.Environment;
+import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.type.AnnotationMetadata;
 
 import dev.throttle.ThrottleListener;
@@ -66,13 +67,13 @@ public final class ThrottleAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ThrottledMethods throttledMethods(Throttler throttler, ThrottleProperties properties) {
+	ThrottledMethods throttledMethods(Throttler throttler, ThrottleProperties properties, ResourceLoader resourceLoader) {
 		Map<String, ThrottleProperties.Policy> policies = properties.getPolicies();
 		return new ThrottledMethods(throttler, (name) -> {
 			ThrottleProperties.Policy policy = policies.get(name);
 			return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
 					policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
-		});
+		}, resourceLoader.getClassLoader());
 	}
 
 	/**

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import dev.throttle.resilience.FailureMode;
+import dev.throttle.spring.ThrottleConfigurationException;
 
 /**
  * Configuration of throttling, under {@code throttle}. A property that binds to nothing (a typo
@@ -182,12 +183,31 @@ public class ThrottleProperties {
 		 */
 		private Headers headers = Headers.IETF;
 
+		/**
+		 * Leading bits of an IPv6 client address that #ip keeps, from 1 to 128: one home line or
+		 * cloud host gets a whole /64, so its addresses share one bucket. IPv4 clients are keyed
+		 * by address.
+		 */
+		private int ipv6Prefix = 64;
+
 		public Headers getHeaders() {
 			return this.headers;
 		}
 
 		public void setHeaders(Headers headers) {
 			this.headers = headers;
+		}
+
+		public int getIpv6Prefix() {
+			return this.ipv6Prefix;
+		}
+
+		public void setIpv6Prefix(int ipv6Prefix) {
+			if (ipv6Prefix < 1 || ipv6Prefix > 128) {
+				throw new ThrottleConfigurationException("throttle.http.ipv6-prefix must be between 1 and 128 (the "
+						+ "leading bits of an IPv6 client address that #ip keeps), was " + ipv6Prefix);
+			}
+			this.ipv6Prefix = ipv6Prefix;
 		}
 
 	}

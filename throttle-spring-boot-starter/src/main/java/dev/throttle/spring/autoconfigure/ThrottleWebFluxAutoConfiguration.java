@@ -40,7 +40,8 @@ public final class ThrottleWebFluxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(ReactiveThrottleRequestContext.class)
 	WebFluxThrottleRequestContext reactiveThrottleRequestContext(ThrottleProperties properties) {
-		return new WebFluxThrottleRequestContext(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
+		return new WebFluxThrottleRequestContext(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
+				properties.getHttp().getIpv6Prefix());
 	}
 
 	@Bean

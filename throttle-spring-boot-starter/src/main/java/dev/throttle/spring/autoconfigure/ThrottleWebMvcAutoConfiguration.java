@@ -25,7 +25,8 @@ public final class ThrottleWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(ThrottleRequestContext.class)
 	ServletThrottleRequestContext throttleRequestContext(ThrottleProperties properties) {
-		return new ServletThrottleRequestContext(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
+		return new ServletThrottleRequestContext(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
+				properties.getHttp().getIpv6Prefix());
 	}
 
 	@Bean

@@ -15,26 +15,40 @@ import dev.throttle.spring.aop.ThrottleRequestContext;
 
 /**
  * The servlet request a throttled call runs in. {@code #ip} is
- * {@link HttpServletRequest#getRemoteAddr()}: it honours X-Forwarded-For only when the
- * application configured Spring Boot's {@code server.forward-headers-strategy}, so a client cannot
- * buy a fresh bucket by sending the header itself.
+ * {@link HttpServletRequest#getRemoteAddr()}, an IPv6 address grouped by its prefix (a /64 by
+ * default): it honours X-Forwarded-For only when the application configured Spring Boot's
+ * {@code server.forward-headers-strategy}, so a client cannot buy a fresh bucket by sending the
+ * header itself (with {@code native}, Tomcat takes the right-most address that is not a trusted
+ * proxy's).
  */
 public final class ServletThrottleRequestContext implements ThrottleRequestContext {
 
 	private final boolean writeHeaders;
 
+	private final int ipv6Prefix;
+
 	/**
-	 * Creates a context.
+	 * Creates a context that groups IPv6 clients by their /64.
 	 * @param writeHeaders whether allowed calls get RateLimit headers
 	 */
 	public ServletThrottleRequestContext(boolean writeHeaders) {
+		this(writeHeaders, 64);
+	}
+
+	/**
+	 * Creates a context.
+	 * @param writeHeaders whether allowed calls get RateLimit headers
+	 * @param ipv6Prefix the leading bits of an IPv6 client address that {@code #ip} keeps (1 to 128)
+	 */
+	public ServletThrottleRequestContext(boolean writeHeaders, int ipv6Prefix) {
 		this.writeHeaders = writeHeaders;
+		this.ipv6Prefix = ipv6Prefix;
 	}
 
 	@Override
 	public String clientAddress() {
 		HttpServletRequest request = request();
-		return (request != null) ? request.getRemoteAddr() : null;
+		return (request != null) ? ClientAddresses.key(request.getRemoteAddr(), this.ipv6Prefix) : null;
 	}
 
 	@Override
@@ -67,7 +81,7 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 		}
 		HttpServletRequest request = servlet.getRequest();
 		Principal principal = request.getUserPrincipal();
-		return new Bound(request.getRemoteAddr(), (principal != null) ? principal.getName() : null,
+		return new Bound(ClientAddresses.key(request.getRemoteAddr(), this.ipv6Prefix), (principal != null) ? principal.getName() : null,
 				this.writeHeaders ? servlet.getResponse() : null);
 	}
 
@@ -82,10 +96,20 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 	}
 
 	private static void addHeaders(HttpServletResponse response, List<PolicyDecision> decisions) {
-		if (response != null && !response.isCommitted()) {
+		if (response == null || response.isCommitted()) {
+			return;
+		}
+		String earlier = response.getHeader(RateLimitHeaders.LIMIT);
+		if (earlier == null) {
 			response.addHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
 			response.addHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
+			return;
 		}
+		// a second throttled call in one request (a service its handler calls): one line, one item
+		// per policy, the later decision replacing the earlier
+		String earlierPolicies = response.getHeader(RateLimitHeaders.POLICY);
+		response.setHeader(RateLimitHeaders.POLICY, RateLimitItems.merged(earlierPolicies, RateLimitHeaders.policy(decisions)));
+		response.setHeader(RateLimitHeaders.LIMIT, RateLimitItems.merged(earlier, RateLimitHeaders.limit(decisions)));
 	}
 
 	private static HttpServletRequest request() {

@@ -64,6 +64,12 @@ class HttpTestApplication {
 			return Map.of("note", note);
 		}
 
+		@GetMapping("/prefix")
+		@Throttled(policy = "api", key = "#email.substring(0, 5)")
+		Map<String, String> prefix(@RequestParam String email) {
+			return Map.of("email", email);
+		}
+
 		@GetMapping("/open")
 		Map<String, String> open() {
 			return Map.of("message", "not throttled");

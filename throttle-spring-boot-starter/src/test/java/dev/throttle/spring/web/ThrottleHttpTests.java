@@ -171,6 +171,16 @@ class ThrottleHttpTests {
 		}
 
 		@Test
+		void aKeyThatThrowsIsNoServerErrorButTheSharedBucket() throws Exception {
+			for (String email : new String[] { "a@b", "c@d", "e@f" }) {
+				assertThat(send(this.port, "/prefix?email=" + email).statusCode()).isEqualTo(200);
+			}
+			assertThat(send(this.port, "/prefix?email=g@h").statusCode()).as("one shared bucket, never a bypass")
+				.isEqualTo(429);
+			assertThat(send(this.port, "/prefix?email=alice@example.com").statusCode()).isEqualTo(200);
+		}
+
+		@Test
 		void unthrottledHandlersGetNoRateLimitHeaders() throws Exception {
 			HttpResponse<String> response = send(this.port, "/open");
 			assertThat(response.statusCode()).isEqualTo(200);
