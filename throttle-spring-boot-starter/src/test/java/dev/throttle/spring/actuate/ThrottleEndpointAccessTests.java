@@ -128,6 +128,21 @@ class ThrottleEndpointAccessTests {
 
 	@Nested
 	@SpringBootTest(classes = EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+			properties = { "management.endpoints.web.exposure.include=throttle", "management.endpoint.throttle.enabled=true",
+					"throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1m,5m" })
+	class EnabledTheOldWay extends LockedOutUser {
+
+		@Test
+		void theOldEnabledFlagGrantsWritesToo() throws Exception {
+			// Boot reads management.endpoint.<id>.enabled=true as unrestricted access, as the README warns
+			assertThat(send(this.port, "DELETE", LOCKED).statusCode()).isEqualTo(200);
+			assertThat(this.throttler.peek("login", "alice@example.com").allowed()).as("unlocked").isTrue();
+		}
+
+	}
+
+	@Nested
+	@SpringBootTest(classes = EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 			properties = { "management.endpoints.web.exposure.include=*", "management.endpoint.throttle.access=none",
 					"throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1m,5m" })
 	class NoAccess {
