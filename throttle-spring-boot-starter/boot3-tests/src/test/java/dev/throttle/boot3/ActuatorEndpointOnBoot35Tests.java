@@ -20,14 +20,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The {@code throttle} actuator endpoint over HTTP in a Boot 3.5 application (Boot 3.5's endpoint
- * infrastructure and its Jackson 2 endpoint mapper).
+ * infrastructure and its Jackson 2 endpoint mapper): reads wherever it is exposed, a reset only
+ * with {@code management.endpoint.throttle.access=unrestricted} (Boot 3.4 introduced endpoint access).
  */
 class ActuatorEndpointOnBoot35Tests {
 
 	@Nested
 	@SpringBootTest(classes = MvcApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 			properties = { "management.endpoints.web.exposure.include=throttle",
-					"throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1m,5m",
+					"management.endpoint.throttle.access=unrestricted", "throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1m,5m",
 					"throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=10",
 					"throttle.policies.api.period=1m", "throttle.policies.burst.algorithm=token-bucket",
 					"throttle.policies.burst.capacity=5", "throttle.policies.burst.refill-period=2s" })
@@ -87,6 +88,46 @@ class ActuatorEndpointOnBoot35Tests {
 			assertThat(Http.delete(this.port, "/actuator/throttle/nope/k").statusCode())
 				.as("a mistyped policy is not reported as unlocked")
 				.isEqualTo(400);
+		}
+
+	}
+
+	@Nested
+	@SpringBootTest(classes = MvcApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+			properties = { "management.endpoints.web.exposure.include=*", "throttle.policies.login.algorithm=lockout",
+					"throttle.policies.login.timeouts=1m,5m", "throttle.policies.api.algorithm=gcra",
+					"throttle.policies.api.limit=10", "throttle.policies.api.period=1m",
+					"throttle.policies.burst.algorithm=token-bucket", "throttle.policies.burst.capacity=5",
+					"throttle.policies.burst.refill-period=2s" })
+	@Import(ManualClock.class)
+	class ExposedWithoutWriteAccess {
+
+		@LocalServerPort
+		int port;
+
+		@Autowired
+		Throttler throttler;
+
+		@Autowired
+		MemoryThrottleStore store;
+
+		@BeforeEach
+		void clearState() {
+			this.store.clear();
+		}
+
+		@Test
+		void readsAreAllowedButDeleteIsRefusedUntilTheApplicationGrantsWriteAccess() throws Exception {
+			assertThat(this.throttler.tryAcquire("login", "alice@example.com").allowed()).isTrue();
+			HttpResponse<String> peek = Http.get(this.port, "/actuator/throttle/login/alice@example.com");
+			assertThat(peek.statusCode()).isEqualTo(200);
+			assertThat(Http.json(peek)).containsEntry("allowed", false);
+			HttpResponse<String> reset = Http.delete(this.port, "/actuator/throttle/login/alice@example.com");
+			assertThat(reset.statusCode()).as("Boot 3.5 maps only the read operation").isEqualTo(405);
+			assertThat(reset.headers().firstValue("Allow")).hasValueSatisfying((allow) -> assertThat(allow)
+				.contains("GET")
+				.doesNotContain("DELETE"));
+			assertThat(this.throttler.tryAcquire("login", "alice@example.com").allowed()).as("still locked").isFalse();
 		}
 
 	}

@@ -64,7 +64,9 @@ class RedisStoreOnBoot35Tests {
 				"throttle.policies.api.limit=3", "throttle.policies.api.period=60s",
 				"throttle.policies.burst.algorithm=token-bucket", "throttle.policies.burst.capacity=100",
 				"throttle.policies.burst.refill-period=1s", "throttle.policies.login.algorithm=lockout",
-				"throttle.policies.login.timeouts=1s", "management.endpoints.web.exposure.include=throttle"));
+				"throttle.policies.login.timeouts=1s", "management.endpoints.web.exposure.include=throttle",
+				// the unlock is a write, which the endpoint refuses unless granted
+				"management.endpoint.throttle.access=unrestricted"));
 		if (redis.password() != null) {
 			properties.add("spring.data.redis.password=" + redis.password());
 		}

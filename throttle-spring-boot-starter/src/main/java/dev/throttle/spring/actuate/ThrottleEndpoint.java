@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -20,8 +21,14 @@ import dev.throttle.Throttler;
  * {@code GET /actuator/throttle/{policy}/{key}} shows a key's state without consuming anything;
  * {@code DELETE /actuator/throttle/{policy}/{key}} forgets it (unlocks a user). Like every
  * endpoint, it is reachable over HTTP only when the application exposes it.
+ *
+ * <p>Its default access is read-only: a reset unlocks an account, and an application that
+ * exposes every endpoint ({@code management.endpoints.web.exposure.include=*}) without securing
+ * them would otherwise let anyone do it. The application grants writes with
+ * {@code management.endpoint.throttle.access=unrestricted} (or every endpoint's with
+ * {@code management.endpoints.access.default=unrestricted}); {@code none} turns the endpoint off.
  */
-@Endpoint(id = "throttle")
+@Endpoint(id = "throttle", defaultAccess = Access.READ_ONLY)
 public class ThrottleEndpoint {
 
 	private final Throttler throttler;

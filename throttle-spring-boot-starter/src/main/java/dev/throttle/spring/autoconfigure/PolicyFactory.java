@@ -2,8 +2,10 @@ package dev.throttle.spring.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.springframework.beans.BeanWrapper;
 import org.springframework.beans.BeanWrapperImpl;
@@ -14,9 +16,10 @@ import dev.throttle.Policy;
 import dev.throttle.spring.ThrottleConfigurationException;
 
 /**
- * Turns {@code throttle.policies.*} into validated {@link Policy} values, or fails with a message
- * that names the property. The algorithm named by {@code algorithm} builds the policy from the
- * parameters that are set, by their configuration names: its defaults and checks live with it.
+ * Turns {@code throttle.policies.*} into validated {@link Policy} values, or problems that name
+ * the property. The algorithm named by {@code algorithm} builds the policy from the parameters
+ * that are set, by their configuration names: its defaults and checks live with it. Every policy
+ * is read, so that one start reports every mistake.
  */
 final class PolicyFactory {
 
@@ -25,33 +28,92 @@ final class PolicyFactory {
 	private PolicyFactory() {
 	}
 
+	/**
+	 * Returns the policies, or fails listing every policy that has a mistake.
+	 * @param properties {@code throttle.policies}
+	 * @return the policies, in the order configured
+	 * @throws ThrottleConfigurationException naming each property that is wrong
+	 */
 	static List<Policy> create(Map<String, ThrottleProperties.Policy> properties) {
-		List<Policy> policies = new ArrayList<>();
-		properties.forEach((name, settings) -> policies.add(create(name, settings)));
-		return policies;
+		Policies policies = read(properties);
+		if (!policies.problems().isEmpty()) {
+			throw new ThrottleConfigurationException(policies.problems());
+		}
+		return policies.valid();
 	}
 
-	static Policy create(String name, ThrottleProperties.Policy settings) {
+	/**
+	 * Reads every policy, collecting the mistakes instead of stopping at the first.
+	 * @param properties {@code throttle.policies}
+	 * @return the valid policies and a problem for each mistake
+	 */
+	static Policies read(Map<String, ThrottleProperties.Policy> properties) {
+		List<Policy> valid = new ArrayList<>();
+		List<String> problems = new ArrayList<>();
+		Set<String> invalid = new LinkedHashSet<>();
+		properties.forEach((name, settings) -> {
+			List<String> own = new ArrayList<>();
+			Policy policy = create(name, settings, own);
+			if (policy != null) {
+				valid.add(policy);
+			}
+			else {
+				problems.addAll(own);
+				invalid.add(name);
+			}
+		});
+		return new Policies(List.copyOf(valid), List.copyOf(problems), Set.copyOf(invalid));
+	}
+
+	/**
+	 * Builds one policy, or adds what is wrong with it to {@code problems} and returns null. Every
+	 * parameter its algorithm does not take is reported, not just the first.
+	 */
+	private static Policy create(String name, ThrottleProperties.Policy settings, List<String> problems) {
 		String path = PREFIX + name;
 		if (settings.getAlgorithm() == null || settings.getAlgorithm().isBlank()) {
-			throw new ThrottleConfigurationException(path + ".algorithm is required: one of " + Algorithm.ids());
+			problems.add(path + ".algorithm is required: one of " + Algorithm.ids());
+			return null;
 		}
 		Algorithm<?> algorithm;
 		try {
 			algorithm = Algorithm.fromId(settings.getAlgorithm());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new ThrottleConfigurationException(path + ".algorithm: " + ex.getMessage());
+			problems.add(path + ".algorithm: " + ex.getMessage());
+			return null;
+		}
+		Map<String, Object> parameters = parameters(settings);
+		for (String parameter : parameters.keySet()) {
+			if (!algorithm.parameters().contains(parameter)) {
+				problems.add(path + "." + parameter + " means nothing to the " + algorithm.id()
+						+ " algorithm, which takes " + String.join(", ", algorithm.parameters()));
+			}
+		}
+		if (!problems.isEmpty()) {
+			return null;
 		}
 		try {
-			return algorithm.create(name, parameters(settings));
+			return algorithm.create(name, parameters);
 		}
 		catch (InvalidPolicyException ex) {
-			throw new ThrottleConfigurationException(path + "." + ex.parameter() + " " + ex.problem());
+			problems.add(path + "." + ex.parameter() + " " + ex.problem());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new ThrottleConfigurationException(path + ": " + ex.getMessage());
+			problems.add(path + ": " + ex.getMessage());
 		}
+		return null;
+	}
+
+	/**
+	 * What {@code throttle.policies} holds.
+	 *
+	 * @param valid the policies that can be built, in the order configured
+	 * @param problems what is wrong with the others, each naming its property
+	 * @param invalid the names of the policies that have a mistake
+	 */
+	record Policies(List<Policy> valid, List<String> problems, Set<String> invalid) {
+
 	}
 
 	/**

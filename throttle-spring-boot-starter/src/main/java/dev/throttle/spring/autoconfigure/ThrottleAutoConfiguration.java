@@ -1,15 +1,12 @@
 package dev.throttle.spring.autoconfigure;
 
-import java.lang.reflect.Proxy;
 import java.util.Map;
 
 import org.springframework.aop.config.AopConfigUtils;
-import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
-import org.springframework.beans.factory.config.SingletonBeanRegistry;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -20,7 +17,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
-import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.type.AnnotationMetadata;
@@ -61,7 +57,8 @@ public final class ThrottleAutoConfiguration {
 	@ConditionalOnMissingBean
 	Throttler throttler(ThrottleProperties properties, ThrottleStore throttleStore,
 			ObjectProvider<ThrottleListener> listeners) {
-		return new Throttler(throttleStore, PolicyFactory.create(properties.getPolicies()),
+		// only the valid policies: the startup check reports the others with every other mistake, at once
+		return new Throttler(throttleStore, PolicyFactory.read(properties.getPolicies()).valid(),
 				listeners.orderedStream().toList());
 	}
 
@@ -94,45 +91,16 @@ public final class ThrottleAutoConfiguration {
 		return advisor;
 	}
 
+	/**
+	 * Checks every policy and every {@code @Throttled} of every bean once all singletons exist and
+	 * before the web server starts, reporting every mistake at once, then logs the startup line.
+	 * (Boot never makes a SmartInitializingSingleton lazy, so lazy initialization keeps the check.)
+	 */
 	@Bean
 	static SmartInitializingSingleton throttledMethodsValidator(ListableBeanFactory beanFactory,
-			ObjectProvider<ThrottledMethods> throttledMethods) {
-		return () -> validateAnnotatedBeans(beanFactory, throttledMethods.getObject());
-	}
-
-	/**
-	 * Checks every {@code @Throttled} of every bean once all singletons exist and before the web
-	 * server starts, so that a mistake fails startup instead of the first request.
-	 */
-	private static void validateAnnotatedBeans(ListableBeanFactory beanFactory, ThrottledMethods throttledMethods) {
-		for (String name : beanFactory.getBeanDefinitionNames()) {
-			Class<?> type = beanFactory.getType(name, false);
-			if (type == null) {
-				continue;
-			}
-			if (Proxy.isProxyClass(type)) {
-				// a JDK proxy's own methods are final and carry no annotations: check what it stands for,
-				// its interfaces and, for a singleton already made, the class behind it
-				for (Class<?> contract : type.getInterfaces()) {
-					validate(contract, throttledMethods);
-				}
-				Object instance = (beanFactory instanceof SingletonBeanRegistry singletons)
-						? singletons.getSingleton(name) : null;
-				Class<?> target = (instance != null) ? AopUtils.getTargetClass(instance) : null;
-				if (target != null && !Proxy.isProxyClass(target)) {
-					validate(target, throttledMethods);
-				}
-			}
-			else {
-				validate(type, throttledMethods);
-			}
-		}
-	}
-
-	private static void validate(Class<?> type, ThrottledMethods throttledMethods) {
-		if (AnnotationUtils.isCandidateClass(type, Throttled.class)) {
-			throttledMethods.validate(type);
-		}
+			ObjectProvider<ThrottleProperties> properties, ObjectProvider<Throttler> throttler,
+			ObjectProvider<ThrottledMethods> throttledMethods, ObjectProvider<ThrottledAdvisor> advisor) {
+		return new ThrottleStartupCheck(beanFactory, properties, throttler, throttledMethods, advisor);
 	}
 
 	/**

@@ -59,9 +59,9 @@ class ThrottleEndpointTests {
 	@Nested
 	@SpringBootTest(classes = EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 			properties = { "management.endpoints.web.exposure.include=throttle",
-					"throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1m,5m",
-					"throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=10",
-					"throttle.policies.api.period=1m" })
+					"management.endpoint.throttle.access=unrestricted", "throttle.policies.login.algorithm=lockout",
+					"throttle.policies.login.timeouts=1m,5m", "throttle.policies.api.algorithm=gcra",
+					"throttle.policies.api.limit=10", "throttle.policies.api.period=1m" })
 	class Exposed {
 
 		@LocalServerPort

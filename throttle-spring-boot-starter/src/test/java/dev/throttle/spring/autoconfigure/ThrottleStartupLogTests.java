@@ -1,0 +1,106 @@
+package dev.throttle.spring.autoconfigure;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+import dev.throttle.spring.annotation.Throttled;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * One INFO line at startup says what is in force: the store, each policy by name and algorithm,
+ * and how many methods are throttled; never a key nor a key expression.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class ThrottleStartupLogTests {
+
+	private static final String[] POLICIES = { "throttle.policies.login.algorithm=lockout",
+			"throttle.policies.login.timeouts=1s,2s", "throttle.policies.login-ip.algorithm=token-bucket",
+			"throttle.policies.login-ip.capacity=20", "throttle.policies.login-ip.refill-period=30s",
+			"throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=100",
+			"throttle.policies.api.period=1m" };
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(
+				AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleDisabledAutoConfiguration.class))
+		.withPropertyValues(POLICIES);
+
+	@Test
+	void oneInfoLineNamesTheStoreThePoliciesAndHowManyMethodsAreThrottled(CapturedOutput output) {
+		this.contextRunner.withBean(Accounts.class).withBean(Greetings.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(throttleLines(output)).singleElement()
+				.satisfies((line) -> assertThat(line).contains(" INFO ")
+					.endsWith("Throttling 4 methods with the memory store; policies: login (lockout), "
+							+ "login-ip (token-bucket), api (gcra)"));
+		});
+	}
+
+	@Test
+	void theLineNamesNoKeyNorKeyExpression(CapturedOutput output) {
+		this.contextRunner.withBean(Accounts.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(throttleLines(output)).singleElement()
+				.satisfies((line) -> assertThat(line).doesNotContain("#email").doesNotContain("#ip").doesNotContain("@"));
+		});
+	}
+
+	@Test
+	void anApplicationWithoutThrottledMethodsSaysSo(CapturedOutput output) {
+		this.contextRunner.run((context) -> assertThat(throttleLines(output)).singleElement()
+			.satisfies((line) -> assertThat(line).contains("Throttling 0 methods with the memory store")));
+	}
+
+	@Test
+	void disabledThrottlingSaysSoAndWhichPoliciesWereChecked(CapturedOutput output) {
+		this.contextRunner.withBean(Accounts.class).withPropertyValues("throttle.enabled=false").run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(throttleLines(output)).singleElement()
+				.satisfies((line) -> assertThat(line).contains(" INFO ")
+					.endsWith("Throttling is disabled (throttle.enabled=false): nothing is throttled; policies checked: "
+							+ "login (lockout), login-ip (token-bucket), api (gcra)"));
+		});
+	}
+
+	private static List<String> throttleLines(CapturedOutput output) {
+		return output.getOut().lines().filter((line) -> line.contains("Throttling ")).toList();
+	}
+
+	static class Accounts {
+
+		@Throttled(policy = "login", key = "#email")
+		@Throttled(policy = "login-ip", key = "#ip")
+		public String login(String email) {
+			return email;
+		}
+
+		public String notThrottled(String email) {
+			return email;
+		}
+
+	}
+
+	@Throttled(policy = "api")
+	static class Greetings {
+
+		public String hello() {
+			return "hello";
+		}
+
+		public String bye() {
+			return "bye";
+		}
+
+		public String welcome(String name) {
+			return name;
+		}
+
+	}
+
+}
