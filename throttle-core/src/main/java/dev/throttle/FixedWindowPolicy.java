@@ -101,7 +101,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 
 		/** The key's open window, or {@link #EMPTY} when none is. */
 		private long current(long state, long now) {
-			return (state == EMPTY || now - this.cells.time(state) >= this.windowMillis) ? EMPTY : state;
+			return (state == EMPTY || now - this.cells.time(state, now) >= this.windowMillis) ? EMPTY : state;
 		}
 
 		/** Units left in a window; none when it holds more than the limit (state of a larger limit). */
@@ -113,19 +113,19 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 		public long acquire(long state, long now, int cost) {
 			long current = current(state, now);
 			int count = (current == EMPTY) ? 0 : count(current);
-			long start = (current == EMPTY) ? now : this.cells.time(current);
+			long start = (current == EMPTY) ? now : this.cells.time(current, now);
 			return (count + cost > this.limit) ? REJECTED : this.cells.pack(count + cost, start);
 		}
 
 		@Override
 		public Decision allowed(long next, long now) {
-			return Decision.allow(this.limit, remaining(next), this.cells.time(next) + this.windowMillis - now);
+			return Decision.allow(this.limit, remaining(next), this.cells.time(next, now) + this.windowMillis - now);
 		}
 
 		@Override
 		public Decision rejected(long state, long now, int cost) {
 			long current = current(state, now);
-			long untilEnd = this.cells.time(current) + this.windowMillis - now;
+			long untilEnd = this.cells.time(current, now) + this.windowMillis - now;
 			return Decision.reject(this.limit, remaining(current), untilEnd, untilEnd);
 		}
 
@@ -147,7 +147,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 			if (current == EMPTY || count(current) <= cost) {
 				return EMPTY;
 			}
-			return this.cells.pack(count(current) - cost, this.cells.time(current));
+			return this.cells.pack(count(current) - cost, this.cells.time(current, now));
 		}
 
 	}

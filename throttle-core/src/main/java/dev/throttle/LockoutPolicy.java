@@ -172,7 +172,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 		}
 
 		private long current(long state, long now) {
-			return (state == EMPTY || now - this.cells.time(state) >= this.expireAfterMillis) ? EMPTY : state;
+			return (state == EMPTY || now - this.cells.time(state, now) >= this.expireAfterMillis) ? EMPTY : state;
 		}
 
 		/** The rung of a state; one written under a longer ladder stands on this ladder's top rung. */
@@ -187,7 +187,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 				return this.cells.pack(0, now);
 			}
 			int index = index(current);
-			if (now - this.cells.time(current) < this.timeouts[index]) {
+			if (now - this.cells.time(current, now) < this.timeouts[index]) {
 				return REJECTED;
 			}
 			return this.cells.pack(Math.min(index + 1, this.timeouts.length - 1), now);
@@ -195,13 +195,13 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 
 		@Override
 		public Decision allowed(long next, long now) {
-			return Decision.allow(1, 0, this.cells.time(next) + this.expireAfterMillis - now);
+			return Decision.allow(1, 0, this.cells.time(next, now) + this.expireAfterMillis - now);
 		}
 
 		@Override
 		public Decision rejected(long state, long now, int cost) {
 			long current = current(state, now);
-			long lastAllowed = this.cells.time(current);
+			long lastAllowed = this.cells.time(current, now);
 			return Decision.reject(1, 0, lastAllowed + this.timeouts[index(current)] - now,
 					lastAllowed + this.expireAfterMillis - now);
 		}
@@ -212,8 +212,8 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 			if (current == EMPTY) {
 				return Decision.allow(1, 1, 0);
 			}
-			if (now - this.cells.time(current) >= this.timeouts[index(current)]) {
-				return Decision.allow(1, 1, this.cells.time(current) + this.expireAfterMillis - now);
+			if (now - this.cells.time(current, now) >= this.timeouts[index(current)]) {
+				return Decision.allow(1, 1, this.cells.time(current, now) + this.expireAfterMillis - now);
 			}
 			return rejected(state, now, 1);
 		}
@@ -225,7 +225,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 				return EMPTY;
 			}
 			int previous = index(current) - 1;
-			return this.cells.pack(previous, this.cells.time(current) - this.timeouts[previous]);
+			return this.cells.pack(previous, this.cells.time(current, now) - this.timeouts[previous]);
 		}
 
 	}

@@ -145,7 +145,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 				return this.cells.pack(this.capacity, now);
 			}
 			int tokens = count(state);
-			long refilledAt = this.cells.time(state);
+			long refilledAt = this.cells.time(state, now);
 			long elapsed = now - refilledAt;
 			if (elapsed < this.periodMillis) {
 				return state;
@@ -162,7 +162,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 			if (tokens >= this.capacity) {
 				return 0;
 			}
-			long full = this.cells.time(state) + ceilDiv(this.capacity - tokens, this.refillTokens) * this.periodMillis;
+			long full = this.cells.time(state, now) + ceilDiv(this.capacity - tokens, this.refillTokens) * this.periodMillis;
 			return Math.max(0, full - now);
 		}
 
@@ -170,7 +170,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 		public long acquire(long state, long now, int cost) {
 			long refilled = refill(state, now);
 			int tokens = count(refilled);
-			return (tokens < cost) ? REJECTED : this.cells.pack(tokens - cost, this.cells.time(refilled));
+			return (tokens < cost) ? REJECTED : this.cells.pack(tokens - cost, this.cells.time(refilled, now));
 		}
 
 		@Override
@@ -182,7 +182,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 		public Decision rejected(long state, long now, int cost) {
 			long refilled = refill(state, now);
 			int tokens = count(refilled);
-			long retryAfter = this.cells.time(refilled) + ceilDiv(cost - tokens, this.refillTokens) * this.periodMillis
+			long retryAfter = this.cells.time(refilled, now) + ceilDiv(cost - tokens, this.refillTokens) * this.periodMillis
 					- now;
 			return Decision.reject(this.capacity, tokens, retryAfter, untilFull(refilled, now));
 		}
@@ -197,7 +197,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 		public long refund(long state, long now, int cost) {
 			long refilled = refill(state, now);
 			long tokens = Math.min(this.capacity, count(refilled) + (long) cost);
-			return (tokens >= this.capacity) ? EMPTY : this.cells.pack(tokens, this.cells.time(refilled));
+			return (tokens >= this.capacity) ? EMPTY : this.cells.pack(tokens, this.cells.time(refilled, now));
 		}
 
 		private static long ceilDiv(long dividend, long divisor) {

@@ -16,33 +16,40 @@ import dev.throttle.TimeSource;
  * its per-key state by the transition it plugs in ({@link #packed} or {@link #array}); the store
  * keeps the cache, the cells and the compare-and-set loop.
  *
- * <p>Packing: most algorithms keep a count and a time per key. {@link #pack} stores the time as
- * milliseconds since the store's base (2^39 ms, about 17 years, before the store was created) in
- * the low 40 bits, and the count in the next 23 bits; the sign bit stays clear, so
- * {@link PackedTransition#EMPTY} and {@link PackedTransition#REJECTED} are never packed states.
+ * <p>Packing: most algorithms keep a count and a time per key. {@link #pack} stores the time's low
+ * 40 bits (milliseconds modulo 2^40, about 35 years) and the count in the next 23 bits; the sign
+ * bit stays clear, so {@link PackedTransition#EMPTY} and {@link PackedTransition#REJECTED} are
+ * never packed states. {@link #time} reads the time back as the one nearest to now with those low
+ * bits, so any time within 2^39 ms (about 17 years) of now is read exactly, however old the store
+ * is: the 40 bits are never measured from the store's creation, so they cannot run out while it
+ * lives (a JVM started with a clock years behind, corrected later, keeps every limit). Times further
+ * than that from now never matter: every policy's state is neutral within ten years.
  *
  * <p>Bound once per policy, by one thread; the limiter it returns is thread-safe.
  */
 public final class MemoryCells {
 
+	/** The largest count a packed state holds. */
+	public static final int MAX_COUNT = (1 << 23) - 1;
+
 	private static final int TIME_BITS = 40;
 
 	private static final long TIME_MASK = (1L << TIME_BITS) - 1;
+
+	/** Half the range of the packed time: a packed time is read within this of now. */
+	private static final long HALF_RANGE = 1L << (TIME_BITS - 1);
 
 	private final Policy policy;
 
 	private final TimeSource clock;
 
-	private final long base;
-
 	private final long maximumKeys;
 
 	private Cache<String, ?> cache;
 
-	MemoryCells(Policy policy, TimeSource clock, long base, long maximumKeys) {
+	MemoryCells(Policy policy, TimeSource clock, long maximumKeys) {
 		this.policy = policy;
 		this.clock = clock;
-		this.base = base;
 		this.maximumKeys = maximumKeys;
 	}
 
@@ -67,22 +74,24 @@ public final class MemoryCells {
 
 	/**
 	 * Packs a count and a time into a state.
-	 * @param count between 0 and 2^23 - 1
-	 * @param timeMillis the time; clamped into the 40 bits around the store's base
+	 * @param count between 0 and {@link #MAX_COUNT}
+	 * @param timeMillis the time; its low 40 bits are kept
 	 * @return the state
 	 */
 	public long pack(long count, long timeMillis) {
-		long offset = Math.max(0, Math.min(TIME_MASK, timeMillis - this.base));
-		return (count << TIME_BITS) | offset;
+		return (count << TIME_BITS) | (timeMillis & TIME_MASK);
 	}
 
 	/**
-	 * Returns the time of a packed state.
+	 * Returns the time of a packed state: the time nearest to {@code now} whose low 40 bits the state
+	 * holds, exact for any time within 2^39 ms (about 17 years) of now.
 	 * @param state a state that {@link #pack} made
+	 * @param now the time the state is read at
 	 * @return the time in milliseconds
 	 */
-	public long time(long state) {
-		return this.base + (state & TIME_MASK);
+	public long time(long state, long now) {
+		long ahead = ((state & TIME_MASK) - now) & TIME_MASK;
+		return now + ((ahead >= HALF_RANGE) ? ahead - (1L << TIME_BITS) : ahead);
 	}
 
 	/**

@@ -35,9 +35,6 @@ public final class MemoryThrottleStore implements ThrottleStore {
 
 	private final long maximumKeysPerPolicy;
 
-	/** Packed times are offsets from here: far enough back that a clock stepping back stays positive. */
-	private final long base;
-
 	private final Map<String, Bound> limiters = new ConcurrentHashMap<>();
 
 	/**
@@ -58,7 +55,6 @@ public final class MemoryThrottleStore implements ThrottleStore {
 		}
 		this.clock = clock;
 		this.maximumKeysPerPolicy = maximumKeysPerPolicy;
-		this.base = clock.currentTimeMillis() - (1L << 39);
 	}
 
 	@Override
@@ -102,7 +98,7 @@ public final class MemoryThrottleStore implements ThrottleStore {
 	}
 
 	private Bound bind(Policy policy) {
-		MemoryCells cells = new MemoryCells(policy, this.clock, this.base, this.maximumKeysPerPolicy);
+		MemoryCells cells = new MemoryCells(policy, this.clock, this.maximumKeysPerPolicy);
 		Limiter limiter = policy.algorithm().bindMemory(policy, cells);
 		return new Bound(cells.cache(), limiter);
 	}

@@ -80,6 +80,22 @@ class MemoryThrottleStoreTests {
 	}
 
 	@Test
+	void aPackedTimeIsReadExactlyWithinSeventeenYearsOfNowHoweverOldTheStoreIs() {
+		MemoryCells cells = new MemoryCells(TokenBucketPolicy.of("tb", 5, Duration.ofHours(1)), this.clock, 100);
+		long now = this.clock.currentTimeMillis();
+		long seventeenYears = (1L << 39) - 1;
+		for (long time : new long[] { now, now - 1, now + 1, now - seventeenYears, now + seventeenYears - 1,
+				now + Duration.ofDays(3650).toMillis(), 0, 1L << 45 }) {
+			for (long reader : new long[] { time, time - Duration.ofDays(3650).toMillis(), time + 50, time + (1L << 38) }) {
+				long state = cells.pack(MemoryCells.MAX_COUNT, time);
+				assertThat(cells.time(state, reader)).as("written at %d, read at %d", time, reader).isEqualTo(time);
+				assertThat(MemoryCells.count(state)).isEqualTo(MemoryCells.MAX_COUNT);
+				assertThat(state).isNotNegative();
+			}
+		}
+	}
+
+	@Test
 	void maximumKeysMustBePositive() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new MemoryThrottleStore(this.clock, 0))
 			.withMessage("maximum-keys must be at least 1, was 0");

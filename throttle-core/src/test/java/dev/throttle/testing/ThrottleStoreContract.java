@@ -1,6 +1,7 @@
 package dev.throttle.testing;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -718,6 +719,47 @@ public abstract class ThrottleStoreContract {
 			advance(1_050);
 			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
 			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(reject(1, 0, 2_000, 3_600_000));
+		}
+
+	}
+
+	/**
+	 * A JVM started with a wrong clock that is corrected later: the store's own age must not matter.
+	 */
+	@Nested
+	class ClockCorrectedYearsLater {
+
+		@Test
+		void aStoreCreatedUnderAClockTwentySixYearsBehindKeepsEveryLimitOnceTheClockIsCorrected() {
+			ManualTimeSource wrong = new ManualTimeSource(Instant.parse("2000-01-01T00:00:00Z"));
+			ThrottleStore early = createStore(wrong);
+			try {
+				List<Policy> policies = List.of(TokenBucketPolicy.of("tb", 3, Duration.ofSeconds(10)),
+						new GcraPolicy("gcra", 3, Duration.ofSeconds(30)),
+						new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+						new SlidingLogPolicy("log", 3, Duration.ofMinutes(1), Duration.ofSeconds(10), 1),
+						LockoutPolicy.of("lock", seconds(1, 2)));
+				Throttler throttler = new Throttler(early, policies);
+				for (Policy policy : policies) {
+					throttler.tryAcquire(policy.name(), "k");
+				}
+				wrong.advance(Duration.between(Instant.parse("2000-01-01T00:00:00Z"), Instant.parse("2026-01-01T00:00:00Z")));
+				for (Policy policy : policies) {
+					for (int i = 0; i < policy.quota(); i++) {
+						assertThat(throttler.tryAcquire(policy.name(), "k").allowed()).as(policy.name() + " call " + i)
+							.isTrue();
+					}
+					assertThat(throttler.tryAcquire(policy.name(), "k").allowed()).as(policy.name() + " over quota")
+						.isFalse();
+				}
+				assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(reject(3, 0, 10_000, 10_000));
+				assertThat(throttler.tryAcquire("lock", "k")).isEqualTo(reject(1, 0, 1_000, 3_600_000));
+				wrong.advanceMillis(10_000);
+				assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 2, 10_000));
+			}
+			finally {
+				early.close();
+			}
 		}
 
 	}
