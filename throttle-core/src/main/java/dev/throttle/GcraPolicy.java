@@ -2,13 +2,16 @@ package dev.throttle;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 import dev.throttle.memory.MemoryCells;
 import dev.throttle.memory.PackedTransition;
 
 /**
  * GCRA: {@code limit} calls per {@code period}, with a burst of {@code limit}, kept as one score
- * per key (the theoretical arrival time, in microseconds).
+ * per key (the theoretical arrival time, in microseconds). The interval between calls is kept in
+ * whole microseconds, so a policy whose {@code period / limit} would be kept more than 1% short
+ * (600,000 per second: 1.67 us kept as 1 us, a million per second) is refused when it is built.
  *
  * @param name the policy's name
  * @param limit calls allowed per period (n)
@@ -23,10 +26,22 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 		Checks.name(name);
 		Checks.quantity(name, "limit", limit);
 		Checks.duration(name, "period", period);
-		if (period.toMillis() * 1000 / limit < 1) {
+		long periodMicros = period.toMillis() * 1000;
+		long interval = periodMicros / limit;
+		if (interval < 1) {
 			throw new InvalidPolicyException(name, "limit",
 					"must be at most one call per microsecond of period, was " + limit + " per "
 							+ Checks.format(period));
+		}
+		// both stores keep the interval in whole microseconds, rounded down: the rate they keep,
+		// 1/interval, must not run more than 1% above the rate asked for, limit/period
+		if (100 * periodMicros > 101L * limit * interval) {
+			double exact = (double) periodMicros / limit;
+			throw new InvalidPolicyException(name, "limit", String.format(Locale.ROOT,
+					"%d per period %s needs a call every %.3f microseconds, which the stores keep in whole"
+							+ " microseconds (%d, a rate %.1f%% too high); choose a limit and period whose"
+							+ " period/limit is within 1%% of a whole number of microseconds",
+					limit, Checks.format(period), exact, interval, (exact / interval - 1) * 100));
 		}
 	}
 
