@@ -83,7 +83,12 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 	/**
 	 * Over packed (count, windowStart). A window starts at the key's first call after the previous
 	 * window ended ({@code now >= start + window}); a call passes while {@code count + cost <= limit}.
-	 * A window that starts after now (the clock stepped back) is still the current one.
+	 * A window that starts after now (the clock stepped back) is still the current one. The next unit
+	 * comes when the window ends.
+	 *
+	 * <p>Receipt: the start of the window the call counted in. Windows start at least a window apart,
+	 * so it names one window; a refund gives the call's units back to that window while it is open,
+	 * and nothing once it has ended.
 	 */
 	static final class Transition implements PackedTransition {
 
@@ -119,7 +124,9 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 
 		@Override
 		public Decision allowed(long next, long now) {
-			return Decision.allow(this.limit, remaining(next), this.cells.time(next, now) + this.windowMillis - now);
+			long start = this.cells.time(next, now);
+			long untilEnd = start + this.windowMillis - now;
+			return Decision.allow(this.limit, remaining(next), untilEnd, untilEnd, Math.max(1, start));
 		}
 
 		@Override
@@ -136,7 +143,8 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 				return Decision.allow(this.limit, this.limit, 0);
 			}
 			if (count(current) < this.limit) {
-				return allowed(current, now);
+				long untilEnd = this.cells.time(current, now) + this.windowMillis - now;
+				return Decision.allow(this.limit, remaining(current), untilEnd, untilEnd, 0);
 			}
 			return rejected(state, now, 1);
 		}
@@ -148,6 +156,16 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 				return EMPTY;
 			}
 			return this.cells.pack(count(current) - cost, this.cells.time(current, now));
+		}
+
+		@Override
+		public long refund(long state, long now, int cost, long receipt) {
+			long current = current(state, now);
+			if (current == EMPTY || Math.max(1, this.cells.time(current, now)) != receipt) {
+				// the call's window has ended: what it took went with it
+				return state;
+			}
+			return refund(current, now, cost);
 		}
 
 	}

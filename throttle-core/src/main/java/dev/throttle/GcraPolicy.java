@@ -131,7 +131,13 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	 * may retry after {@code trial - n * I - now}. Microseconds keep rates such as 3 per second exact
 	 * to a microsecond instead of rounding them to whole milliseconds. A TAT ahead of now is the
 	 * algorithm's ordinary state, so a clock that stepped back needs no care of its own.
-	 * {@link #EMPTY}, the smallest long, is a TAT long past.
+	 * {@link #EMPTY}, the smallest long, is a TAT long past. With {@code r} whole intervals left, the
+	 * next unit comes once the score is {@code (r + 1) * I} within the tolerance.
+	 *
+	 * <p>Receipt: the TAT the call stored. The call took the span {@code [receipt - cost * I, receipt]}
+	 * of the score; a refund takes back what of that span is still ahead of now and not beyond the
+	 * current TAT, so a refund after the span went by gives back nothing, and one of a call whose
+	 * span is half gone gives back half.
 	 */
 	static final class Transition implements PackedTransition {
 
@@ -159,7 +165,8 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 		@Override
 		public Decision allowed(long next, long now) {
 			long ahead = next - now * 1000;
-			return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000));
+			return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000), untilNextUnit(ahead),
+					Math.max(1, next));
 		}
 
 		@Override
@@ -175,7 +182,7 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 			long nowMicros = now * 1000;
 			long ahead = Math.max(state, nowMicros) - nowMicros;
 			if (ahead + this.interval <= this.tolerance) {
-				return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000));
+				return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000), untilNextUnit(ahead), 0);
 			}
 			return rejected(state, now, 1);
 		}
@@ -185,10 +192,30 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 			return (int) Math.max(0, (this.tolerance - aheadMicros) / this.interval);
 		}
 
+		/** Milliseconds until one interval more than {@link #remaining} fits; 0 when nothing is in use. */
+		private long untilNextUnit(long aheadMicros) {
+			int remaining = remaining(aheadMicros);
+			if (remaining >= this.limit) {
+				return 0;
+			}
+			return ceilDiv(aheadMicros + (remaining + 1) * this.interval - this.tolerance, 1000);
+		}
+
 		@Override
 		public long refund(long state, long now, int cost) {
 			long tat = state - cost * this.interval;
 			return (tat <= now * 1000) ? EMPTY : tat;
+		}
+
+		@Override
+		public long refund(long state, long now, int cost, long receipt) {
+			long nowMicros = now * 1000;
+			long ahead = Math.min(receipt, state) - Math.max(receipt - cost * this.interval, nowMicros);
+			if (ahead <= 0) {
+				return state;
+			}
+			long tat = state - ahead;
+			return (tat <= nowMicros) ? EMPTY : tat;
 		}
 
 		private static long ceilDiv(long dividend, long divisor) {

@@ -154,8 +154,13 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 	 * passes when {@code now - lastAllowed >= timeouts[index]} and stores
 	 * (min(index + 1, last rung), now). A refusal writes nothing. State idle for {@code expireAfter}
 	 * counts as never used; a {@code lastAllowed} after now (the clock stepped back) is kept, so the
-	 * wait runs from it. A refund steps back one rung: (i, t) becomes (i - 1, t - timeouts[i - 1]),
-	 * which lets the next attempt through at once, as the refunded call's predecessor state did.
+	 * wait runs from it. An allowed attempt's next unit is its rung's timeout away. A refund steps back
+	 * one rung: (i, t) becomes (i - 1, t - timeouts[i - 1]), which lets the next attempt through at
+	 * once, as the refunded call's predecessor state did.
+	 *
+	 * <p>Receipt: the attempt's time, its {@code lastAllowed}. A refund steps back only while the
+	 * attempt is still the last allowed one; after a later attempt, or once the state expired or was
+	 * reset, it gives back nothing.
 	 */
 	static final class Transition implements PackedTransition {
 
@@ -195,7 +200,9 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 
 		@Override
 		public Decision allowed(long next, long now) {
-			return Decision.allow(1, 0, this.cells.time(next, now) + this.expireAfterMillis - now);
+			long lastAllowed = this.cells.time(next, now);
+			return Decision.allow(1, 0, lastAllowed + this.expireAfterMillis - now,
+					lastAllowed + this.timeouts[index(next)] - now, Math.max(1, lastAllowed));
 		}
 
 		@Override
@@ -226,6 +233,16 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 			}
 			int previous = index(current) - 1;
 			return this.cells.pack(previous, this.cells.time(current, now) - this.timeouts[previous]);
+		}
+
+		@Override
+		public long refund(long state, long now, int cost, long receipt) {
+			long current = current(state, now);
+			if (current == EMPTY || Math.max(1, this.cells.time(current, now)) != receipt) {
+				// a later attempt came, or the state expired or was reset: the call's rung is not the last
+				return state;
+			}
+			return refund(current, now, cost);
 		}
 
 	}

@@ -1,5 +1,6 @@
 package dev.throttle.memory;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -33,6 +34,14 @@ public final class MemoryCells {
 	public static final int MAX_COUNT = (1 << 23) - 1;
 
 	private static final int TIME_BITS = 40;
+
+	/**
+	 * How much longer than the policy's idle expiry an entry is kept. Caffeine records an access
+	 * only when the last recorded one is a second old or more, so an entry can expire up to a second
+	 * before its last access plus its idle expiry: a key written then (a new window, a new rung)
+	 * would be forgotten before its state is neutral, and get a fresh quota.
+	 */
+	static final Duration EXPIRY_MARGIN = Duration.ofSeconds(2);
 
 	private static final long TIME_MASK = (1L << TIME_BITS) - 1;
 
@@ -105,7 +114,7 @@ public final class MemoryCells {
 
 	/**
 	 * The cache of the cells: one per policy, bounded, idle entries expiring after the policy's
-	 * idle expiry on the store's clock.
+	 * idle expiry (and {@link #EXPIRY_MARGIN}) on the store's clock.
 	 */
 	private <V> Cache<String, V> newCache() {
 		if (this.cache != null) {
@@ -114,7 +123,7 @@ public final class MemoryCells {
 		TimeSource clock = this.clock;
 		Cache<String, V> cache = Caffeine.newBuilder()
 			.maximumSize(this.maximumKeys)
-			.expireAfterAccess(this.policy.idleExpiry())
+			.expireAfterAccess(this.policy.idleExpiry().plus(EXPIRY_MARGIN))
 			.ticker(() -> clock.currentTimeMillis() * 1_000_000L)
 			.build();
 		this.cache = cache;

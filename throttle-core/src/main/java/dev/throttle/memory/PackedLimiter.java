@@ -1,5 +1,7 @@
 package dev.throttle.memory;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
@@ -127,6 +129,37 @@ final class PackedLimiter implements Limiter {
 				return;
 			}
 		}
+	}
+
+	@Override
+	public void refund(String key, int cost, long receipt) {
+		if (receipt == 0) {
+			// a decision no store stamped: give back as a receipt-less refund does
+			refund(key, cost);
+			return;
+		}
+		Cell cell = this.cells.getIfPresent(key);
+		if (cell == null) {
+			return;
+		}
+		long now = this.clock.currentTimeMillis();
+		for (;;) {
+			long state = cell.get();
+			if (state == EMPTY) {
+				return;
+			}
+			long next = this.transition.refund(state, now, cost, receipt);
+			if (next == state || cell.compareAndSet(state, next)) {
+				return;
+			}
+		}
+	}
+
+	@Override
+	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+		// never blocks: the receipt must not be lost to the default, which refunds without it
+		refund(key, cost, receipt);
+		return CompletableFuture.completedFuture(null);
 	}
 
 	@Override
