@@ -33,28 +33,36 @@ final class ReactiveThrottling {
 		List<Throttle> throttles = throttled.throttles();
 		Mono<ThrottleRequestContext> request = (requests != null) ? Mono.deferContextual(requests::current)
 				: Mono.just(bound);
-		Mono<String[]> acquired = request.flatMap((context) -> {
+		Mono<Taken> acquired = request.flatMap((context) -> {
 			String[] keys = throttled.keys().evaluate(arguments, context);
-			return Mono.fromCompletionStage(ThrottleFlow.acquireAsync(throttles, keys, context)).thenReturn(keys);
+			return Mono.fromCompletionStage(ThrottleFlow.acquireAsync(throttles, keys, context))
+				.map((decisions) -> new Taken(keys, decisions, context));
 		});
 		if (throttled.many()) {
-			return acquired.flatMapMany((keys) -> {
+			return acquired.flatMapMany((taken) -> {
 				Flux<Object> values = Flux.from(proceed(call));
-				return throttled.settlesOnSuccess() ? values.concatWith(settled(throttles, keys)) : values;
+				return throttled.settlesOnSuccess() ? values.concatWith(settled(throttles, taken)) : values;
 			});
 		}
 		if (!throttled.settlesOnSuccess()) {
-			return acquired.flatMap((keys) -> Mono.from(proceed(call)));
+			return acquired.flatMap((taken) -> Mono.from(proceed(call)));
 		}
-		return acquired.flatMap((keys) -> Mono.from(proceed(call))
+		return acquired.flatMap((taken) -> Mono.from(proceed(call))
 			.flatMap((value) -> ReturnTypes.isFailure(value) ? Mono.just(value)
-					: settled(throttles, keys).thenReturn(value))
-			.switchIfEmpty(settled(throttles, keys)));
+					: settled(throttles, taken).thenReturn(value))
+			.switchIfEmpty(settled(throttles, taken)));
 	}
 
 	/** Settles a success when subscribed; completes empty, and never fails (see {@link ThrottleFlow}). */
-	private static <T> Mono<T> settled(List<Throttle> throttles, String[] keys) {
-		return Mono.fromCompletionStage(() -> ThrottleFlow.settleAsync(throttles, keys)).then(Mono.empty());
+	private static <T> Mono<T> settled(List<Throttle> throttles, Taken taken) {
+		return Mono
+			.fromCompletionStage(
+					() -> ThrottleFlow.settleAsync(throttles, taken.keys(), taken.decisions(), taken.request()))
+			.then(Mono.empty());
+	}
+
+	/** What a call took: its keys, its decisions (their receipts) and its request, for settling it. */
+	private record Taken(String[] keys, List<PolicyDecision> decisions, ThrottleRequestContext request) {
 	}
 
 	@SuppressWarnings("unchecked")

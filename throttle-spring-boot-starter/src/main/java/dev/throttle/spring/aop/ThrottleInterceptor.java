@@ -54,7 +54,7 @@ final class ThrottleInterceptor implements MethodInterceptor {
 		ThrottleRequestContext request = this.requestContext.obtain();
 		List<Throttle> throttles = throttled.throttles();
 		String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
-		ThrottleFlow.acquire(throttles, keys, request);
+		List<PolicyDecision> decisions = ThrottleFlow.acquire(throttles, keys, request);
 		Object result = invocation.proceed();
 		if (!throttled.settlesOnSuccess()) {
 			return result;
@@ -63,13 +63,13 @@ final class ThrottleInterceptor implements MethodInterceptor {
 			// the call's outcome is the stage's: settle when it completes, before the caller sees it
 			CompletionStage<?> settled = stage.whenComplete((value, error) -> {
 				if (error == null && !ReturnTypes.isFailure(value)) {
-					ThrottleFlow.settle(throttles, keys);
+					ThrottleFlow.settle(throttles, keys, decisions, request);
 				}
 			});
 			return throttled.method().getReturnType().isInstance(settled) ? settled : result;
 		}
 		if (!ReturnTypes.isFailure(result)) {
-			ThrottleFlow.settle(throttles, keys);
+			ThrottleFlow.settle(throttles, keys, decisions, request);
 		}
 		return result;
 	}
