@@ -16,7 +16,8 @@ import static dev.throttle.memory.ArrayTransition.EMPTY;
 
 /**
  * A limiter whose per-key state is an immutable {@code long[]} swapped by compare-and-set; what
- * the array means is the algorithm's {@link ArrayTransition}. A refusal writes nothing.
+ * the array means is the algorithm's {@link ArrayTransition}. A refusal writes nothing. A key that
+ * comes while the policy is full is decided by the overflow cell (see {@link Room}).
  */
 final class ArrayLimiter implements Limiter {
 
@@ -30,10 +31,17 @@ final class ArrayLimiter implements Limiter {
 
 	private final ArrayTransition transition;
 
-	ArrayLimiter(Policy policy, Cache<String, AtomicReference<long[]>> cells, TimeSource clock,
+	/** Whether a new key may be taken in. */
+	private final Room room;
+
+	/** Decides the keys that came while the policy was full (see {@link Room}). */
+	private final AtomicReference<long[]> overflow = new AtomicReference<>(EMPTY);
+
+	ArrayLimiter(Policy policy, Cache<String, AtomicReference<long[]>> cells, Room room, TimeSource clock,
 			ArrayTransition transition) {
 		this.policy = policy;
 		this.cells = cells;
+		this.room = room;
 		this.clock = clock;
 		this.transition = transition;
 	}
@@ -45,7 +53,10 @@ final class ArrayLimiter implements Limiter {
 
 	@Override
 	public Decision tryAcquire(String key, int cost) {
-		AtomicReference<long[]> cell = this.cells.get(key, NEW_CELL);
+		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
+		if (cell == null) {
+			cell = this.room.hasRoom() ? this.cells.get(key, NEW_CELL) : this.overflow;
+		}
 		long now = this.clock.currentTimeMillis();
 		for (;;) {
 			long[] state = cell.get();
@@ -104,10 +115,12 @@ final class ArrayLimiter implements Limiter {
 		return CompletableFuture.completedFuture(null);
 	}
 
+	/** A key the cache does not hold is told what its next call would be: the overflow's, while full. */
 	@Override
 	public Decision peek(String key) {
 		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
-		return this.transition.peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
+		long[] state = (cell != null) ? cell.get() : this.room.hasRoom() ? EMPTY : this.overflow.get();
+		return this.transition.peek(state, this.clock.currentTimeMillis());
 	}
 
 	@Override

@@ -68,7 +68,8 @@ public final class MemoryCells {
 	 * @return the limiter
 	 */
 	public Limiter packed(PackedTransition transition) {
-		return new PackedLimiter(this.policy, newCache(), this.clock, transition);
+		Cache<String, PackedLimiter.Cell> cells = newCache();
+		return new PackedLimiter(this.policy, cells, room(cells), this.clock, transition);
 	}
 
 	/**
@@ -78,7 +79,7 @@ public final class MemoryCells {
 	 */
 	public Limiter array(ArrayTransition transition) {
 		Cache<String, AtomicReference<long[]>> cells = newCache();
-		return new ArrayLimiter(this.policy, cells, this.clock, transition);
+		return new ArrayLimiter(this.policy, cells, room(cells), this.clock, transition);
 	}
 
 	/**
@@ -112,9 +113,14 @@ public final class MemoryCells {
 		return (int) (state >>> TIME_BITS);
 	}
 
+	private Room room(Cache<String, ?> cells) {
+		return new Room(cells, this.maximumKeys, this.clock);
+	}
+
 	/**
-	 * The cache of the cells: one per policy, bounded, idle entries expiring after the policy's
-	 * idle expiry (and {@link #EXPIRY_MARGIN}) on the store's clock.
+	 * The cache of the cells: one per policy, idle entries expiring after the policy's idle expiry
+	 * (and {@link #EXPIRY_MARGIN}) on the store's clock. It has no size bound of its own, which would
+	 * evict keys whose state is not neutral yet: {@link Room} bounds it where keys come in.
 	 */
 	private <V> Cache<String, V> newCache() {
 		if (this.cache != null) {
@@ -122,7 +128,6 @@ public final class MemoryCells {
 		}
 		TimeSource clock = this.clock;
 		Cache<String, V> cache = Caffeine.newBuilder()
-			.maximumSize(this.maximumKeys)
 			.expireAfterAccess(this.policy.idleExpiry().plus(EXPIRY_MARGIN))
 			.ticker(() -> clock.currentTimeMillis() * 1_000_000L)
 			.build();

@@ -44,9 +44,16 @@ final class PackedLimiter implements Limiter {
 	/** How long reads of a key's cell may go unrecorded in the cache (see {@link #cell}). */
 	private final long touchMillis;
 
-	PackedLimiter(Policy policy, Cache<String, Cell> cells, TimeSource clock, PackedTransition transition) {
+	/** Whether a new key may be taken in. */
+	private final Room room;
+
+	/** Decides the keys that came while the policy was full (see {@link Room}). */
+	private final Cell overflow = new Cell();
+
+	PackedLimiter(Policy policy, Cache<String, Cell> cells, Room room, TimeSource clock, PackedTransition transition) {
 		this.policy = policy;
 		this.cells = cells;
+		this.room = room;
 		this.quiet = cells.policy();
 		this.clock = clock;
 		this.transition = transition;
@@ -68,16 +75,20 @@ final class PackedLimiter implements Limiter {
 	 * and the expiry check only) and accesses are recorded only when they matter:
 	 * <ul>
 	 * <li>a read is recorded when the cache last heard of the key a quarter of the idle expiry ago or
-	 * more, so the size bound still sees every key in use as recent;</li>
+	 * more, so a key in use is never near its expiry;</li>
 	 * <li>a write (an allowed call) is recorded when the entry's recorded access would otherwise
 	 * expire before the new state is neutral again ({@link #allowedAndRecorded}), so no state is ever
 	 * dropped before it is neutral, exactly as when every access was recorded.</li>
 	 * </ul>
+	 * A key the cache does not hold while the policy is full gets the overflow cell (see {@link Room}).
 	 */
 	private Cell cell(String key, long now) {
 		Cell cell = this.quiet.getIfPresentQuietly(key);
 		if (cell != null && now - cell.touched < this.touchMillis && now >= cell.touched) {
 			return cell;
+		}
+		if (cell == null && !this.room.hasRoom()) {
+			return this.overflow;
 		}
 		cell = this.cells.get(key, NEW_CELL);
 		cell.touched = now;
@@ -162,10 +173,12 @@ final class PackedLimiter implements Limiter {
 		return CompletableFuture.completedFuture(null);
 	}
 
+	/** A key the cache does not hold is told what its next call would be: the overflow's, while full. */
 	@Override
 	public Decision peek(String key) {
 		Cell cell = this.cells.getIfPresent(key);
-		return this.transition.peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
+		long state = (cell != null) ? cell.get() : this.room.hasRoom() ? EMPTY : this.overflow.get();
+		return this.transition.peek(state, this.clock.currentTimeMillis());
 	}
 
 	@Override
