@@ -19,6 +19,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class DecisionTests {
 
+	static {
+		// JOL reads this once, when it first looks at the VM; MemoryFootprintTests needs it to walk records
+		System.setProperty("jol.magicFieldOffset", "true");
+	}
+
 	/** The longest duration a decision keeps exactly: 2^48-2 ms. */
 	private static final long LONGEST_KEPT_MILLIS = (1L << 48) - 2;
 

@@ -21,11 +21,11 @@ import static dev.throttle.memory.ArrayTransition.EMPTY;
  */
 final class ArrayLimiter implements Limiter {
 
-	private static final Function<String, AtomicReference<long[]>> NEW_CELL = (key) -> new AtomicReference<>(EMPTY);
+	private static final Function<Object, AtomicReference<long[]>> NEW_CELL = (key) -> new AtomicReference<>(EMPTY);
 
 	private final Policy policy;
 
-	private final Cache<String, AtomicReference<long[]>> cells;
+	private final Cache<Object, AtomicReference<long[]>> cells;
 
 	private final TimeSource clock;
 
@@ -37,7 +37,7 @@ final class ArrayLimiter implements Limiter {
 	/** Decides the keys that came while the policy was full (see {@link Room}). */
 	private final AtomicReference<long[]> overflow = new AtomicReference<>(EMPTY);
 
-	ArrayLimiter(Policy policy, Cache<String, AtomicReference<long[]>> cells, Room room, TimeSource clock,
+	ArrayLimiter(Policy policy, Cache<Object, AtomicReference<long[]>> cells, Room room, TimeSource clock,
 			ArrayTransition transition) {
 		this.policy = policy;
 		this.cells = cells;
@@ -52,7 +52,8 @@ final class ArrayLimiter implements Limiter {
 	}
 
 	@Override
-	public Decision tryAcquire(String key, int cost) {
+	public Decision tryAcquire(String given, int cost) {
+		Object key = MemoryKeys.of(given);
 		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
 		if (cell == null) {
 			cell = this.room.hasRoom() ? this.cells.get(key, NEW_CELL) : this.overflow;
@@ -71,7 +72,8 @@ final class ArrayLimiter implements Limiter {
 	}
 
 	@Override
-	public void refund(String key, int cost) {
+	public void refund(String given, int cost) {
+		Object key = MemoryKeys.of(given);
 		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
 		if (cell == null) {
 			return;
@@ -91,7 +93,7 @@ final class ArrayLimiter implements Limiter {
 			refund(key, cost);
 			return;
 		}
-		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
+		AtomicReference<long[]> cell = this.cells.getIfPresent(MemoryKeys.of(key));
 		if (cell == null) {
 			return;
 		}
@@ -117,14 +119,16 @@ final class ArrayLimiter implements Limiter {
 
 	/** A key the cache does not hold is told what its next call would be: the overflow's, while full. */
 	@Override
-	public Decision peek(String key) {
+	public Decision peek(String given) {
+		Object key = MemoryKeys.of(given);
 		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
 		long[] state = (cell != null) ? cell.get() : this.room.hasRoom() ? EMPTY : this.overflow.get();
 		return this.transition.peek(state, this.clock.currentTimeMillis());
 	}
 
 	@Override
-	public void reset(String key) {
+	public void reset(String given) {
+		Object key = MemoryKeys.of(given);
 		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
 		if (cell != null) {
 			cell.set(EMPTY);

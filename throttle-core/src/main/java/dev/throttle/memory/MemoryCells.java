@@ -54,7 +54,7 @@ public final class MemoryCells {
 
 	private final long maximumKeys;
 
-	private Cache<String, ?> cache;
+	private Cache<Object, ?> cache;
 
 	MemoryCells(Policy policy, TimeSource clock, long maximumKeys) {
 		this.policy = policy;
@@ -68,7 +68,7 @@ public final class MemoryCells {
 	 * @return the limiter
 	 */
 	public Limiter packed(PackedTransition transition) {
-		Cache<String, PackedLimiter.Cell> cells = newCache();
+		Cache<Object, PackedLimiter.Cell> cells = newCache();
 		return new PackedLimiter(this.policy, cells, room(cells), this.clock, transition);
 	}
 
@@ -78,7 +78,7 @@ public final class MemoryCells {
 	 * @return the limiter
 	 */
 	public Limiter array(ArrayTransition transition) {
-		Cache<String, AtomicReference<long[]>> cells = newCache();
+		Cache<Object, AtomicReference<long[]>> cells = newCache();
 		return new ArrayLimiter(this.policy, cells, room(cells), this.clock, transition);
 	}
 
@@ -113,7 +113,7 @@ public final class MemoryCells {
 		return (int) (state >>> TIME_BITS);
 	}
 
-	private Room room(Cache<String, ?> cells) {
+	private Room room(Cache<Object, ?> cells) {
 		return new Room(cells, this.maximumKeys, this.clock);
 	}
 
@@ -122,12 +122,12 @@ public final class MemoryCells {
 	 * (and {@link #EXPIRY_MARGIN}) on the store's clock. It has no size bound of its own, which would
 	 * evict keys whose state is not neutral yet: {@link Room} bounds it where keys come in.
 	 */
-	private <V> Cache<String, V> newCache() {
+	private <V> Cache<Object, V> newCache() {
 		if (this.cache != null) {
 			throw new IllegalStateException("policy '" + this.policy.name() + "' is already bound");
 		}
 		TimeSource clock = this.clock;
-		Cache<String, V> cache = Caffeine.newBuilder()
+		Cache<Object, V> cache = Caffeine.newBuilder()
 			.expireAfterAccess(this.policy.idleExpiry().plus(EXPIRY_MARGIN))
 			.ticker(() -> clock.currentTimeMillis() * 1_000_000L)
 			.build();
@@ -136,7 +136,7 @@ public final class MemoryCells {
 	}
 
 	/** The cache the algorithm's limiter uses, for the store's key count and clear. */
-	Cache<String, ?> cache() {
+	Cache<Object, ?> cache() {
 		if (this.cache == null) {
 			throw new IllegalStateException(this.policy.algorithm() + " bound policy '" + this.policy.name()
 					+ "' without cells: its Algorithm.bind must return MemoryCells.packed(..) or array(..)");

@@ -109,7 +109,7 @@ public final class MemoryThrottleStore implements ThrottleStore {
 		return new Bound(cells.cache(), limiter);
 	}
 
-	private record Bound(Cache<String, ?> cache, Limiter limiter) {
+	private record Bound(Cache<Object, ?> cache, Limiter limiter) {
 	}
 
 }

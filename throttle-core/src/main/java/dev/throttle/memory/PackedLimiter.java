@@ -26,13 +26,13 @@ import static dev.throttle.memory.PackedTransition.REJECTED;
  */
 final class PackedLimiter implements Limiter {
 
-	private static final Function<String, Cell> NEW_CELL = (key) -> new Cell();
+	private static final Function<Object, Cell> NEW_CELL = (key) -> new Cell();
 
 	private final Policy policy;
 
-	private final Cache<String, Cell> cells;
+	private final Cache<Object, Cell> cells;
 
-	private final com.github.benmanes.caffeine.cache.Policy<String, Cell> quiet;
+	private final com.github.benmanes.caffeine.cache.Policy<Object, Cell> quiet;
 
 	private final TimeSource clock;
 
@@ -50,7 +50,7 @@ final class PackedLimiter implements Limiter {
 	/** Decides the keys that came while the policy was full (see {@link Room}). */
 	private final Cell overflow = new Cell();
 
-	PackedLimiter(Policy policy, Cache<String, Cell> cells, Room room, TimeSource clock, PackedTransition transition) {
+	PackedLimiter(Policy policy, Cache<Object, Cell> cells, Room room, TimeSource clock, PackedTransition transition) {
 		this.policy = policy;
 		this.cells = cells;
 		this.room = room;
@@ -82,7 +82,7 @@ final class PackedLimiter implements Limiter {
 	 * </ul>
 	 * A key the cache does not hold while the policy is full gets the overflow cell (see {@link Room}).
 	 */
-	private Cell cell(String key, long now) {
+	private Cell cell(Object key, long now) {
 		Cell cell = this.quiet.getIfPresentQuietly(key);
 		if (cell != null && now - cell.touched < this.touchMillis && now >= cell.touched) {
 			return cell;
@@ -100,7 +100,7 @@ final class PackedLimiter implements Limiter {
 	 * otherwise expire ({@code touched + idle}) before the new state is neutral
 	 * ({@code now + resetAfter}).
 	 */
-	private Decision allowedAndRecorded(String key, Cell cell, long next, long now) {
+	private Decision allowedAndRecorded(Object key, Cell cell, long next, long now) {
 		Decision decision = this.transition.allowed(next, now);
 		if (cell.touched + this.idleMillis < now + decision.resetAfterMillis()) {
 			Cell current = this.cells.getIfPresent(key);
@@ -112,7 +112,8 @@ final class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public Decision tryAcquire(String key, int cost) {
+	public Decision tryAcquire(String given, int cost) {
+		Object key = MemoryKeys.of(given);
 		long now = this.clock.currentTimeMillis();
 		Cell cell = cell(key, now);
 		for (;;) {
@@ -128,7 +129,8 @@ final class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public void refund(String key, int cost) {
+	public void refund(String given, int cost) {
+		Object key = MemoryKeys.of(given);
 		Cell cell = this.cells.getIfPresent(key);
 		if (cell == null) {
 			return;
@@ -149,7 +151,7 @@ final class PackedLimiter implements Limiter {
 			refund(key, cost);
 			return;
 		}
-		Cell cell = this.cells.getIfPresent(key);
+		Cell cell = this.cells.getIfPresent(MemoryKeys.of(key));
 		if (cell == null) {
 			return;
 		}
@@ -175,14 +177,16 @@ final class PackedLimiter implements Limiter {
 
 	/** A key the cache does not hold is told what its next call would be: the overflow's, while full. */
 	@Override
-	public Decision peek(String key) {
+	public Decision peek(String given) {
+		Object key = MemoryKeys.of(given);
 		Cell cell = this.cells.getIfPresent(key);
 		long state = (cell != null) ? cell.get() : this.room.hasRoom() ? EMPTY : this.overflow.get();
 		return this.transition.peek(state, this.clock.currentTimeMillis());
 	}
 
 	@Override
-	public void reset(String key) {
+	public void reset(String given) {
+		Object key = MemoryKeys.of(given);
 		Cell cell = this.cells.getIfPresent(key);
 		if (cell != null) {
 			cell.set(EMPTY);
