@@ -711,6 +711,73 @@ public abstract class ThrottleStoreContract {
 			assertThat(throttler.tryAcquire("email", "k")).isEqualTo(reject(10, 0, 2_415_000, 6_000_000));
 		}
 
+		/** What a failover of Redis, whose clock is 50 ms behind, did to every key written just before. */
+		@Test
+		void aFiftyMillisecondStepBackHandsNoAlgorithmAFreshQuota() {
+			List<Policy> policies = List.of(TokenBucketPolicy.of("tb", 3, Duration.ofSeconds(2)),
+					new GcraPolicy("gcra", 3, Duration.ofSeconds(6)), new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+					new SlidingLogPolicy("log", 3, Duration.ofHours(1), Duration.ofSeconds(15), 1.5),
+					LockoutPolicy.of("lock", LUCIA_LADDER));
+			Throttler throttler = throttler(policies.toArray(Policy[]::new));
+			List<Decision> before = new ArrayList<>();
+			for (Policy policy : policies) {
+				for (int i = 0; i < policy.quota(); i++) {
+					assertThat(throttler.tryAcquire(policy.name(), "k").allowed()).as(policy.name()).isTrue();
+				}
+				before.add(throttler.peek(policy.name(), "k"));
+			}
+			advance(-50);
+			for (int i = 0; i < policies.size(); i++) {
+				String name = policies.get(i).name();
+				Decision refused = throttler.tryAcquire(name, "k");
+				assertThat(refused.allowed()).as(name).isFalse();
+				assertThat(refused.retryAfterMillis()).as(name + ": 50 ms longer, from the earlier now")
+					.isEqualTo(before.get(i).retryAfterMillis() + 50);
+				assertThat(refused.nextUnitAfterMillis()).as(name).isEqualTo(refused.retryAfterMillis());
+				assertThat(throttler.peek(name, "k")).as(name).isEqualTo(refused);
+			}
+		}
+
+		@Test
+		void aReceiptUndoesItsOwnCallAfterTheClockSteppedBack() {
+			Throttler throttler = throttler(new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+					new SlidingLogPolicy("s", 3, Duration.ofSeconds(10), Duration.ofSeconds(1), 1),
+					new GcraPolicy("gcra", 2, Duration.ofSeconds(10)), LockoutPolicy.of("lock", LUCIA_LADDER));
+			Decision window = throttler.tryAcquire("fw", "k", 2);
+			Decision first = throttler.tryAcquire("s", "k");
+			Decision score = throttler.tryAcquire("gcra", "k");
+			Decision attempt = throttler.tryAcquire("lock", "k");
+			advance(-50);
+			Decision second = throttler.tryAcquire("s", "k");
+			throttler.bound("fw").refund("k", 2, window);
+			assertThat(throttler.peek("fw", "k")).as("the window starting 50 ms ahead is still the call's")
+				.isEqualTo(allow(3, 3, 0));
+			throttler.bound("s").refund("k", 1, second);
+			assertThat(throttler.peek("s", "k")).as("one of the two attempts recorded at the same time is gone")
+				.isEqualTo(allow(3, 2, 10_050));
+			throttler.bound("s").refund("k", 1, first);
+			assertThat(throttler.peek("s", "k")).isEqualTo(allow(3, 3, 0));
+			throttler.bound("gcra").refund("k", 1, score);
+			assertThat(throttler.peek("gcra", "k")).as("its whole span given back: the score is where the call found it")
+				.isEqualTo(allow(2, 1, 50));
+			throttler.bound("lock").refund("k", 1, attempt);
+			assertThat(throttler.peek("lock", "k")).isEqualTo(allow(1, 1, 0));
+		}
+
+		@Test
+		void theNextUnitIsCountedFromTheEarlierNow() {
+			Throttler throttler = throttler(new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+					TokenBucketPolicy.of("tb", 3, Duration.ofSeconds(2)), LockoutPolicy.of("lock", LUCIA_LADDER));
+			throttler.tryAcquire("fw", "k");
+			throttler.tryAcquire("tb", "k");
+			throttler.tryAcquire("lock", "k");
+			advance(-50);
+			assertThat(throttler.tryAcquire("fw", "k").nextUnitAfterMillis()).isEqualTo(10_050);
+			assertThat(throttler.tryAcquire("tb", "k").nextUnitAfterMillis()).isEqualTo(2_050);
+			assertThat(throttler.tryAcquire("lock", "k").nextUnitAfterMillis()).as("refused: its own wait")
+				.isEqualTo(1_050);
+		}
+
 		@Test
 		void aLockoutWaitRunsFromTheLastAllowedAttemptEvenAfterNow() {
 			Throttler throttler = throttler(LockoutPolicy.of("login", LUCIA_LADDER));
