@@ -126,6 +126,11 @@ final class ArrayLimiter implements Limiter {
 		return this.transition.peek(state, this.clock.currentTimeMillis());
 	}
 
+	/** Forgets what the keys that came while the policy was full took: for the store's clear. */
+	void clearOverflow() {
+		this.overflow.set(EMPTY);
+	}
+
 	@Override
 	public void reset(String given) {
 		Object key = MemoryKeys.of(given);

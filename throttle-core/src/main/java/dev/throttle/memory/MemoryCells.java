@@ -56,6 +56,9 @@ public final class MemoryCells {
 
 	private Cache<Object, ?> cache;
 
+	/** Forgets the limiter's overflow cell (see {@link Room}). */
+	private Runnable clearOverflow;
+
 	MemoryCells(Policy policy, TimeSource clock, long maximumKeys) {
 		this.policy = policy;
 		this.clock = clock;
@@ -69,7 +72,9 @@ public final class MemoryCells {
 	 */
 	public Limiter packed(PackedTransition transition) {
 		Cache<Object, PackedLimiter.Cell> cells = newCache();
-		return new PackedLimiter(this.policy, cells, room(cells), this.clock, transition);
+		PackedLimiter limiter = new PackedLimiter(this.policy, cells, room(cells), this.clock, transition);
+		this.clearOverflow = limiter::clearOverflow;
+		return limiter;
 	}
 
 	/**
@@ -79,7 +84,9 @@ public final class MemoryCells {
 	 */
 	public Limiter array(ArrayTransition transition) {
 		Cache<Object, AtomicReference<long[]>> cells = newCache();
-		return new ArrayLimiter(this.policy, cells, room(cells), this.clock, transition);
+		ArrayLimiter limiter = new ArrayLimiter(this.policy, cells, room(cells), this.clock, transition);
+		this.clearOverflow = limiter::clearOverflow;
+		return limiter;
 	}
 
 	/**
@@ -133,6 +140,12 @@ public final class MemoryCells {
 			.build();
 		this.cache = cache;
 		return cache;
+	}
+
+	/** Forgets every key of the policy, and what its overflow cell holds. */
+	void clear() {
+		cache().invalidateAll();
+		this.clearOverflow.run();
 	}
 
 	/** The cache the algorithm's limiter uses, for the store's key count and clear. */

@@ -100,16 +100,16 @@ public final class MemoryThrottleStore implements ThrottleStore {
 	 * Forgets every key of every policy: for tests that must start from a clean slate.
 	 */
 	public void clear() {
-		this.limiters.values().forEach((bound) -> bound.cache.invalidateAll());
+		this.limiters.values().forEach((bound) -> bound.cells.clear());
 	}
 
 	private Bound bind(Policy policy) {
 		MemoryCells cells = new MemoryCells(policy, this.clock, this.maximumKeysPerPolicy);
 		Limiter limiter = policy.algorithm().bindMemory(policy, cells);
-		return new Bound(cells.cache(), limiter);
+		return new Bound(cells.cache(), cells, limiter);
 	}
 
-	private record Bound(Cache<Object, ?> cache, Limiter limiter) {
+	private record Bound(Cache<Object, ?> cache, MemoryCells cells, Limiter limiter) {
 	}
 
 }

@@ -132,6 +132,23 @@ class MemoryFloodTests {
 		assertThat(store.keyCount()).isLessThanOrEqualTo(MAXIMUM_KEYS + threads);
 	}
 
+	@Test
+	void clearForgetsTheOverflowBucketToo() {
+		MemoryThrottleStore store = new MemoryThrottleStore(this.clock, 1);
+		Throttler throttler = new Throttler(store, List.of(new FixedWindowPolicy("fw", 1, Duration.ofMinutes(1)),
+				new SlidingLogPolicy("log", 1, Duration.ofMinutes(1), Duration.ofMinutes(1), 1)));
+		for (String policy : List.of("fw", "log")) {
+			throttler.tryAcquire(policy, "held");
+			assertThat(throttler.tryAcquire(policy, "newcomer").allowed()).as(policy).isTrue();
+			assertThat(throttler.tryAcquire(policy, "another").allowed()).as(policy + ": the overflow is spent").isFalse();
+		}
+		store.clear();
+		for (String policy : List.of("fw", "log")) {
+			throttler.tryAcquire(policy, "held");
+			assertThat(throttler.tryAcquire(policy, "another").allowed()).as(policy + ": a clean slate").isTrue();
+		}
+	}
+
 	/**
 	 * The trade-off: while the store is full of keys whose state is not neutral yet, a key it does not
 	 * hold shares one bucket per policy with every other such key, and is refused once that bucket is
