@@ -94,7 +94,8 @@ final class ThrottleFlow {
 		return start(() -> throttle.bound().tryAcquireAsync(keys[index], throttle.cost()))
 			.handle((decision, error) -> {
 				if (error != null) {
-					return giveBackAsync(throttles, keys, decisions).thenCompose((done) -> ThrottleFlow.<Void>failed(error));
+					return giveBackAsync(throttles, keys, decisions)
+						.thenCompose((done) -> ThrottleFlow.<Void>failed(error));
 				}
 				if (!decision.allowed()) {
 					return giveBackAsync(throttles, keys, decisions).thenCompose(
@@ -188,8 +189,10 @@ final class ThrottleFlow {
 			}
 			else if (throttle.refundOnSuccess()) {
 				Decision taken = (decisions != null) ? decisions.get(i).decision() : null;
-				all = both(all, logged(start(() -> (taken != null) ? throttle.bound().refundAsync(key, throttle.cost(), taken)
-						: throttle.bound().refundAsync(key, throttle.cost())), throttle, true));
+				CompletionStage<Void> refunded = start(
+						() -> (taken != null) ? throttle.bound().refundAsync(key, throttle.cost(), taken)
+								: throttle.bound().refundAsync(key, throttle.cost()));
+				all = both(all, logged(refunded, throttle, true));
 			}
 		}
 		return all.thenRun(() -> {
