@@ -5,15 +5,18 @@ import java.time.Duration;
 /**
  * The outcome of one throttling decision. Immutable and thread-safe; equal when all five
  * accessors are equal, and printed as a record with the same components would be; the
- * {@link #receipt()} a store stamps on an allowed call is bookkeeping and takes no part in either.
+ * {@link #receipt()} a store stamps on an allowed call, and the {@link #nextUnitAfterMillis() time
+ * until the next unit} it tells an allowed call, are hints beside the decision's value and take no
+ * part in either.
  *
  * <p>Not a record because it is packed: every decision on the hot path allocates one, and
- * packed it takes 40 bytes (the five values in 32, the receipt in 8) instead of a record's 48.
- * Only {@code limit} and the receipt have fields of their own; {@code allowed} is implied by a
- * zero {@code retryAfterMillis}, and the two durations sit in the low 48 bits of two longs whose
- * high 16 bits hold the halves of {@code remaining}. So durations above 2^48-2 ms, about 8,900
- * years, are reported as that, except that {@link #NEVER} is kept exactly; every other value is
- * kept exactly.
+ * packed it takes 40 bytes (the five values and the next-unit hint in 32, the receipt in 8)
+ * instead of a record's 48. Only {@code limit} and the receipt have fields of their own; the two
+ * durations sit in the low 48 bits of two longs whose next 15 and 16 bits hold the halves of
+ * {@code remaining}, and the sign bit of the first says whether the call is allowed. An allowed
+ * call has no wait, so its 48 bits hold the time until its next unit instead. So durations above
+ * 2^48-2 ms, about 8,900 years, are reported as that, except that {@link #NEVER} is kept exactly;
+ * every other value is kept exactly.
  */
 public final class Decision {
 
@@ -30,16 +33,23 @@ public final class Decision {
 	/** The longest duration kept, 2^48-2 ms; longer ones are reported as this. */
 	private static final long MAX_DURATION_MILLIS = NEVER_PATTERN - 1;
 
+	/** The sign bit of {@link #retryAfterAndHighRemaining}: set for an allowed call. */
+	private static final long ALLOWED = Long.MIN_VALUE;
+
 	/** {@code remaining} is split into its high 15 and low 16 bits. */
 	private static final int REMAINING_LOW_BITS = 16;
 
 	private static final int REMAINING_LOW_MASK = (1 << REMAINING_LOW_BITS) - 1;
 
+	/** The high 15 bits of {@code remaining}, below the allowed flag. */
+	private static final int HIGH_REMAINING_MASK = (1 << 15) - 1;
+
 	private final int limit;
 
 	/**
-	 * {@code retryAfterMillis} (saturated, or the NEVER pattern) in the low 48 bits; the high 15
-	 * bits of {@code remaining} above.
+	 * {@code retryAfterMillis} of a refusal (saturated, or the NEVER pattern), or the time until the
+	 * next unit of an allowed call (saturated), in the low 48 bits; the high 15 bits of
+	 * {@code remaining} above; {@link #ALLOWED} in the sign bit.
 	 */
 	private final long retryAfterAndHighRemaining;
 
@@ -69,6 +79,12 @@ public final class Decision {
 	 * {@code retryAfterMillis} is not 0 when allowed and positive when rejected
 	 */
 	public Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis) {
+		this(allowed, limit, remaining, retryAfterMillis, resetAfterMillis,
+				(allowed && remaining < limit) ? resetAfterMillis : 0, 0);
+	}
+
+	private Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis,
+			long nextUnitAfterMillis, long receipt) {
 		if (remaining < 0 || limit < 0) {
 			throw new IllegalArgumentException("limit and remaining must not be negative");
 		}
@@ -79,13 +95,19 @@ public final class Decision {
 			throw new IllegalArgumentException(
 					"retryAfterMillis must be 0 when allowed and positive when rejected, was " + retryAfterMillis);
 		}
-		long retryAfterPattern = (retryAfterMillis == NEVER) ? NEVER_PATTERN : saturated(retryAfterMillis);
+		if (nextUnitAfterMillis < 0) {
+			throw new IllegalArgumentException("nextUnitAfterMillis must not be negative, was " + nextUnitAfterMillis);
+		}
+		if (receipt < 0) {
+			throw new IllegalArgumentException("receipt must not be negative, was " + receipt);
+		}
+		long low = allowed ? ALLOWED | saturated(nextUnitAfterMillis)
+				: (retryAfterMillis == NEVER) ? NEVER_PATTERN : saturated(retryAfterMillis);
 		this.limit = limit;
-		this.retryAfterAndHighRemaining = retryAfterPattern
-				| ((long) (remaining >>> REMAINING_LOW_BITS) << DURATION_BITS);
+		this.retryAfterAndHighRemaining = low | ((long) (remaining >>> REMAINING_LOW_BITS) << DURATION_BITS);
 		this.resetAfterAndLowRemaining = saturated(resetAfterMillis)
 				| ((long) (remaining & REMAINING_LOW_MASK) << DURATION_BITS);
-		this.receipt = 0;
+		this.receipt = receipt;
 	}
 
 	private Decision(Decision decision, long receipt) {
@@ -132,6 +154,26 @@ public final class Decision {
 	}
 
 	/**
+	 * An allowed decision, with what a store knows beside it: when the key's next unit comes, and the
+	 * receipt of what the call took. One object, whatever the hints: the memory store's hot path
+	 * allocates nothing else.
+	 * @param limit the policy's quota
+	 * @param remaining units left
+	 * @param resetAfterMillis time until the state is neutral
+	 * @param nextUnitAfterMillis time until one unit more than {@code remaining} is available; 0 when
+	 * nothing is in use
+	 * @param receipt the store's stamp of what the call took, not negative; 0 for none
+	 * @return the decision
+	 * @throws IllegalArgumentException when a value is negative
+	 * @see #nextUnitAfterMillis()
+	 * @see #receipt()
+	 */
+	public static Decision allow(int limit, int remaining, long resetAfterMillis, long nextUnitAfterMillis,
+			long receipt) {
+		return new Decision(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, receipt);
+	}
+
+	/**
 	 * A refused decision.
 	 * @param limit the policy's quota
 	 * @param remaining units left (fewer than the call needs)
@@ -157,7 +199,7 @@ public final class Decision {
 	 * @return whether the call may proceed
 	 */
 	public boolean allowed() {
-		return retryAfterPattern() == 0;
+		return this.retryAfterAndHighRemaining < 0;
 	}
 
 	/**
@@ -173,7 +215,7 @@ public final class Decision {
 	 * @return units left, not negative
 	 */
 	public int remaining() {
-		int high = (int) (this.retryAfterAndHighRemaining >>> DURATION_BITS);
+		int high = (int) (this.retryAfterAndHighRemaining >>> DURATION_BITS) & HIGH_REMAINING_MASK;
 		int low = (int) (this.resetAfterAndLowRemaining >>> DURATION_BITS);
 		return (high << REMAINING_LOW_BITS) | low;
 	}
@@ -185,8 +227,37 @@ public final class Decision {
 	 * when the call's cost can never be granted by the policy
 	 */
 	public long retryAfterMillis() {
+		if (allowed()) {
+			return 0;
+		}
 		long pattern = retryAfterPattern();
 		return (pattern == NEVER_PATTERN) ? NEVER : pattern;
+	}
+
+	/**
+	 * Returns how long until the key has one unit more than {@link #remaining()}: what
+	 * {@code RateLimit}'s {@code t} tells a client. For an allowed call, what its store said (or, when
+	 * it said nothing, the time until the state is neutral, which is never too early); 0 when nothing
+	 * is in use. For a refusal, its {@link #retryAfterMillis()}, the wait its own call needs, so that
+	 * {@code Retry-After} is never earlier than {@code t}; for a cost no wait lets through, the time
+	 * until the state is neutral. A hint beside the decision's value: not compared by
+	 * {@link #equals} nor printed. Durations above 2^48-2 ms, about 8,900 years, are reported as that.
+	 * @return the time in milliseconds, not negative
+	 */
+	public long nextUnitAfterMillis() {
+		if (allowed()) {
+			return retryAfterPattern();
+		}
+		return canSucceedLater() ? retryAfterPattern() : resetAfterMillis();
+	}
+
+	/**
+	 * Returns {@link #nextUnitAfterMillis()} in whole seconds, rounded up, as {@code RateLimit}'s
+	 * {@code t} wants it.
+	 * @return seconds
+	 */
+	public long nextUnitAfterSeconds() {
+		return ceilSeconds(nextUnitAfterMillis());
 	}
 
 	/**
@@ -203,7 +274,7 @@ public final class Decision {
 	 * @return false only for a cost above what the policy can grant
 	 */
 	public boolean canSucceedLater() {
-		return retryAfterPattern() != NEVER_PATTERN;
+		return allowed() || retryAfterPattern() != NEVER_PATTERN;
 	}
 
 	/**
@@ -240,9 +311,10 @@ public final class Decision {
 
 	@Override
 	public boolean equals(Object obj) {
-		// each value has one encoding, so equal fields mean equal accessors and the other way round
+		// each value has one encoding, so equal fields mean equal accessors and the other way round;
+		// an allowed call's next-unit hint is left out
 		return (obj instanceof Decision other) && this.limit == other.limit
-				&& this.retryAfterAndHighRemaining == other.retryAfterAndHighRemaining
+				&& valueBits(this.retryAfterAndHighRemaining) == valueBits(other.retryAfterAndHighRemaining)
 				&& this.resetAfterAndLowRemaining == other.resetAfterAndLowRemaining;
 	}
 
@@ -260,6 +332,12 @@ public final class Decision {
 	public String toString() {
 		return "Decision[allowed=" + allowed() + ", limit=" + this.limit + ", remaining=" + remaining()
 				+ ", retryAfterMillis=" + retryAfterMillis() + ", resetAfterMillis=" + resetAfterMillis() + "]";
+	}
+
+	/** The bits of the first long that are the decision's value: all of them but an allowed call's hint. */
+	private static long valueBits(long retryAfterAndHighRemaining) {
+		return (retryAfterAndHighRemaining < 0) ? retryAfterAndHighRemaining & ~DURATION_MASK
+				: retryAfterAndHighRemaining;
 	}
 
 	private long retryAfterPattern() {

@@ -83,7 +83,12 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 	/**
 	 * Over packed (count, windowStart). A window starts at the key's first call after the previous
 	 * window ended ({@code now >= start + window}); a call passes while {@code count + cost <= limit}.
-	 * A window that starts after now (the clock stepped back) is still the current one.
+	 * A window that starts after now (the clock stepped back) is still the current one. The next unit
+	 * comes when the window ends.
+	 *
+	 * <p>Receipt: the start of the window the call counted in. Windows start at least a window apart,
+	 * so it names one window; a refund gives the call's units back to that window while it is open,
+	 * and nothing once it has ended.
 	 */
 	static final class Transition implements PackedTransition {
 
@@ -101,7 +106,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 
 		/** The key's open window, or {@link #EMPTY} when none is. */
 		private long current(long state, long now) {
-			return (state == EMPTY || now - this.cells.time(state) >= this.windowMillis) ? EMPTY : state;
+			return (state == EMPTY || now - this.cells.time(state, now) >= this.windowMillis) ? EMPTY : state;
 		}
 
 		/** Units left in a window; none when it holds more than the limit (state of a larger limit). */
@@ -113,19 +118,21 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 		public long acquire(long state, long now, int cost) {
 			long current = current(state, now);
 			int count = (current == EMPTY) ? 0 : count(current);
-			long start = (current == EMPTY) ? now : this.cells.time(current);
+			long start = (current == EMPTY) ? now : this.cells.time(current, now);
 			return (count + cost > this.limit) ? REJECTED : this.cells.pack(count + cost, start);
 		}
 
 		@Override
 		public Decision allowed(long next, long now) {
-			return Decision.allow(this.limit, remaining(next), this.cells.time(next) + this.windowMillis - now);
+			long start = this.cells.time(next, now);
+			long untilEnd = start + this.windowMillis - now;
+			return Decision.allow(this.limit, remaining(next), untilEnd, untilEnd, Math.max(1, start));
 		}
 
 		@Override
 		public Decision rejected(long state, long now, int cost) {
 			long current = current(state, now);
-			long untilEnd = this.cells.time(current) + this.windowMillis - now;
+			long untilEnd = this.cells.time(current, now) + this.windowMillis - now;
 			return Decision.reject(this.limit, remaining(current), untilEnd, untilEnd);
 		}
 
@@ -136,7 +143,8 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 				return Decision.allow(this.limit, this.limit, 0);
 			}
 			if (count(current) < this.limit) {
-				return allowed(current, now);
+				long untilEnd = this.cells.time(current, now) + this.windowMillis - now;
+				return Decision.allow(this.limit, remaining(current), untilEnd, untilEnd, 0);
 			}
 			return rejected(state, now, 1);
 		}
@@ -147,7 +155,17 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 			if (current == EMPTY || count(current) <= cost) {
 				return EMPTY;
 			}
-			return this.cells.pack(count(current) - cost, this.cells.time(current));
+			return this.cells.pack(count(current) - cost, this.cells.time(current, now));
+		}
+
+		@Override
+		public long refund(long state, long now, int cost, long receipt) {
+			long current = current(state, now);
+			if (current == EMPTY || Math.max(1, this.cells.time(current, now)) != receipt) {
+				// the call's window has ended: what it took went with it
+				return state;
+			}
+			return refund(current, now, cost);
 		}
 
 	}

@@ -2,13 +2,16 @@ package dev.throttle;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 import dev.throttle.memory.MemoryCells;
 import dev.throttle.memory.PackedTransition;
 
 /**
  * GCRA: {@code limit} calls per {@code period}, with a burst of {@code limit}, kept as one score
- * per key (the theoretical arrival time, in microseconds).
+ * per key (the theoretical arrival time, in microseconds). The interval between calls is kept in
+ * whole microseconds, so a policy whose {@code period / limit} would be kept more than 1% short
+ * (600,000 per second: 1.67 us kept as 1 us, a million per second) is refused when it is built.
  *
  * @param name the policy's name
  * @param limit calls allowed per period (n)
@@ -23,10 +26,22 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 		Checks.name(name);
 		Checks.quantity(name, "limit", limit);
 		Checks.duration(name, "period", period);
-		if (period.toMillis() * 1000 / limit < 1) {
+		long periodMicros = period.toMillis() * 1000;
+		long interval = periodMicros / limit;
+		if (interval < 1) {
 			throw new InvalidPolicyException(name, "limit",
 					"must be at most one call per microsecond of period, was " + limit + " per "
 							+ Checks.format(period));
+		}
+		// both stores keep the interval in whole microseconds, rounded down: the rate they keep,
+		// 1/interval, must not run more than 1% above the rate asked for, limit/period
+		if (100 * periodMicros > 101L * limit * interval) {
+			double exact = (double) periodMicros / limit;
+			throw new InvalidPolicyException(name, "limit", String.format(Locale.ROOT,
+					"%d per period %s needs a call every %.3f microseconds, which the stores keep in whole"
+							+ " microseconds (%d, a rate %.1f%% too high); choose a limit and period whose"
+							+ " period/limit is within 1%% of a whole number of microseconds",
+					limit, Checks.format(period), exact, interval, (exact / interval - 1) * 100));
 		}
 	}
 
@@ -116,7 +131,13 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	 * may retry after {@code trial - n * I - now}. Microseconds keep rates such as 3 per second exact
 	 * to a microsecond instead of rounding them to whole milliseconds. A TAT ahead of now is the
 	 * algorithm's ordinary state, so a clock that stepped back needs no care of its own.
-	 * {@link #EMPTY}, the smallest long, is a TAT long past.
+	 * {@link #EMPTY}, the smallest long, is a TAT long past. With {@code r} whole intervals left, the
+	 * next unit comes once the score is {@code (r + 1) * I} within the tolerance.
+	 *
+	 * <p>Receipt: the TAT the call stored. The call took the span {@code [receipt - cost * I, receipt]}
+	 * of the score; a refund takes back what of that span is still ahead of now and not beyond the
+	 * current TAT, so a refund after the span went by gives back nothing, and one of a call whose
+	 * span is half gone gives back half.
 	 */
 	static final class Transition implements PackedTransition {
 
@@ -144,7 +165,8 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 		@Override
 		public Decision allowed(long next, long now) {
 			long ahead = next - now * 1000;
-			return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000));
+			return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000), untilNextUnit(ahead),
+					Math.max(1, next));
 		}
 
 		@Override
@@ -160,7 +182,7 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 			long nowMicros = now * 1000;
 			long ahead = Math.max(state, nowMicros) - nowMicros;
 			if (ahead + this.interval <= this.tolerance) {
-				return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000));
+				return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000), untilNextUnit(ahead), 0);
 			}
 			return rejected(state, now, 1);
 		}
@@ -170,10 +192,30 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 			return (int) Math.max(0, (this.tolerance - aheadMicros) / this.interval);
 		}
 
+		/** Milliseconds until one interval more than {@link #remaining} fits; 0 when nothing is in use. */
+		private long untilNextUnit(long aheadMicros) {
+			int remaining = remaining(aheadMicros);
+			if (remaining >= this.limit) {
+				return 0;
+			}
+			return ceilDiv(aheadMicros + (remaining + 1) * this.interval - this.tolerance, 1000);
+		}
+
 		@Override
 		public long refund(long state, long now, int cost) {
 			long tat = state - cost * this.interval;
 			return (tat <= now * 1000) ? EMPTY : tat;
+		}
+
+		@Override
+		public long refund(long state, long now, int cost, long receipt) {
+			long nowMicros = now * 1000;
+			long ahead = Math.min(receipt, state) - Math.max(receipt - cost * this.interval, nowMicros);
+			if (ahead <= 0) {
+				return state;
+			}
+			long tat = state - ahead;
+			return (tat <= nowMicros) ? EMPTY : tat;
 		}
 
 		private static long ceilDiv(long dividend, long divisor) {

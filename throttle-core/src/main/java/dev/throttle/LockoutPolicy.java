@@ -154,8 +154,13 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 	 * passes when {@code now - lastAllowed >= timeouts[index]} and stores
 	 * (min(index + 1, last rung), now). A refusal writes nothing. State idle for {@code expireAfter}
 	 * counts as never used; a {@code lastAllowed} after now (the clock stepped back) is kept, so the
-	 * wait runs from it. A refund steps back one rung: (i, t) becomes (i - 1, t - timeouts[i - 1]),
-	 * which lets the next attempt through at once, as the refunded call's predecessor state did.
+	 * wait runs from it. An allowed attempt's next unit is its rung's timeout away. A refund steps back
+	 * one rung: (i, t) becomes (i - 1, t - timeouts[i - 1]), which lets the next attempt through at
+	 * once, as the refunded call's predecessor state did.
+	 *
+	 * <p>Receipt: the attempt's time, its {@code lastAllowed}. A refund steps back only while the
+	 * attempt is still the last allowed one; after a later attempt, or once the state expired or was
+	 * reset, it gives back nothing.
 	 */
 	static final class Transition implements PackedTransition {
 
@@ -172,7 +177,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 		}
 
 		private long current(long state, long now) {
-			return (state == EMPTY || now - this.cells.time(state) >= this.expireAfterMillis) ? EMPTY : state;
+			return (state == EMPTY || now - this.cells.time(state, now) >= this.expireAfterMillis) ? EMPTY : state;
 		}
 
 		/** The rung of a state; one written under a longer ladder stands on this ladder's top rung. */
@@ -187,7 +192,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 				return this.cells.pack(0, now);
 			}
 			int index = index(current);
-			if (now - this.cells.time(current) < this.timeouts[index]) {
+			if (now - this.cells.time(current, now) < this.timeouts[index]) {
 				return REJECTED;
 			}
 			return this.cells.pack(Math.min(index + 1, this.timeouts.length - 1), now);
@@ -195,13 +200,15 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 
 		@Override
 		public Decision allowed(long next, long now) {
-			return Decision.allow(1, 0, this.cells.time(next) + this.expireAfterMillis - now);
+			long lastAllowed = this.cells.time(next, now);
+			return Decision.allow(1, 0, lastAllowed + this.expireAfterMillis - now,
+					lastAllowed + this.timeouts[index(next)] - now, Math.max(1, lastAllowed));
 		}
 
 		@Override
 		public Decision rejected(long state, long now, int cost) {
 			long current = current(state, now);
-			long lastAllowed = this.cells.time(current);
+			long lastAllowed = this.cells.time(current, now);
 			return Decision.reject(1, 0, lastAllowed + this.timeouts[index(current)] - now,
 					lastAllowed + this.expireAfterMillis - now);
 		}
@@ -212,8 +219,8 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 			if (current == EMPTY) {
 				return Decision.allow(1, 1, 0);
 			}
-			if (now - this.cells.time(current) >= this.timeouts[index(current)]) {
-				return Decision.allow(1, 1, this.cells.time(current) + this.expireAfterMillis - now);
+			if (now - this.cells.time(current, now) >= this.timeouts[index(current)]) {
+				return Decision.allow(1, 1, this.cells.time(current, now) + this.expireAfterMillis - now);
 			}
 			return rejected(state, now, 1);
 		}
@@ -225,7 +232,17 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 				return EMPTY;
 			}
 			int previous = index(current) - 1;
-			return this.cells.pack(previous, this.cells.time(current) - this.timeouts[previous]);
+			return this.cells.pack(previous, this.cells.time(current, now) - this.timeouts[previous]);
+		}
+
+		@Override
+		public long refund(long state, long now, int cost, long receipt) {
+			long current = current(state, now);
+			if (current == EMPTY || Math.max(1, this.cells.time(current, now)) != receipt) {
+				// a later attempt came, or the state expired or was reset: the call's rung is not the last
+				return state;
+			}
+			return refund(current, now, cost);
 		}
 
 	}

@@ -121,7 +121,15 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 	 * {@code periods * refillPeriod}, so the part of a period already elapsed is kept (the source
 	 * document's Redis version set it to now and lost it). Once the bucket is full the clock restarts
 	 * at now: time spent full earns nothing. A missing key is a full bucket. A {@code refilledAt}
-	 * after now (the clock stepped back) has earned nothing yet.
+	 * after now (the clock stepped back) has earned nothing yet. The next unit comes with the next
+	 * refill, {@code refilledAt + refillPeriod}.
+	 *
+	 * <p>Receipt: when the call's last token is back, {@code refilledAt + ceil(missing / refillTokens)
+	 * * refillPeriod} with {@code missing} the tokens short of full right after the call. Tokens come
+	 * back in the order they were taken, so later calls never move it, and at a refund the call's
+	 * tokens still missing are those the refills from now up to that time have yet to bring (whole
+	 * refills: with several tokens per refill, the last one may be counted whole); never more than
+	 * its cost, nor than the bucket misses.
 	 */
 	static final class Transition implements PackedTransition {
 
@@ -145,7 +153,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 				return this.cells.pack(this.capacity, now);
 			}
 			int tokens = count(state);
-			long refilledAt = this.cells.time(state);
+			long refilledAt = this.cells.time(state, now);
 			long elapsed = now - refilledAt;
 			if (elapsed < this.periodMillis) {
 				return state;
@@ -157,47 +165,73 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 			return this.cells.pack(tokens + periods * this.refillTokens, refilledAt + periods * this.periodMillis);
 		}
 
-		private long untilFull(long state, long now) {
-			int tokens = count(state);
-			if (tokens >= this.capacity) {
-				return 0;
-			}
-			long full = this.cells.time(state) + ceilDiv(this.capacity - tokens, this.refillTokens) * this.periodMillis;
-			return Math.max(0, full - now);
+		/** When a refilled state is full again: its last missing token back. */
+		private long fullAt(long refilled, long now) {
+			return this.cells.time(refilled, now)
+					+ ceilDiv(this.capacity - count(refilled), this.refillTokens) * this.periodMillis;
+		}
+
+		private long untilFull(long refilled, long now) {
+			return (count(refilled) >= this.capacity) ? 0 : Math.max(0, fullAt(refilled, now) - now);
+		}
+
+		/** A refilled state that is not full gets its next tokens with the next refill. */
+		private long untilNextRefill(long refilled, long now) {
+			return (count(refilled) >= this.capacity) ? 0 : this.cells.time(refilled, now) + this.periodMillis - now;
 		}
 
 		@Override
 		public long acquire(long state, long now, int cost) {
 			long refilled = refill(state, now);
 			int tokens = count(refilled);
-			return (tokens < cost) ? REJECTED : this.cells.pack(tokens - cost, this.cells.time(refilled));
+			return (tokens < cost) ? REJECTED : this.cells.pack(tokens - cost, this.cells.time(refilled, now));
 		}
 
 		@Override
 		public Decision allowed(long next, long now) {
-			return Decision.allow(this.capacity, count(next), untilFull(next, now));
+			return Decision.allow(this.capacity, count(next), untilFull(next, now), untilNextRefill(next, now),
+					Math.max(1, fullAt(next, now)));
 		}
 
 		@Override
 		public Decision rejected(long state, long now, int cost) {
 			long refilled = refill(state, now);
 			int tokens = count(refilled);
-			long retryAfter = this.cells.time(refilled) + ceilDiv(cost - tokens, this.refillTokens) * this.periodMillis
-					- now;
+			long retryAfter = this.cells.time(refilled, now)
+					+ ceilDiv(cost - tokens, this.refillTokens) * this.periodMillis - now;
 			return Decision.reject(this.capacity, tokens, retryAfter, untilFull(refilled, now));
 		}
 
 		@Override
 		public Decision peek(long state, long now) {
 			long refilled = refill(state, now);
-			return (count(refilled) >= 1) ? allowed(refilled, now) : rejected(state, now, 1);
+			if (count(refilled) >= 1) {
+				return Decision.allow(this.capacity, count(refilled), untilFull(refilled, now),
+						untilNextRefill(refilled, now), 0);
+			}
+			return rejected(state, now, 1);
 		}
 
 		@Override
 		public long refund(long state, long now, int cost) {
 			long refilled = refill(state, now);
 			long tokens = Math.min(this.capacity, count(refilled) + (long) cost);
-			return (tokens >= this.capacity) ? EMPTY : this.cells.pack(tokens, this.cells.time(refilled));
+			return (tokens >= this.capacity) ? EMPTY : this.cells.pack(tokens, this.cells.time(refilled, now));
+		}
+
+		@Override
+		public long refund(long state, long now, int cost, long receipt) {
+			long refilled = refill(state, now);
+			int tokens = count(refilled);
+			long refilledAt = this.cells.time(refilled, now);
+			long untilBack = receipt - refilledAt;
+			if (tokens >= this.capacity || untilBack <= 0) {
+				// every token the call took is back already
+				return state;
+			}
+			long stillOut = ceilDiv(untilBack, this.periodMillis) * this.refillTokens;
+			long back = tokens + Math.min(Math.min(cost, stillOut), this.capacity - tokens);
+			return (back >= this.capacity) ? EMPTY : this.cells.pack(back, refilledAt);
 		}
 
 		private static long ceilDiv(long dividend, long divisor) {

@@ -19,6 +19,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class DecisionTests {
 
+	static {
+		// JOL reads this once, when it first looks at the VM; MemoryFootprintTests needs it to walk records
+		System.setProperty("jol.magicFieldOffset", "true");
+	}
+
 	/** The longest duration a decision keeps exactly: 2^48-2 ms. */
 	private static final long LONGEST_KEPT_MILLIS = (1L << 48) - 2;
 
@@ -241,6 +246,61 @@ class DecisionTests {
 	private static Decision decisionOf(RecordDecision values) {
 		return new Decision(values.allowed(), values.limit(), values.remaining(), values.retryAfterMillis(),
 				values.resetAfterMillis());
+	}
+
+	@Test
+	void anAllowedDecisionCarriesTheTimeUntilItsNextUnitBesideItsReceipt() {
+		long[] durations = { 0, 1, 999, 1000, 65536, LONGEST_KEPT_MILLIS - 1, LONGEST_KEPT_MILLIS };
+		for (int remaining : REMAINING_EDGES) {
+			for (long nextUnit : durations) {
+				for (long resetAfter : durations) {
+					Decision decision = Decision.allow(7, remaining, resetAfter, nextUnit, 1_767_225_600_123L);
+					assertThat(decision.allowed()).isTrue();
+					assertThat(decision.canSucceedLater()).isTrue();
+					assertThat(decision.retryAfterMillis()).isZero();
+					assertThat(decision.remaining()).isEqualTo(remaining);
+					assertThat(decision.resetAfterMillis()).isEqualTo(resetAfter);
+					assertThat(decision.nextUnitAfterMillis()).isEqualTo(nextUnit);
+					assertThat(decision.nextUnitAfterSeconds()).isEqualTo((nextUnit + 999) / 1000);
+					assertThat(decision.receipt()).isEqualTo(1_767_225_600_123L);
+					assertThat(decision.withReceipt(5).nextUnitAfterMillis()).isEqualTo(nextUnit);
+				}
+			}
+		}
+		assertThat(Decision.allow(7, 1, 10, Long.MAX_VALUE, 0).nextUnitAfterMillis()).as("saturated as durations are")
+			.isEqualTo(LONGEST_KEPT_MILLIS);
+	}
+
+	@Test
+	void theTimeUntilTheNextUnitIsAHintOutsideEqualityAndText() {
+		Decision plain = Decision.allow(10, 3, 20_000);
+		Decision hinted = Decision.allow(10, 3, 20_000, 2_000, 42);
+		assertThat(hinted).isEqualTo(plain).hasSameHashCodeAs(plain).hasToString(plain.toString());
+		assertThat(hinted.nextUnitAfterMillis()).isEqualTo(2_000);
+	}
+
+	@Test
+	void withoutAHintTheNextUnitComesWhenTheStateIsNeutralAndARefusalWaitsItsRetryAfter() {
+		assertThat(Decision.allow(10, 3, 20_000).nextUnitAfterMillis()).isEqualTo(20_000);
+		assertThat(Decision.allow(10, 10, 0).nextUnitAfterMillis()).as("nothing in use: nothing to wait for").isZero();
+		assertThat(Decision.allow(10, 10, 5_000).nextUnitAfterMillis()).isZero();
+		assertThat(new Decision(true, 10, 3, 0, 20_000).nextUnitAfterMillis()).isEqualTo(20_000);
+		assertThat(Decision.reject(10, 0, 1_500, 20_000).nextUnitAfterMillis()).isEqualTo(1_500);
+		assertThat(Decision.reject(10, 0, 1_500, 20_000).nextUnitAfterSeconds()).isEqualTo(2);
+		assertThat(Decision.neverAllowed(3).nextUnitAfterMillis()).as("no wait helps: the state's own reset")
+			.isZero();
+	}
+
+	@Test
+	void anAllowedDecisionsHintsAreCheckedAsItsOtherValuesAre() {
+		assertThatIllegalArgumentException().isThrownBy(() -> Decision.allow(1, 0, 0, -1, 0))
+			.withMessage("nextUnitAfterMillis must not be negative, was -1");
+		assertThatIllegalArgumentException().isThrownBy(() -> Decision.allow(1, 0, 0, 0, -1))
+			.withMessage("receipt must not be negative, was -1");
+		assertThatIllegalArgumentException().isThrownBy(() -> Decision.allow(1, 0, -1, 0, 0))
+			.withMessage("resetAfterMillis must not be negative");
+		assertThatIllegalArgumentException().isThrownBy(() -> Decision.allow(-1, 0, 0, 0, 0))
+			.withMessage("limit and remaining must not be negative");
 	}
 
 	@Test

@@ -61,6 +61,24 @@ class PolicyValidationTests {
 	}
 
 	@Test
+	void gcraRefusesARateItsWholeMicrosecondIntervalWouldMissByMoreThanOnePercent() {
+		// 600,000 per second is an interval of 1.67 us, which whole microseconds made 1 us: 1,000,000 per second
+		assertThatExceptionOfType(InvalidPolicyException.class)
+			.isThrownBy(() -> new GcraPolicy("p", 600_000, Duration.ofSeconds(1)))
+			.withMessage("policy 'p': limit 600000 per period 1s needs a call every 1.667 microseconds, which the"
+					+ " stores keep in whole microseconds (1, a rate 66.7% too high); choose a limit and period"
+					+ " whose period/limit is within 1% of a whole number of microseconds");
+		assertThatExceptionOfType(InvalidPolicyException.class)
+			.isThrownBy(() -> new GcraPolicy("p", 15_000, Duration.ofSeconds(1)))
+			.withMessageContaining("a rate 1.0% too high");
+		for (int limit : new int[] { 1, 3, 7, 100, 1_000, 9_999, 10_000, 14_925, 333_333, 500_000, 1_000_000 }) {
+			GcraPolicy kept = new GcraPolicy("p", limit, Duration.ofSeconds(1));
+			double rate = 1e6 / kept.emissionIntervalMicros();
+			assertThat(rate / limit).as("limit %d", limit).isBetween(1.0, 1.01);
+		}
+	}
+
+	@Test
 	void gcraToleranceIsExactlyThePeriodWhenTheLimitDividesIt() {
 		GcraPolicy even = new GcraPolicy("p", 3, Duration.ofSeconds(60));
 		assertThat(even.emissionIntervalMicros()).isEqualTo(20_000_000);

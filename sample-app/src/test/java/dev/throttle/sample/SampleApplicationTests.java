@@ -89,7 +89,8 @@ class SampleApplicationTests {
 		assertThat(locked.statusCode()).isEqualTo(429);
 		assertThat(locked.headers().firstValue("Retry-After")).hasValue("1");
 		assertThat(locked.headers().firstValue("RateLimit-Policy")).hasValue("\"login\";q=1;w=3600");
-		assertThat(locked.headers().firstValue("RateLimit")).hasValue("\"login\";r=0;t=3600");
+		assertThat(locked.headers().firstValue("RateLimit")).as("the wait for the next attempt, not the state's hour")
+			.hasValue("\"login\";r=0;t=1");
 		assertThat(locked.body()).contains("\"violated-policies\":[\"login\"]")
 			.contains("https://iana.org/assignments/http-problem-types#quota-exceeded")
 			.doesNotContain("alice");

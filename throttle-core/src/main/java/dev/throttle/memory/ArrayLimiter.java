@@ -1,5 +1,7 @@
 package dev.throttle.memory;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
@@ -14,24 +16,32 @@ import static dev.throttle.memory.ArrayTransition.EMPTY;
 
 /**
  * A limiter whose per-key state is an immutable {@code long[]} swapped by compare-and-set; what
- * the array means is the algorithm's {@link ArrayTransition}. A refusal writes nothing.
+ * the array means is the algorithm's {@link ArrayTransition}. A refusal writes nothing. A key that
+ * comes while the policy is full is decided by the overflow cell (see {@link Room}).
  */
 final class ArrayLimiter implements Limiter {
 
-	private static final Function<String, AtomicReference<long[]>> NEW_CELL = (key) -> new AtomicReference<>(EMPTY);
+	private static final Function<Object, AtomicReference<long[]>> NEW_CELL = (key) -> new AtomicReference<>(EMPTY);
 
 	private final Policy policy;
 
-	private final Cache<String, AtomicReference<long[]>> cells;
+	private final Cache<Object, AtomicReference<long[]>> cells;
 
 	private final TimeSource clock;
 
 	private final ArrayTransition transition;
 
-	ArrayLimiter(Policy policy, Cache<String, AtomicReference<long[]>> cells, TimeSource clock,
+	/** Whether a new key may be taken in. */
+	private final Room room;
+
+	/** Decides the keys that came while the policy was full (see {@link Room}). */
+	private final AtomicReference<long[]> overflow = new AtomicReference<>(EMPTY);
+
+	ArrayLimiter(Policy policy, Cache<Object, AtomicReference<long[]>> cells, Room room, TimeSource clock,
 			ArrayTransition transition) {
 		this.policy = policy;
 		this.cells = cells;
+		this.room = room;
 		this.clock = clock;
 		this.transition = transition;
 	}
@@ -42,8 +52,12 @@ final class ArrayLimiter implements Limiter {
 	}
 
 	@Override
-	public Decision tryAcquire(String key, int cost) {
-		AtomicReference<long[]> cell = this.cells.get(key, NEW_CELL);
+	public Decision tryAcquire(String given, int cost) {
+		Object key = MemoryKeys.of(given);
+		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
+		if (cell == null) {
+			cell = this.room.hasRoom() ? this.cells.get(key, NEW_CELL) : this.overflow;
+		}
 		long now = this.clock.currentTimeMillis();
 		for (;;) {
 			long[] state = cell.get();
@@ -58,7 +72,8 @@ final class ArrayLimiter implements Limiter {
 	}
 
 	@Override
-	public void refund(String key, int cost) {
+	public void refund(String given, int cost) {
+		Object key = MemoryKeys.of(given);
 		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
 		if (cell == null) {
 			return;
@@ -73,13 +88,52 @@ final class ArrayLimiter implements Limiter {
 	}
 
 	@Override
-	public Decision peek(String key) {
-		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
-		return this.transition.peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
+	public void refund(String key, int cost, long receipt) {
+		if (receipt == 0) {
+			refund(key, cost);
+			return;
+		}
+		AtomicReference<long[]> cell = this.cells.getIfPresent(MemoryKeys.of(key));
+		if (cell == null) {
+			return;
+		}
+		long now = this.clock.currentTimeMillis();
+		for (;;) {
+			long[] state = cell.get();
+			if (state.length == 0) {
+				return;
+			}
+			long[] next = this.transition.refund(state, now, cost, receipt);
+			if (next == state || cell.compareAndSet(state, next)) {
+				return;
+			}
+		}
 	}
 
 	@Override
-	public void reset(String key) {
+	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+		// never blocks: the receipt must not be lost to the default, which refunds without it
+		refund(key, cost, receipt);
+		return CompletableFuture.completedFuture(null);
+	}
+
+	/** A key the cache does not hold is told what its next call would be: the overflow's, while full. */
+	@Override
+	public Decision peek(String given) {
+		Object key = MemoryKeys.of(given);
+		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
+		long[] state = (cell != null) ? cell.get() : this.room.hasRoom() ? EMPTY : this.overflow.get();
+		return this.transition.peek(state, this.clock.currentTimeMillis());
+	}
+
+	/** Forgets what the keys that came while the policy was full took: for the store's clear. */
+	void clearOverflow() {
+		this.overflow.set(EMPTY);
+	}
+
+	@Override
+	public void reset(String given) {
+		Object key = MemoryKeys.of(given);
 		AtomicReference<long[]> cell = this.cells.getIfPresent(key);
 		if (cell != null) {
 			cell.set(EMPTY);

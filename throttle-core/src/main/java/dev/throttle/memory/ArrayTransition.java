@@ -27,7 +27,8 @@ public interface ArrayTransition {
 	long[] acquire(long[] state, long now, int cost);
 
 	/**
-	 * Returns what an allowed call is told.
+	 * Returns what an allowed call is told, with the time until its next unit and its receipt (as
+	 * {@link PackedTransition#allowed}).
 	 * @param next the state {@link #acquire} returned, now committed
 	 * @param now the time
 	 * @return the decision
@@ -52,12 +53,25 @@ public interface ArrayTransition {
 	Decision peek(long[] state, long now);
 
 	/**
-	 * Gives back what an allowed call took.
+	 * Gives back what an allowed call took, without knowing which call.
 	 * @param state the key's state, never empty
 	 * @param now the time
 	 * @param cost units to give back
 	 * @return the state after the refund
 	 */
 	long[] refund(long[] state, long now, int cost);
+
+	/**
+	 * Gives back exactly what one allowed call took, identified by the receipt its decision carried,
+	 * or nothing once that is gone. The default ignores the receipt, for transitions that stamp none.
+	 * @param state the key's state, never empty
+	 * @param now the time
+	 * @param cost units that call took
+	 * @param receipt the receipt of that call's decision, never 0
+	 * @return the state after the refund ({@code state} itself when nothing is given back)
+	 */
+	default long[] refund(long[] state, long now, int cost, long receipt) {
+		return refund(state, now, cost);
+	}
 
 }

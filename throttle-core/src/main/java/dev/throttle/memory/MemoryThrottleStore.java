@@ -15,10 +15,16 @@ import dev.throttle.TimeSource;
  * Throttling state in this JVM's memory, bounded.
  *
  * <p>Each policy's keys live in their own Caffeine cache of at most {@code maximumKeysPerPolicy}
- * entries; when full, Caffeine evicts the least valuable keys (W-TinyLFU), which are idle ones in
- * practice. An entry expires once it has been idle for the policy's {@link Policy#idleExpiry()}:
- * by then its state is neutral, so forgetting it changes no decision, and an idle key costs
- * nothing. Expiry follows the store's {@link TimeSource}, so a manual clock drives it in tests.
+ * entries. An entry expires once it has been idle for the policy's {@link Policy#idleExpiry()} (and
+ * two seconds): by then its state is neutral, so forgetting it changes no decision, and an idle key
+ * costs nothing. Expiry follows the store's {@link TimeSource}, so a manual clock drives it in tests.
+ *
+ * <p>No key is ever evicted to make room: forgetting a key whose state is not neutral would hand it
+ * a fresh quota, and a flood of distinct keys would buy a locked-out key its next guess. Instead,
+ * while a policy holds its maximum of live keys, a key it does not hold is decided by the policy's
+ * one shared overflow bucket (as keys that are null share one bucket): every such key is throttled
+ * together, usually refused under a flood, until keys expire and make room. The keys the store holds
+ * are decided as before, each until its own state is neutral.
  *
  * <p>Thread-safe and lock-free on the decision path: per-key state is an atomic cell committed
  * by compare-and-set (see {@code PackedLimiter}).
@@ -34,9 +40,6 @@ public final class MemoryThrottleStore implements ThrottleStore {
 	private final TimeSource clock;
 
 	private final long maximumKeysPerPolicy;
-
-	/** Packed times are offsets from here: far enough back that a clock stepping back stays positive. */
-	private final long base;
 
 	private final Map<String, Bound> limiters = new ConcurrentHashMap<>();
 
@@ -58,7 +61,6 @@ public final class MemoryThrottleStore implements ThrottleStore {
 		}
 		this.clock = clock;
 		this.maximumKeysPerPolicy = maximumKeysPerPolicy;
-		this.base = clock.currentTimeMillis() - (1L << 39);
 	}
 
 	@Override
@@ -98,16 +100,16 @@ public final class MemoryThrottleStore implements ThrottleStore {
 	 * Forgets every key of every policy: for tests that must start from a clean slate.
 	 */
 	public void clear() {
-		this.limiters.values().forEach((bound) -> bound.cache.invalidateAll());
+		this.limiters.values().forEach((bound) -> bound.cells.clear());
 	}
 
 	private Bound bind(Policy policy) {
-		MemoryCells cells = new MemoryCells(policy, this.clock, this.base, this.maximumKeysPerPolicy);
+		MemoryCells cells = new MemoryCells(policy, this.clock, this.maximumKeysPerPolicy);
 		Limiter limiter = policy.algorithm().bindMemory(policy, cells);
-		return new Bound(cells.cache(), limiter);
+		return new Bound(cells.cache(), cells, limiter);
 	}
 
-	private record Bound(Cache<String, ?> cache, Limiter limiter) {
+	private record Bound(Cache<Object, ?> cache, MemoryCells cells, Limiter limiter) {
 	}
 
 }

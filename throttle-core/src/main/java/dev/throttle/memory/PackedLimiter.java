@@ -1,5 +1,7 @@
 package dev.throttle.memory;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
@@ -24,13 +26,13 @@ import static dev.throttle.memory.PackedTransition.REJECTED;
  */
 final class PackedLimiter implements Limiter {
 
-	private static final Function<String, Cell> NEW_CELL = (key) -> new Cell();
+	private static final Function<Object, Cell> NEW_CELL = (key) -> new Cell();
 
 	private final Policy policy;
 
-	private final Cache<String, Cell> cells;
+	private final Cache<Object, Cell> cells;
 
-	private final com.github.benmanes.caffeine.cache.Policy<String, Cell> quiet;
+	private final com.github.benmanes.caffeine.cache.Policy<Object, Cell> quiet;
 
 	private final TimeSource clock;
 
@@ -42,9 +44,16 @@ final class PackedLimiter implements Limiter {
 	/** How long reads of a key's cell may go unrecorded in the cache (see {@link #cell}). */
 	private final long touchMillis;
 
-	PackedLimiter(Policy policy, Cache<String, Cell> cells, TimeSource clock, PackedTransition transition) {
+	/** Whether a new key may be taken in. */
+	private final Room room;
+
+	/** Decides the keys that came while the policy was full (see {@link Room}). */
+	private final Cell overflow = new Cell();
+
+	PackedLimiter(Policy policy, Cache<Object, Cell> cells, Room room, TimeSource clock, PackedTransition transition) {
 		this.policy = policy;
 		this.cells = cells;
+		this.room = room;
 		this.quiet = cells.policy();
 		this.clock = clock;
 		this.transition = transition;
@@ -66,16 +75,20 @@ final class PackedLimiter implements Limiter {
 	 * and the expiry check only) and accesses are recorded only when they matter:
 	 * <ul>
 	 * <li>a read is recorded when the cache last heard of the key a quarter of the idle expiry ago or
-	 * more, so the size bound still sees every key in use as recent;</li>
+	 * more, so a key in use is never near its expiry;</li>
 	 * <li>a write (an allowed call) is recorded when the entry's recorded access would otherwise
 	 * expire before the new state is neutral again ({@link #allowedAndRecorded}), so no state is ever
 	 * dropped before it is neutral, exactly as when every access was recorded.</li>
 	 * </ul>
+	 * A key the cache does not hold while the policy is full gets the overflow cell (see {@link Room}).
 	 */
-	private Cell cell(String key, long now) {
+	private Cell cell(Object key, long now) {
 		Cell cell = this.quiet.getIfPresentQuietly(key);
 		if (cell != null && now - cell.touched < this.touchMillis && now >= cell.touched) {
 			return cell;
+		}
+		if (cell == null && !this.room.hasRoom()) {
+			return this.overflow;
 		}
 		cell = this.cells.get(key, NEW_CELL);
 		cell.touched = now;
@@ -87,7 +100,7 @@ final class PackedLimiter implements Limiter {
 	 * otherwise expire ({@code touched + idle}) before the new state is neutral
 	 * ({@code now + resetAfter}).
 	 */
-	private Decision allowedAndRecorded(String key, Cell cell, long next, long now) {
+	private Decision allowedAndRecorded(Object key, Cell cell, long next, long now) {
 		Decision decision = this.transition.allowed(next, now);
 		if (cell.touched + this.idleMillis < now + decision.resetAfterMillis()) {
 			Cell current = this.cells.getIfPresent(key);
@@ -99,7 +112,8 @@ final class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public Decision tryAcquire(String key, int cost) {
+	public Decision tryAcquire(String given, int cost) {
+		Object key = MemoryKeys.of(given);
 		long now = this.clock.currentTimeMillis();
 		Cell cell = cell(key, now);
 		for (;;) {
@@ -115,7 +129,8 @@ final class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public void refund(String key, int cost) {
+	public void refund(String given, int cost) {
+		Object key = MemoryKeys.of(given);
 		Cell cell = this.cells.getIfPresent(key);
 		if (cell == null) {
 			return;
@@ -130,13 +145,53 @@ final class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public Decision peek(String key) {
-		Cell cell = this.cells.getIfPresent(key);
-		return this.transition.peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
+	public void refund(String key, int cost, long receipt) {
+		if (receipt == 0) {
+			// a decision no store stamped: give back as a receipt-less refund does
+			refund(key, cost);
+			return;
+		}
+		Cell cell = this.cells.getIfPresent(MemoryKeys.of(key));
+		if (cell == null) {
+			return;
+		}
+		long now = this.clock.currentTimeMillis();
+		for (;;) {
+			long state = cell.get();
+			if (state == EMPTY) {
+				return;
+			}
+			long next = this.transition.refund(state, now, cost, receipt);
+			if (next == state || cell.compareAndSet(state, next)) {
+				return;
+			}
+		}
 	}
 
 	@Override
-	public void reset(String key) {
+	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+		// never blocks: the receipt must not be lost to the default, which refunds without it
+		refund(key, cost, receipt);
+		return CompletableFuture.completedFuture(null);
+	}
+
+	/** A key the cache does not hold is told what its next call would be: the overflow's, while full. */
+	@Override
+	public Decision peek(String given) {
+		Object key = MemoryKeys.of(given);
+		Cell cell = this.cells.getIfPresent(key);
+		long state = (cell != null) ? cell.get() : this.room.hasRoom() ? EMPTY : this.overflow.get();
+		return this.transition.peek(state, this.clock.currentTimeMillis());
+	}
+
+	/** Forgets what the keys that came while the policy was full took: for the store's clear. */
+	void clearOverflow() {
+		this.overflow.set(EMPTY);
+	}
+
+	@Override
+	public void reset(String given) {
+		Object key = MemoryKeys.of(given);
 		Cell cell = this.cells.getIfPresent(key);
 		if (cell != null) {
 			cell.set(EMPTY);

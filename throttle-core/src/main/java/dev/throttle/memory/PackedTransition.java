@@ -33,7 +33,9 @@ public interface PackedTransition {
 	long acquire(long state, long now, int cost);
 
 	/**
-	 * Returns what an allowed call is told.
+	 * Returns what an allowed call is told: with the time until its next unit, and the receipt that
+	 * lets {@link #refund(long, long, int, long)} undo exactly this call (see
+	 * {@link Decision#allow(int, int, long, long, long)}).
 	 * @param next the state {@link #acquire} returned, now committed
 	 * @param now the time
 	 * @return the decision
@@ -58,12 +60,28 @@ public interface PackedTransition {
 	Decision peek(long state, long now);
 
 	/**
-	 * Gives back what an allowed call took.
+	 * Gives back what an allowed call took, without knowing which call (as
+	 * {@link dev.throttle.Limiter#refund(String, int)}).
 	 * @param state the key's state, never {@link #EMPTY}
 	 * @param now the time
 	 * @param cost units to give back
 	 * @return the state after the refund, {@link #EMPTY} when that is neutral
 	 */
 	long refund(long state, long now, int cost);
+
+	/**
+	 * Gives back exactly what one allowed call took, identified by the receipt its decision carried
+	 * (whatever the transition stamped in {@link #allowed}), or nothing once that is gone: never what
+	 * a later call took. The default ignores the receipt, for transitions that stamp none.
+	 * @param state the key's state, never {@link #EMPTY}
+	 * @param now the time
+	 * @param cost units that call took
+	 * @param receipt the receipt of that call's decision, never 0
+	 * @return the state after the refund ({@code state} itself when nothing is given back),
+	 * {@link #EMPTY} when that is neutral
+	 */
+	default long refund(long state, long now, int cost, long receipt) {
+		return refund(state, now, cost);
+	}
 
 }

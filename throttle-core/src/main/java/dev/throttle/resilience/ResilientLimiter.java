@@ -73,6 +73,18 @@ final class ResilientLimiter implements SourcedLimiter {
 		});
 	}
 
+	/** The receipt goes to the store, so that the refund undoes exactly the call it took. */
+	@Override
+	public void refund(String key, int cost, long receipt) {
+		call(key, () -> {
+			this.store.refund(key, cost, receipt);
+			return null;
+		}, () -> {
+			this.fallback.refund(key, cost);
+			return null;
+		});
+	}
+
 	@Override
 	public Decision peek(String key) {
 		return call(key, () -> this.store.peek(key), () -> this.fallback.peek(key));
@@ -108,6 +120,14 @@ final class ResilientLimiter implements SourcedLimiter {
 	@Override
 	public CompletionStage<Void> refundAsync(String key, int cost) {
 		return callAsync(key, () -> this.store.refundAsync(key, cost), () -> {
+			this.fallback.refund(key, cost);
+			return null;
+		});
+	}
+
+	@Override
+	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+		return callAsync(key, () -> this.store.refundAsync(key, cost, receipt), () -> {
 			this.fallback.refund(key, cost);
 			return null;
 		});

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.throttle.Algorithm;
 import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
 import dev.throttle.Limiter;
 import dev.throttle.ManualTimeSource;
@@ -33,7 +34,7 @@ class MemoryThrottleStoreTests {
 			throttler.tryAcquire("log", "k" + i);
 		}
 		assertThat(store.keyCount()).isEqualTo(200);
-		this.clock.advance(Duration.ofMinutes(1));
+		this.clock.advance(Duration.ofMinutes(1).plus(MemoryCells.EXPIRY_MARGIN));
 		assertThat(store.keyCount()).as("gcra keys idle for its period are gone").isEqualTo(100);
 		this.clock.advance(Duration.ofHours(1));
 		assertThat(store.keyCount()).isZero();
@@ -80,6 +81,41 @@ class MemoryThrottleStoreTests {
 	}
 
 	@Test
+	void aPackedTimeIsReadExactlyWithinSeventeenYearsOfNowHoweverOldTheStoreIs() {
+		MemoryCells cells = new MemoryCells(TokenBucketPolicy.of("tb", 5, Duration.ofHours(1)), this.clock, 100);
+		long now = this.clock.currentTimeMillis();
+		long seventeenYears = (1L << 39) - 1;
+		for (long time : new long[] { now, now - 1, now + 1, now - seventeenYears, now + seventeenYears - 1,
+				now + Duration.ofDays(3650).toMillis(), 0, 1L << 45 }) {
+			for (long reader : new long[] { time, time - Duration.ofDays(3650).toMillis(), time + 50, time + (1L << 38) }) {
+				long state = cells.pack(MemoryCells.MAX_COUNT, time);
+				assertThat(cells.time(state, reader)).as("written at %d, read at %d", time, reader).isEqualTo(time);
+				assertThat(MemoryCells.count(state)).isEqualTo(MemoryCells.MAX_COUNT);
+				assertThat(state).isNotNegative();
+			}
+		}
+	}
+
+	/**
+	 * Caffeine keeps access times only to within a second (a read within a second of the last recorded
+	 * one is not recorded), so an entry may expire up to a second before its last read plus its idle
+	 * expiry: the store's entries live that second longer than the policy's idle expiry.
+	 */
+	@Test
+	void aKeyIsKeptUntilItsStateIsNeutralThoughCaffeineRecordsAccessesToTheSecond() {
+		MemoryThrottleStore store = new MemoryThrottleStore(this.clock, 100);
+		Throttler throttler = new Throttler(store, List.of(new FixedWindowPolicy("fw", 1, Duration.ofSeconds(15))));
+		throttler.tryAcquire("fw", "k");
+		this.clock.advanceMillis(14_999);
+		assertThat(throttler.peek("fw", "k").allowed()).isFalse();
+		this.clock.advanceMillis(1);
+		assertThat(throttler.tryAcquire("fw", "k")).as("a new window").isEqualTo(Decision.allow(1, 0, 15_000));
+		this.clock.advanceMillis(14_999);
+		assertThat(throttler.tryAcquire("fw", "k")).as("the window is still open")
+			.isEqualTo(Decision.reject(1, 0, 1, 1));
+	}
+
+	@Test
 	void maximumKeysMustBePositive() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new MemoryThrottleStore(this.clock, 0))
 			.withMessage("maximum-keys must be at least 1, was 0");
@@ -95,7 +131,7 @@ class MemoryThrottleStoreTests {
 		assertThat(throttler.tryAcquire("three", "k").allowed()).isFalse();
 		throttler.refund("three", "k", 1);
 		assertThat(throttler.peek("three", "k")).isEqualTo(Decision.allow(3, 1, 60_000));
-		this.clock.advance(Duration.ofMinutes(1));
+		this.clock.advance(Duration.ofMinutes(1).plus(MemoryCells.EXPIRY_MARGIN));
 		assertThat(store.keyCount()).as("idle keys expire as every algorithm's do").isZero();
 	}
 

@@ -1,6 +1,7 @@
 package dev.throttle.testing;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -397,8 +398,10 @@ public abstract class ThrottleStoreContract {
 			advance(1_000);
 			assertThat(throttler.tryAcquire("s", "k")).as("at 11 s four live (1 s is ttl old too), over 2")
 				.isEqualTo(allow(3, 0, 10_000));
-			assertThat(throttler.tryAcquire("s", "k")).as("five live again, over 3: 3 s after 11 s")
-				.isEqualTo(reject(3, 0, 3_000, 10_000));
+			assertThat(throttler.tryAcquire("s", "k"))
+				.as("five live again, over 3 (3 s after 11 s), but the attempts at 2 s and 3 s stop counting at 12 s"
+						+ " and 13 s: over 1 at 13 s, 1 s after 11 s has passed")
+				.isEqualTo(reject(3, 0, 2_000, 10_000));
 			advance(8_000);
 			assertThat(throttler.peek("s", "k")).as("at 19 s only the attempt at 11 s counts")
 				.isEqualTo(allow(3, 2, 2_000));
@@ -708,6 +711,73 @@ public abstract class ThrottleStoreContract {
 			assertThat(throttler.tryAcquire("email", "k")).isEqualTo(reject(10, 0, 2_415_000, 6_000_000));
 		}
 
+		/** What a failover of Redis, whose clock is 50 ms behind, did to every key written just before. */
+		@Test
+		void aFiftyMillisecondStepBackHandsNoAlgorithmAFreshQuota() {
+			List<Policy> policies = List.of(TokenBucketPolicy.of("tb", 3, Duration.ofSeconds(2)),
+					new GcraPolicy("gcra", 3, Duration.ofSeconds(6)), new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+					new SlidingLogPolicy("log", 3, Duration.ofHours(1), Duration.ofSeconds(15), 1.5),
+					LockoutPolicy.of("lock", LUCIA_LADDER));
+			Throttler throttler = throttler(policies.toArray(Policy[]::new));
+			List<Decision> before = new ArrayList<>();
+			for (Policy policy : policies) {
+				for (int i = 0; i < policy.quota(); i++) {
+					assertThat(throttler.tryAcquire(policy.name(), "k").allowed()).as(policy.name()).isTrue();
+				}
+				before.add(throttler.peek(policy.name(), "k"));
+			}
+			advance(-50);
+			for (int i = 0; i < policies.size(); i++) {
+				String name = policies.get(i).name();
+				Decision refused = throttler.tryAcquire(name, "k");
+				assertThat(refused.allowed()).as(name).isFalse();
+				assertThat(refused.retryAfterMillis()).as(name + ": 50 ms longer, from the earlier now")
+					.isEqualTo(before.get(i).retryAfterMillis() + 50);
+				assertThat(refused.nextUnitAfterMillis()).as(name).isEqualTo(refused.retryAfterMillis());
+				assertThat(throttler.peek(name, "k")).as(name).isEqualTo(refused);
+			}
+		}
+
+		@Test
+		void aReceiptUndoesItsOwnCallAfterTheClockSteppedBack() {
+			Throttler throttler = throttler(new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+					new SlidingLogPolicy("s", 3, Duration.ofSeconds(10), Duration.ofSeconds(1), 1),
+					new GcraPolicy("gcra", 2, Duration.ofSeconds(10)), LockoutPolicy.of("lock", LUCIA_LADDER));
+			Decision window = throttler.tryAcquire("fw", "k", 2);
+			Decision first = throttler.tryAcquire("s", "k");
+			Decision score = throttler.tryAcquire("gcra", "k");
+			Decision attempt = throttler.tryAcquire("lock", "k");
+			advance(-50);
+			Decision second = throttler.tryAcquire("s", "k");
+			throttler.bound("fw").refund("k", 2, window);
+			assertThat(throttler.peek("fw", "k")).as("the window starting 50 ms ahead is still the call's")
+				.isEqualTo(allow(3, 3, 0));
+			throttler.bound("s").refund("k", 1, second);
+			assertThat(throttler.peek("s", "k")).as("one of the two attempts recorded at the same time is gone")
+				.isEqualTo(allow(3, 2, 10_050));
+			throttler.bound("s").refund("k", 1, first);
+			assertThat(throttler.peek("s", "k")).isEqualTo(allow(3, 3, 0));
+			throttler.bound("gcra").refund("k", 1, score);
+			assertThat(throttler.peek("gcra", "k")).as("its whole span given back: the score is where the call found it")
+				.isEqualTo(allow(2, 1, 50));
+			throttler.bound("lock").refund("k", 1, attempt);
+			assertThat(throttler.peek("lock", "k")).isEqualTo(allow(1, 1, 0));
+		}
+
+		@Test
+		void theNextUnitIsCountedFromTheEarlierNow() {
+			Throttler throttler = throttler(new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+					TokenBucketPolicy.of("tb", 3, Duration.ofSeconds(2)), LockoutPolicy.of("lock", LUCIA_LADDER));
+			throttler.tryAcquire("fw", "k");
+			throttler.tryAcquire("tb", "k");
+			throttler.tryAcquire("lock", "k");
+			advance(-50);
+			assertThat(throttler.tryAcquire("fw", "k").nextUnitAfterMillis()).isEqualTo(10_050);
+			assertThat(throttler.tryAcquire("tb", "k").nextUnitAfterMillis()).isEqualTo(2_050);
+			assertThat(throttler.tryAcquire("lock", "k").nextUnitAfterMillis()).as("refused: its own wait")
+				.isEqualTo(1_050);
+		}
+
 		@Test
 		void aLockoutWaitRunsFromTheLastAllowedAttemptEvenAfterNow() {
 			Throttler throttler = throttler(LockoutPolicy.of("login", LUCIA_LADDER));
@@ -718,6 +788,319 @@ public abstract class ThrottleStoreContract {
 			advance(1_050);
 			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(allow(1, 0, 3_600_000));
 			assertThat(throttler.tryAcquire("login", "alice")).isEqualTo(reject(1, 0, 2_000, 3_600_000));
+		}
+
+	}
+
+	/**
+	 * A refund hands back the decision of the call it undoes, and gives back exactly what that call
+	 * took, or nothing once that is gone: never what a later call took.
+	 */
+	@Nested
+	class Receipts {
+
+		private void refund(Throttler throttler, String policy, int cost, Decision taken) {
+			throttler.bound(policy).refund("k", cost, taken);
+		}
+
+		/** The trace: a call of one window refunded in the next freed a unit of the new window. */
+		@Test
+		void aFixedWindowRefundInTheNextWindowGivesBackNothingOfIt() {
+			Throttler throttler = throttler(new FixedWindowPolicy("fw", 2, Duration.ofSeconds(10)));
+			Decision first = throttler.tryAcquire("fw", "k");
+			advance(9_900);
+			Decision late = throttler.tryAcquire("fw", "k");
+			advance(100);
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(2, 1, 10_000));
+			assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(2, 0, 10_000));
+			refund(throttler, "fw", 1, late);
+			refund(throttler, "fw", 1, first);
+			assertThat(throttler.tryAcquire("fw", "k")).as("two failures charged in a window of two, not three")
+				.isEqualTo(reject(2, 0, 10_000, 10_000));
+		}
+
+		@Test
+		void aFixedWindowRefundInItsOwnWindowGivesItsUnitsBack() {
+			Throttler throttler = throttler(new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)));
+			Decision taken = throttler.tryAcquire("fw", "k", 2);
+			advance(2_000);
+			throttler.tryAcquire("fw", "k");
+			refund(throttler, "fw", 2, taken);
+			assertThat(throttler.peek("fw", "k")).as("the window keeps its start").isEqualTo(allow(3, 2, 8_000));
+		}
+
+		/** The trace: a refund removed the newest attempt instead of its own. */
+		@Test
+		void aSlidingLogRefundRemovesItsOwnAttemptNotTheNewest() {
+			Throttler throttler = throttler(new SlidingLogPolicy("s", 2, Duration.ofSeconds(10), Duration.ofSeconds(1), 1));
+			Decision first = throttler.tryAcquire("s", "k");
+			advance(4_000);
+			throttler.tryAcquire("s", "k");
+			refund(throttler, "s", 1, first);
+			assertThat(throttler.peek("s", "k")).as("the attempt 4 s in is left, 10 s to live")
+				.isEqualTo(allow(2, 1, 10_000));
+			advance(6_000);
+			assertThat(throttler.peek("s", "k")).as("not the first attempt, which would be gone by now")
+				.isEqualTo(allow(2, 1, 4_000));
+		}
+
+		@Test
+		void aSlidingLogRefundOfAnAttemptThatAgedOutGivesBackNothing() {
+			Throttler throttler = throttler(new SlidingLogPolicy("s", 1, Duration.ofSeconds(10), Duration.ofSeconds(20), 1));
+			Decision first = throttler.tryAcquire("s", "k");
+			advance(10_000);
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(allow(1, 0, 10_000));
+			refund(throttler, "s", 1, first);
+			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(reject(1, 0, 10_000, 10_000));
+		}
+
+		/** The trace: a stale refund gave a third pass in a burst of two. */
+		@Test
+		void aStaleGcraRefundGivesNoThirdPassInABurstOfTwo() {
+			Throttler throttler = throttler(new GcraPolicy("api", 2, Duration.ofSeconds(10)));
+			Decision stale = throttler.tryAcquire("api", "k");
+			advance(10_000);
+			assertThat(throttler.tryAcquire("api", "k")).isEqualTo(allow(2, 1, 5_000));
+			assertThat(throttler.tryAcquire("api", "k")).isEqualTo(allow(2, 0, 10_000));
+			refund(throttler, "api", 1, stale);
+			assertThat(throttler.tryAcquire("api", "k")).isEqualTo(reject(2, 0, 5_000, 10_000));
+		}
+
+		@Test
+		void aGcraRefundGivesBackThePartOfItsIntervalStillAhead() {
+			Throttler throttler = throttler(new GcraPolicy("api", 2, Duration.ofSeconds(10)));
+			Decision first = throttler.tryAcquire("api", "k");
+			advance(2_500);
+			assertThat(throttler.tryAcquire("api", "k")).isEqualTo(allow(2, 0, 7_500));
+			assertThat(throttler.tryAcquire("api", "k").allowed()).isFalse();
+			refund(throttler, "api", 1, first);
+			assertThat(throttler.tryAcquire("api", "k")).as("as if the first call had never been made")
+				.isEqualTo(allow(2, 0, 10_000));
+			assertThat(throttler.tryAcquire("api", "k").allowed()).isFalse();
+		}
+
+		@Test
+		void aTokenBucketRefundAfterTheBucketRefilledGivesBackNothing() {
+			Throttler throttler = throttler(TokenBucketPolicy.of("tb", 2, Duration.ofSeconds(10)));
+			Decision stale = throttler.tryAcquire("tb", "k");
+			advance(10_000);
+			assertThat(throttler.tryAcquire("tb", "k", 2)).isEqualTo(allow(2, 0, 20_000));
+			refund(throttler, "tb", 1, stale);
+			assertThat(throttler.tryAcquire("tb", "k")).isEqualTo(reject(2, 0, 10_000, 20_000));
+		}
+
+		@Test
+		void aTokenBucketRefundGivesBackWhatItsCallTookStillMissing() {
+			Throttler throttler = throttler(TokenBucketPolicy.of("tb", 3, Duration.ofSeconds(10)));
+			Decision first = throttler.tryAcquire("tb", "k", 2);
+			advance(10_000);
+			assertThat(throttler.tryAcquire("tb", "k")).isEqualTo(allow(3, 1, 20_000));
+			refund(throttler, "tb", 2, first);
+			assertThat(throttler.peek("tb", "k")).as("one of its two tokens came back by refill, one is given back")
+				.isEqualTo(allow(3, 2, 10_000));
+		}
+
+		@Test
+		void aLockoutRefundAfterALaterAttemptGivesBackNothing() {
+			Throttler throttler = throttler(LockoutPolicy.of("login", LUCIA_LADDER));
+			Decision first = throttler.tryAcquire("login", "k");
+			advance(1_000);
+			assertThat(throttler.tryAcquire("login", "k")).isEqualTo(allow(1, 0, 3_600_000));
+			refund(throttler, "login", 1, first);
+			assertThat(throttler.tryAcquire("login", "k")).as("the ladder stays on the second rung")
+				.isEqualTo(reject(1, 0, 2_000, 3_600_000));
+		}
+
+		@Test
+		void aLockoutRefundOfTheLatestAttemptStepsBackOneRung() {
+			Throttler throttler = throttler(LockoutPolicy.of("login", LUCIA_LADDER));
+			throttler.tryAcquire("login", "k");
+			advance(1_000);
+			Decision second = throttler.tryAcquire("login", "k");
+			refund(throttler, "login", 1, second);
+			advance(500);
+			assertThat(throttler.tryAcquire("login", "k")).as("the first rung's wait is over")
+				.isEqualTo(allow(1, 0, 3_600_000));
+			refund(throttler, "login", 1, second);
+			assertThat(throttler.tryAcquire("login", "k")).as("a receipt undoes its own call, not the next")
+				.isEqualTo(reject(1, 0, 2_000, 3_600_000));
+		}
+
+		/**
+		 * One call throttled by two policies, a sibling first and a later one that refuses: what the
+		 * sibling took is given back by the sibling's own decision, so the sibling is as before the call.
+		 */
+		@Test
+		void aRefundRightAfterItsCallLeavesEveryAlgorithmAsBefore() {
+			List<Policy> policies = List.of(TokenBucketPolicy.of("tb", 5, Duration.ofHours(1)),
+					new GcraPolicy("gcra", 5, Duration.ofHours(1)), new FixedWindowPolicy("fw", 5, Duration.ofHours(1)),
+					new SlidingLogPolicy("log", 5, Duration.ofHours(1), Duration.ofHours(1), 1.5),
+					new LockoutPolicy("ladder", seconds(1, 2, 4), Duration.ofHours(1)));
+			Throttler throttler = throttler(policies.toArray(Policy[]::new));
+			for (Policy policy : policies) {
+				String name = policy.name();
+				int cost = Math.min(2, policy.maxCost());
+				assertThat(throttler.tryAcquire(name, "k").allowed()).as(name).isTrue();
+				advance(1_000);
+				Decision before = throttler.peek(name, "k");
+				Decision taken = throttler.tryAcquire(name, "k", cost);
+				assertThat(taken.allowed()).as(name).isTrue();
+				assertThat(taken.receipt()).as(name + " stamps what it took").isPositive();
+				refund(throttler, name, cost, taken);
+				assertThat(throttler.peek(name, "k")).as(name).isEqualTo(before);
+			}
+		}
+
+	}
+
+	/**
+	 * What {@code RateLimit}'s {@code t} is made of: {@link Decision#nextUnitAfterMillis()}, the time
+	 * until one unit more than {@code r} is available, for every algorithm; a refusal's is its own
+	 * wait, so that {@code Retry-After} is never earlier.
+	 */
+	@Nested
+	class NextUnit {
+
+		/** Every algorithm, and the forms whose next unit is not simply the state's reset. */
+		private final List<Policy> policies = List.of(TokenBucketPolicy.of("tb", 5, Duration.ofSeconds(2)),
+				new TokenBucketPolicy("tb3", 7, 3, Duration.ofSeconds(5)), new GcraPolicy("gcra", 5, Duration.ofSeconds(10)),
+				new GcraPolicy("third", 3, Duration.ofSeconds(1)), new FixedWindowPolicy("fw", 4, Duration.ofSeconds(15)),
+				SlidingLogPolicy.withDefaults("metabase"),
+				new SlidingLogPolicy("aging", 2, Duration.ofSeconds(10), Duration.ofSeconds(8), 2),
+				LockoutPolicy.of("lock", LUCIA_LADDER));
+
+		/**
+		 * A client that, whenever {@code r} is 0, waits exactly {@code t} before its next call (and at
+		 * other times calls again at once or after a pause of its own) is never refused; and {@code t}
+		 * is not a moment longer than needed: a millisecond earlier the call would be refused.
+		 */
+		@Test
+		void aClientThatWaitsTWheneverRIsZeroIsNeverRefusedAndNeedNotWaitLonger() {
+			obeyingClients(false);
+		}
+
+		/** The same client reading the header: {@code t} in whole seconds, rounded up. */
+		@Test
+		void aClientThatWaitsTheHeadersWholeSecondsIsNeverRefused() {
+			obeyingClients(true);
+		}
+
+		private void obeyingClients(boolean wholeSeconds) {
+			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
+			java.util.Random pauses = new java.util.Random(11);
+			for (Policy policy : this.policies) {
+				String name = policy.name();
+				for (int call = 0; call < 60; call++) {
+					Decision decision = throttler.tryAcquire(name, "client");
+					assertThat(decision.allowed()).as("%s call %d", name, call).isTrue();
+					assertThat(decision.remaining()).as(name).isLessThan(policy.quota());
+					long t = decision.nextUnitAfterMillis();
+					assertThat(t).as("%s call %d: t while r is below the quota", name, call).isPositive();
+					if (decision.remaining() == 0) {
+						advance(t - 1);
+						assertThat(throttler.peek(name, "client").allowed()).as("%s call %d: a moment before t", name, call)
+							.isFalse();
+						advance(1);
+						if (wholeSeconds) {
+							advance(decision.nextUnitAfterSeconds() * 1000 - t);
+						}
+					}
+					else if (pauses.nextInt(3) == 0) {
+						advance(pauses.nextInt(1_500));
+					}
+				}
+			}
+		}
+
+		@Test
+		void aRefusalsTIsItsOwnWaitSoRetryAfterIsNeverEarlier() {
+			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
+			for (Policy policy : this.policies) {
+				Decision refused = throttler.tryAcquire(policy.name(), "k", policy.maxCost());
+				for (int i = 0; i < 20 && refused.allowed(); i++) {
+					refused = throttler.tryAcquire(policy.name(), "k", policy.maxCost());
+				}
+				assertThat(refused.allowed()).as(policy.name()).isFalse();
+				assertThat(refused.nextUnitAfterMillis()).as(policy.name()).isEqualTo(refused.retryAfterMillis());
+				assertThat(refused.retryAfterSeconds()).as(policy.name()).isGreaterThanOrEqualTo(refused.nextUnitAfterSeconds());
+			}
+		}
+
+		@Test
+		void aLockoutRefusedForASecondSaysOneSecondNotAnHour() {
+			Throttler throttler = throttler(LockoutPolicy.of("login", LUCIA_LADDER));
+			assertThat(throttler.tryAcquire("login", "alice").nextUnitAfterMillis()).isEqualTo(1_000);
+			Decision refused = throttler.tryAcquire("login", "alice");
+			assertThat(refused.nextUnitAfterSeconds()).isEqualTo(1);
+			assertThat(refused.resetAfterSeconds()).isEqualTo(3_600);
+			advance(1_000);
+			assertThat(throttler.tryAcquire("login", "alice").nextUnitAfterMillis()).as("the second rung").isEqualTo(2_000);
+			assertThat(throttler.peek("login", "nobody").nextUnitAfterMillis()).as("nothing in use").isZero();
+		}
+
+		@Test
+		void eachAlgorithmsNextUnit() {
+			Throttler throttler = throttler(this.policies.toArray(Policy[]::new));
+			assertThat(throttler.tryAcquire("tb", "k", 3).nextUnitAfterMillis()).as("the next refill").isEqualTo(2_000);
+			advance(500);
+			assertThat(throttler.peek("tb", "k").nextUnitAfterMillis()).isEqualTo(1_500);
+			assertThat(throttler.tryAcquire("tb3", "k", 7).nextUnitAfterMillis()).as("3 tokens per 5 s").isEqualTo(5_000);
+			assertThat(throttler.tryAcquire("gcra", "k").nextUnitAfterMillis()).isEqualTo(2_000);
+			assertThat(throttler.tryAcquire("gcra", "k").nextUnitAfterMillis()).as("one interval, not the score")
+				.isEqualTo(2_000);
+			assertThat(throttler.tryAcquire("third", "k").nextUnitAfterMillis()).as("333.333 ms, rounded up")
+				.isEqualTo(334);
+			assertThat(throttler.tryAcquire("fw", "k").nextUnitAfterMillis()).as("the window's end").isEqualTo(15_000);
+			assertThat(throttler.tryAcquire("metabase", "k").nextUnitAfterMillis()).as("the attempt ages out")
+				.isEqualTo(3_600_000);
+			assertThat(throttler.tryAcquire("aging", "k").nextUnitAfterMillis()).isEqualTo(10_000);
+			advance(5_000);
+			assertThat(throttler.tryAcquire("aging", "k").nextUnitAfterMillis())
+				.as("the first attempt ages out 5 s on, before the 8 s delay after this one ends").isEqualTo(5_000);
+			advance(1_000);
+			assertThat(throttler.tryAcquire("aging", "k")).as("and a refusal waits for it too")
+				.isEqualTo(reject(2, 0, 4_000, 9_000));
+		}
+
+	}
+
+	/**
+	 * A JVM started with a wrong clock that is corrected later: the store's own age must not matter.
+	 */
+	@Nested
+	class ClockCorrectedYearsLater {
+
+		@Test
+		void aStoreCreatedUnderAClockTwentySixYearsBehindKeepsEveryLimitOnceTheClockIsCorrected() {
+			ManualTimeSource wrong = new ManualTimeSource(Instant.parse("2000-01-01T00:00:00Z"));
+			ThrottleStore early = createStore(wrong);
+			try {
+				List<Policy> policies = List.of(TokenBucketPolicy.of("tb", 3, Duration.ofSeconds(10)),
+						new GcraPolicy("gcra", 3, Duration.ofSeconds(30)),
+						new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+						new SlidingLogPolicy("log", 3, Duration.ofMinutes(1), Duration.ofSeconds(10), 1),
+						LockoutPolicy.of("lock", seconds(1, 2)));
+				Throttler throttler = new Throttler(early, policies);
+				for (Policy policy : policies) {
+					throttler.tryAcquire(policy.name(), "k");
+				}
+				wrong.advance(Duration.between(Instant.parse("2000-01-01T00:00:00Z"), Instant.parse("2026-01-01T00:00:00Z")));
+				for (Policy policy : policies) {
+					for (int i = 0; i < policy.quota(); i++) {
+						assertThat(throttler.tryAcquire(policy.name(), "k").allowed()).as(policy.name() + " call " + i)
+							.isTrue();
+					}
+					assertThat(throttler.tryAcquire(policy.name(), "k").allowed()).as(policy.name() + " over quota")
+						.isFalse();
+				}
+				assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(reject(3, 0, 10_000, 10_000));
+				assertThat(throttler.tryAcquire("lock", "k")).isEqualTo(reject(1, 0, 1_000, 3_600_000));
+				wrong.advanceMillis(10_000);
+				assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(3, 2, 10_000));
+			}
+			finally {
+				early.close();
+			}
 		}
 
 	}

@@ -1,12 +1,15 @@
 -- Escalating lockout: the twin of LockoutPolicy.Transition, function for function.
 --
--- State  "<index>:<lastAllowed ms>"; none = never used
--- P      {expireAfterMillis, then the ladder of timeouts in milliseconds, rung 0 first}
+-- State    "<index>:<lastAllowed ms>"; none = never used
+-- P        {expireAfterMillis, then the ladder of timeouts in milliseconds, rung 0 first}
+-- Receipt  the attempt's time, its lastAllowed
 --
 -- The first attempt passes and stores (0, now); a later one passes when now - lastAllowed >=
 -- timeouts[index] and stores (min(index + 1, last rung), now). State idle for expire-after counts
--- as never used; a lastAllowed after now is kept, so the wait runs from it. A refund steps back one
--- rung: (i, t) becomes (i - 1, t - timeouts[i - 1]).
+-- as never used; a lastAllowed after now is kept, so the wait runs from it. An allowed attempt's
+-- next unit is its rung's timeout away. A refund steps back one rung: (i, t) becomes
+-- (i - 1, t - timeouts[i - 1]); with a receipt, only while that attempt is still the last allowed
+-- one.
 local expireAfterMillis = P[1]
 local lastRung = #P - 2
 
@@ -29,28 +32,33 @@ local function store(i, t)
 end
 
 local function rejected()
-  return {0, 1, 0, lastAllowed + timeout(index) - now, lastAllowed + expireAfterMillis - now}
+  return {0, 1, 0, lastAllowed + timeout(index) - now, lastAllowed + expireAfterMillis - now, 0}
 end
 
 if op == 'a' then
   if index == nil then
     store(0, now)
-    return {1, 1, 0, 0, expireAfterMillis}
+    return {1, 1, 0, timeout(0), expireAfterMillis, math.max(1, now)}
   end
   if now - lastAllowed < timeout(index) then
     return rejected()
   end
-  store(math.min(index + 1, lastRung), now)
-  return {1, 1, 0, 0, expireAfterMillis}
+  local next = math.min(index + 1, lastRung)
+  store(next, now)
+  return {1, 1, 0, timeout(next), expireAfterMillis, math.max(1, now)}
 elseif op == 'p' then
   if index == nil then
-    return {1, 1, 1, 0, 0}
+    return {1, 1, 1, 0, 0, 0}
   end
   if now - lastAllowed >= timeout(index) then
-    return {1, 1, 1, 0, lastAllowed + expireAfterMillis - now}
+    return {1, 1, 1, 0, lastAllowed + expireAfterMillis - now, 0}
   end
   return rejected()
 elseif op == 'r' then
+  if receipt ~= nil and (index == nil or math.max(1, lastAllowed) ~= receipt) then
+    -- a later attempt came, or the state expired or was reset: the call's rung is not the last
+    return {}
+  end
   if index == nil or index == 0 then
     redis.call('DEL', key)
   else

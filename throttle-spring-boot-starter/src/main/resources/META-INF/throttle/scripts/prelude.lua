@@ -2,25 +2,33 @@
 --   local P = {...}      the policy's numbers, as the algorithm's script documents them
 --   this prelude
 --   the algorithm's script, the Lua twin of its Java transition (dev.throttle.*Policy.Transition)
--- so a call is one EVALSHA that sends only the key and ARGV = op, cost, now:
+-- so a call is one EVALSHA that sends only the key and ARGV = op, cost, now (and a receipt):
 --
 -- KEYS[1]  the key's state
 -- ARGV[1]  operation: a (acquire) | r (refund) | p (peek)
 -- ARGV[2]  cost, from 1 to the policy's maxCost (Java refuses higher costs before calling)
 -- ARGV[3]  now in epoch milliseconds, or "" to read the Redis server's TIME (tests pass their clock)
+-- ARGV[4]  refund only, optional: the receipt of the call being refunded, as its acquire replied it;
+--          the refund then gives back exactly what that call took, or nothing once that is gone.
+--          Without it, a refund gives back cost units whichever call took them.
 --
--- A script answers a and p with {allowed, limit, remaining, retryAfterMillis, resetAfterMillis}
--- and r with {}. A refusal writes nothing; every write sets PX to the time until the key's state
--- is neutral again, so Redis forgets it when nothing would change by keeping it.
+-- A script answers a and p with {allowed, limit, remaining, wait, resetAfterMillis, receipt}: wait
+-- is a refusal's retry-after, and for an allowed call the time until one unit more than remaining
+-- is available (0 when nothing is in use); receipt is what an allowed acquire took, as the
+-- algorithm's script documents it (0 for a peek or a refusal). r answers {}. A refusal writes
+-- nothing; every write sets PX to the time until the key's state is neutral again, so Redis forgets
+-- it when nothing would change by keeping it.
 --
 -- Try one on its own (bash; here a bucket of 10 tokens, 1 more per 2 s, on the server's clock):
 --   redis-cli --eval <(echo 'local P = {10, 1, 2000}'; cat prelude.lua token_bucket.lua) tb:alice , a 1 ''
 --
 -- State a script cannot read (written by another algorithm, or under other settings of the policy
--- before a redeploy: another type, another shape, numbers out of range) counts as neutral or is
--- clamped into range, never an error: one stale key must not put the store into failure mode.
--- State stamped after now (Redis time stepped back) is kept, as the Java twin keeps it: taking it
--- for no state would hand every key used in the last moments a fresh quota.
+-- before a redeploy: another type, another shape, numbers out of range, inf or nan) counts as
+-- neutral or is clamped into range, never an error: one stale key must not put the store into
+-- failure mode. A time is read only within 2^39 ms (about 17 years) of now, as the memory store
+-- reads its packed times; further off, it is no state. State stamped after now (Redis time stepped
+-- back) is kept, as the Java twin keeps it: taking it for no state would hand every key used in the
+-- last moments a fresh quota.
 
 -- Where Redis replicates a script by its text (3.2 to 4 by default, 5 and 6 with
 -- lua-replicate-commands no) it refuses a write after TIME unless the script asks for its effects
@@ -34,6 +42,16 @@ local now = tonumber(ARGV[3])
 if not now then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- the receipt of the call a refund undoes, or nil for a refund of whichever call; one that cannot
+-- be read (no script replies a number out of 1 to 2^53) is 0, which names no call: nothing is given
+local receipt = nil
+if ARGV[4] ~= nil and ARGV[4] ~= '' then
+  receipt = tonumber(ARGV[4])
+  if not (receipt ~= nil and receipt >= 1 and receipt < 2^53) then
+    receipt = 0
+  end
 end
 
 -- the key's state as stored, nil when there is none; a key of another Redis type is none too
@@ -55,14 +73,27 @@ local function fmt(n)
   return string.format('%d', n)
 end
 
--- a state "<count>:<time>" as its two numbers, or nil when it is not one
+-- How far from now a stored time may be and still be read: 2^39 ms, about 17 years.
+local HORIZON = 549755813888
+
+-- whether t is a whole number within the horizon of at (false for nil, inf, -inf, nan, 1e300)
+local function near(t, at, horizon)
+  return t ~= nil and t == floor(t) and t >= at - horizon and t <= at + horizon
+end
+
+-- whether t is a time in milliseconds that can be read now
+local function isTime(t)
+  return near(t, now, HORIZON)
+end
+
+-- a state "<count>:<time>" as its two numbers, or nil when it is not one (or a number is out of range)
 local function countAndTime()
   local sep = raw and string.find(raw, ':', 1, true)
   if not sep then
     return nil
   end
   local count, time = tonumber(string.sub(raw, 1, sep - 1)), tonumber(string.sub(raw, sep + 1))
-  if count == nil or time == nil or count < 0 then
+  if not (count ~= nil and count == floor(count) and count >= 0 and count < 2^53 and isTime(time)) then
     return nil
   end
   return count, time

@@ -27,45 +27,44 @@ final class Outcomes {
 	/**
 	 * Settles a call that returned normally, now or when its outcome is known.
 	 * @param throttled the method
-	 * @param keys the call's keys
+	 * @param taken what the call took
 	 * @param result what the call returned
 	 * @return what the caller gets: the result, or one that settles the call on its outcome
 	 */
-	static Object settle(ThrottledMethod throttled, String[] keys, Object result) {
+	static Object settle(ThrottledMethod throttled, Taken taken, Object result) {
 		return switch (throttled.plan().kind()) {
-			case STAGE -> (result instanceof CompletionStage<?> stage) ? stage(throttled, keys, stage) : now(throttled,
-					keys, result);
-			case FOLLOWED -> follow(throttled, keys, result);
-			default -> now(throttled, keys, result);
+			case STAGE -> (result instanceof CompletionStage<?> stage) ? stage(throttled, taken, stage) : now(throttled, taken, result);
+			case FOLLOWED -> follow(throttled, taken, result);
+			default -> now(throttled, taken, result);
 		};
 	}
 
-	private static Object now(ThrottledMethod throttled, String[] keys, Object result) {
+	private static Object now(ThrottledMethod throttled, Taken taken, Object result) {
 		if (!ReturnTypes.isFailure(result)) {
-			ThrottleFlow.settle(throttled.throttles(), keys);
+			ThrottleFlow.settle(throttled.throttles(), taken.keys(), taken.decisions(), taken.request());
 		}
 		return result;
 	}
 
 	/** The call's outcome is the stage's: settle when it completes, before the caller sees it. */
-	private static Object stage(ThrottledMethod throttled, String[] keys, CompletionStage<?> stage) {
+	private static Object stage(ThrottledMethod throttled, Taken taken, CompletionStage<?> stage) {
 		List<Throttle> throttles = throttled.throttles();
 		CompletionStage<?> settled = stage.whenComplete((value, error) -> {
 			if (error == null && !ReturnTypes.isFailure(value)) {
-				ThrottleFlow.settle(throttles, keys);
+				ThrottleFlow.settle(throttles, taken.keys(), taken.decisions(), taken.request());
 			}
 		});
 		return throttled.method().getReturnType().isInstance(settled) ? settled : stage;
 	}
 
-	private static Object follow(ThrottledMethod throttled, String[] keys, Object result) {
+	private static Object follow(ThrottledMethod throttled, Taken taken, Object result) {
 		if (result instanceof CompletionStage<?> stage) {
-			return stage(throttled, keys, stage);
+			return stage(throttled, taken, stage);
 		}
 		if (ReturnTypes.isEntity(result)) {
-			return Entities.follow(throttled, keys, result);
+			return Entities.follow(throttled, taken, result);
 		}
-		Object followed = followed(throttled, keys, result);
+		Object followed = followed(throttled, taken, result);
 		return (followed != null) ? followed : result;
 	}
 
@@ -74,11 +73,11 @@ final class Outcomes {
 	 * @return the value that settles the call on its outcome, or null when the call was dealt with
 	 * (settled now, or not at all)
 	 */
-	private static Object followed(ThrottledMethod throttled, String[] keys, Object value) {
+	private static Object followed(ThrottledMethod throttled, Taken taken, Object value) {
 		if (value != null) {
 			ReactiveAdapter adapter = ReturnTypes.adapterFor(value.getClass());
 			if (adapter != null) {
-				return ReactiveThrottling.follow(value, adapter, throttled.throttles(), keys);
+				return ReactiveThrottling.follow(value, adapter, throttled.throttles(), taken);
 			}
 			if (ReturnTypes.hides(value.getClass())) {
 				if (throttled.reportHiddenOutcome()) {
@@ -89,7 +88,7 @@ final class Outcomes {
 				return null;
 			}
 		}
-		ThrottleFlow.settle(throttled.throttles(), keys);
+		ThrottleFlow.settle(throttled.throttles(), taken.keys(), taken.decisions(), taken.request());
 		return null;
 	}
 
@@ -105,7 +104,7 @@ final class Outcomes {
 	private static final class Entities {
 
 		/** The status first: an error is a failure; then the body, which may be reactive. */
-		static Object follow(ThrottledMethod throttled, String[] keys, Object result) {
+		static Object follow(ThrottledMethod throttled, Taken taken, Object result) {
 			ResponseEntity<?> entity = (ResponseEntity<?>) result;
 			if (entity.getStatusCode().isError()) {
 				return entity;
@@ -113,10 +112,10 @@ final class Outcomes {
 			Object body = entity.getBody();
 			Object followed;
 			if (body instanceof CompletionStage<?> stage) {
-				followed = Outcomes.stage(throttled, keys, stage);
+				followed = Outcomes.stage(throttled, taken, stage);
 			}
 			else {
-				followed = followed(throttled, keys, body);
+				followed = followed(throttled, taken, body);
 			}
 			if (followed == null) {
 				return entity;

@@ -38,28 +38,29 @@ final class ReactiveThrottling {
 		ReactiveAdapter adapter = throttled.plan().adapter();
 		Mono<ThrottleRequestContext> request = (requests != null) ? Mono.deferContextual(requests::current)
 				: Mono.just(bound);
-		Mono<String[]> acquired = request.flatMap((context) -> {
+		Mono<Taken> acquired = request.flatMap((context) -> {
 			String[] keys = throttled.keys().evaluate(arguments, context);
-			return Mono.fromCompletionStage(ThrottleFlow.acquireAsync(throttles, keys, context)).thenReturn(keys);
+			return Mono.fromCompletionStage(ThrottleFlow.acquireAsync(throttles, keys, context))
+				.map((decisions) -> new Taken(keys, decisions, context));
 		});
 		Publisher<Object> result;
 		if (throttled.many()) {
-			result = acquired.flatMapMany((keys) -> {
+			result = acquired.flatMapMany((taken) -> {
 				Publisher<Object> source = proceed(call, adapter);
 				if (!throttled.settlesOnSuccess()) {
 					return source;
 				}
 				// a Publisher that turns out to be a Mono settles on its value, before emitting it: a
 				// caller's Mono.from(..) cancels after the first value and would never see completion
-				return (source instanceof Mono<Object> one) ? settledOnValue(one, throttles, keys)
-						: settledOnCompletion(Flux.from(source), throttles, keys);
+				return (source instanceof Mono<Object> one) ? settledOnValue(one, throttles, taken)
+						: settledOnCompletion(Flux.from(source), throttles, taken);
 			});
 		}
 		else if (!throttled.settlesOnSuccess()) {
-			result = acquired.flatMap((keys) -> Mono.from(proceed(call, adapter)));
+			result = acquired.flatMap((taken) -> Mono.from(proceed(call, adapter)));
 		}
 		else {
-			result = acquired.flatMap((keys) -> settledOnValue(Mono.from(proceed(call, adapter)), throttles, keys));
+			result = acquired.flatMap((taken) -> settledOnValue(Mono.from(proceed(call, adapter)), throttles, taken));
 		}
 		return (adapter != null) ? adapter.fromPublisher(result) : result;
 	}
@@ -70,36 +71,39 @@ final class ReactiveThrottling {
 	 * @param value the value, of a type {@code adapter} knows
 	 * @param adapter converts the value to and from a publisher
 	 * @param throttles the call's throttles
-	 * @param keys their keys, in the same order
+	 * @param taken what the call took
 	 * @return a value of the same type, whose outcome settles the call
 	 */
-	static Object follow(Object value, ReactiveAdapter adapter, List<Throttle> throttles, String[] keys) {
+	static Object follow(Object value, ReactiveAdapter adapter, List<Throttle> throttles, Taken taken) {
 		Publisher<Object> source = adapter.toPublisher(value);
-		Publisher<Object> settled = adapter.isMultiValue() ? settledOnCompletion(Flux.from(source), throttles, keys)
-				: settledOnValue(Mono.from(source), throttles, keys);
+		Publisher<Object> settled = adapter.isMultiValue() ? settledOnCompletion(Flux.from(source), throttles, taken)
+				: settledOnValue(Mono.from(source), throttles, taken);
 		return adapter.fromPublisher(settled);
 	}
 
 	/** A single value is a success unless it is a failed ResponseEntity; so is completing empty. */
-	private static Mono<Object> settledOnValue(Mono<Object> value, List<Throttle> throttles, String[] keys) {
+	private static Mono<Object> settledOnValue(Mono<Object> value, List<Throttle> throttles, Taken taken) {
 		return value
 			.flatMap((emitted) -> ReturnTypes.isFailure(emitted) ? Mono.just(emitted)
-					: settled(throttles, keys).thenReturn(emitted))
-			.switchIfEmpty(settled(throttles, keys));
+					: settled(throttles, taken).thenReturn(emitted))
+			.switchIfEmpty(settled(throttles, taken));
 	}
 
 	/** Many values are a success when they complete and none was a failed ResponseEntity. */
-	private static Flux<Object> settledOnCompletion(Flux<Object> values, List<Throttle> throttles, String[] keys) {
+	private static Flux<Object> settledOnCompletion(Flux<Object> values, List<Throttle> throttles, Taken taken) {
 		return Flux.defer(() -> {
 			boolean[] failed = new boolean[1];
 			return values.doOnNext((emitted) -> failed[0] |= ReturnTypes.isFailure(emitted))
-				.concatWith(Mono.defer(() -> failed[0] ? Mono.empty() : settled(throttles, keys)));
+				.concatWith(Mono.defer(() -> failed[0] ? Mono.empty() : settled(throttles, taken)));
 		});
 	}
 
 	/** Settles a success when subscribed; completes empty, and never fails (see {@link ThrottleFlow}). */
-	private static <T> Mono<T> settled(List<Throttle> throttles, String[] keys) {
-		return Mono.fromCompletionStage(() -> ThrottleFlow.settleAsync(throttles, keys)).then(Mono.empty());
+	private static <T> Mono<T> settled(List<Throttle> throttles, Taken taken) {
+		return Mono
+			.fromCompletionStage(
+					() -> ThrottleFlow.settleAsync(throttles, taken.keys(), taken.decisions(), taken.request()))
+			.then(Mono.empty());
 	}
 
 	@SuppressWarnings("unchecked")

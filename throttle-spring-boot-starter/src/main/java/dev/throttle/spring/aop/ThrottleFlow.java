@@ -17,10 +17,11 @@ import dev.throttle.ThrottledException;
  * The steps of every throttled call, written once for the blocking and the non-blocking path:
  * <ol>
  * <li>acquire: take from each throttle in order; when one refuses (or fails), give back what the
- * earlier ones took and refuse the call with a {@link ThrottledException};</li>
+ * earlier ones took (each by its own decision's receipt) and refuse the call with a
+ * {@link ThrottledException};</li>
  * <li>the caller runs the call (a method, later a filter chain) and judges its outcome;</li>
- * <li>settle a success: reset the key (reset-on-success) or give back what the call took
- * (count: failures).</li>
+ * <li>settle a success: reset the key (reset-on-success), and tell the request the reset state, or
+ * give back exactly what the call took (count: failures), by its decision's receipt.</li>
  * </ol>
  * One error policy: giving back and settling never turn a call into an error (the call was
  * refused, or it ran and succeeded: that stands); a failure is logged once, at WARN, naming the
@@ -55,11 +56,11 @@ final class ThrottleFlow {
 				decision = throttle.bound().tryAcquire(keys[i], throttle.cost());
 			}
 			catch (RuntimeException | Error ex) {
-				giveBack(throttles, keys, i);
+				giveBack(throttles, keys, decisions);
 				throw ex;
 			}
 			if (!decision.allowed()) {
-				giveBack(throttles, keys, i);
+				giveBack(throttles, keys, decisions);
 				throw new ThrottledException(throttle.policy(), decision);
 			}
 			decisions.add(new PolicyDecision(throttle.policy(), decision));
@@ -93,10 +94,11 @@ final class ThrottleFlow {
 		return start(() -> throttle.bound().tryAcquireAsync(keys[index], throttle.cost()))
 			.handle((decision, error) -> {
 				if (error != null) {
-					return giveBackAsync(throttles, keys, index).thenCompose((done) -> ThrottleFlow.<Void>failed(error));
+					return giveBackAsync(throttles, keys, decisions)
+						.thenCompose((done) -> ThrottleFlow.<Void>failed(error));
 				}
 				if (!decision.allowed()) {
-					return giveBackAsync(throttles, keys, index).thenCompose(
+					return giveBackAsync(throttles, keys, decisions).thenCompose(
 							(done) -> ThrottleFlow.<Void>failed(new ThrottledException(throttle.policy(), decision)));
 				}
 				decisions.add(new PolicyDecision(throttle.policy(), decision));
@@ -106,53 +108,117 @@ final class ThrottleFlow {
 	}
 
 	/**
-	 * Settles a call that succeeded, blocking if the store does.
+	 * Settles a call that succeeded, blocking if the store does; refunds without the call's receipts.
 	 * @param throttles the call's throttles
 	 * @param keys their keys, in the same order
 	 */
 	static void settle(List<Throttle> throttles, String[] keys) {
+		settle(throttles, keys, null, ThrottleRequestContext.NONE);
+	}
+
+	/**
+	 * Settles a call that succeeded, blocking if the store does: a refund gives back exactly what the
+	 * call's decision took (its receipt), and a policy reset on success is told to {@code request} as
+	 * its reset state, so that the response's headers describe the state after the call settled.
+	 * @param throttles the call's throttles
+	 * @param keys their keys, in the same order
+	 * @param decisions what {@link #acquire} returned, or null (refunds without receipts)
+	 * @param request the request the call runs in
+	 */
+	static void settle(List<Throttle> throttles, String[] keys, List<PolicyDecision> decisions,
+			ThrottleRequestContext request) {
+		List<PolicyDecision> reset = null;
 		for (int i = 0; i < throttles.size(); i++) {
 			Throttle throttle = throttles.get(i);
 			try {
 				if (throttle.resetOnSuccess()) {
 					throttle.bound().reset(keys[i]);
+					reset = (reset != null) ? reset : new ArrayList<>(1);
+					reset.add(resetState(throttle));
 				}
 				else if (throttle.refundOnSuccess()) {
-					throttle.bound().refund(keys[i], throttle.cost());
+					if (decisions != null) {
+						throttle.bound().refund(keys[i], throttle.cost(), decisions.get(i).decision());
+					}
+					else {
+						throttle.bound().refund(keys[i], throttle.cost());
+					}
 				}
 			}
 			catch (RuntimeException ex) {
 				settlementFailed(throttle, ex);
 			}
 		}
+		if (reset != null) {
+			request.allowed(reset);
+		}
 	}
 
 	/**
-	 * Like {@link #settle}, without blocking; the settlements run side by side.
+	 * Like {@link #settle(List, String[])}, without blocking; the settlements run side by side.
 	 * @param throttles the call's throttles
 	 * @param keys their keys, in the same order
 	 * @return completes when every settlement is done; never fails
 	 */
 	static CompletionStage<Void> settleAsync(List<Throttle> throttles, String[] keys) {
+		return settleAsync(throttles, keys, null, ThrottleRequestContext.NONE);
+	}
+
+	/**
+	 * Like {@link #settle(List, String[], List, ThrottleRequestContext)}, without blocking; the
+	 * settlements run side by side, and the reset states are told once every settlement is done.
+	 * @param throttles the call's throttles
+	 * @param keys their keys, in the same order
+	 * @param decisions what {@link #acquireAsync} completed with, or null (refunds without receipts)
+	 * @param request the request the call runs in
+	 * @return completes when every settlement is done; never fails
+	 */
+	static CompletionStage<Void> settleAsync(List<Throttle> throttles, String[] keys, List<PolicyDecision> decisions,
+			ThrottleRequestContext request) {
 		CompletionStage<Void> all = DONE;
+		// one slot per throttle, each written by its own reset's completion before the whole completes
+		PolicyDecision[] reset = new PolicyDecision[throttles.size()];
 		for (int i = 0; i < throttles.size(); i++) {
 			Throttle throttle = throttles.get(i);
 			String key = keys[i];
+			int slot = i;
 			if (throttle.resetOnSuccess()) {
-				all = both(all, logged(start(() -> throttle.bound().resetAsync(key)), throttle, true));
+				CompletionStage<Void> done = start(() -> throttle.bound().resetAsync(key))
+					.thenRun(() -> reset[slot] = resetState(throttle));
+				all = both(all, logged(done, throttle, true));
 			}
 			else if (throttle.refundOnSuccess()) {
-				all = both(all, logged(start(() -> throttle.bound().refundAsync(key, throttle.cost())), throttle, true));
+				Decision taken = (decisions != null) ? decisions.get(i).decision() : null;
+				CompletionStage<Void> refunded = start(
+						() -> (taken != null) ? throttle.bound().refundAsync(key, throttle.cost(), taken)
+								: throttle.bound().refundAsync(key, throttle.cost()));
+				all = both(all, logged(refunded, throttle, true));
 			}
 		}
-		return all;
+		return all.thenRun(() -> {
+			List<PolicyDecision> states = new ArrayList<>(0);
+			for (PolicyDecision state : reset) {
+				if (state != null) {
+					states.add(state);
+				}
+			}
+			if (!states.isEmpty()) {
+				request.allowed(states);
+			}
+		});
 	}
 
-	private static void giveBack(List<Throttle> throttles, String[] keys, int taken) {
-		for (int i = 0; i < taken; i++) {
+	/** The reset state of a policy reset on success: what a call on a neutral key is told, nothing in use. */
+	private static PolicyDecision resetState(Throttle throttle) {
+		int quota = throttle.policy().quota();
+		return new PolicyDecision(throttle.policy(), Decision.allow(quota, quota, 0));
+	}
+
+	private static void giveBack(List<Throttle> throttles, String[] keys, List<PolicyDecision> taken) {
+		for (int i = 0; i < taken.size(); i++) {
 			Throttle throttle = throttles.get(i);
 			try {
-				throttle.bound().refund(keys[i], throttle.cost());
+				throttle.bound().refund(keys[i], throttle.cost(), taken.get(i).decision());
 			}
 			catch (RuntimeException ex) {
 				giveBackFailed(throttle, ex);
@@ -161,12 +227,15 @@ final class ThrottleFlow {
 	}
 
 	/** Gives back side by side; the returned stage never fails. */
-	private static CompletionStage<Void> giveBackAsync(List<Throttle> throttles, String[] keys, int taken) {
+	private static CompletionStage<Void> giveBackAsync(List<Throttle> throttles, String[] keys,
+			List<PolicyDecision> taken) {
 		CompletionStage<Void> all = DONE;
-		for (int i = 0; i < taken; i++) {
+		for (int i = 0; i < taken.size(); i++) {
 			Throttle throttle = throttles.get(i);
 			String key = keys[i];
-			all = both(all, logged(start(() -> throttle.bound().refundAsync(key, throttle.cost())), throttle, false));
+			Decision decision = taken.get(i).decision();
+			all = both(all,
+					logged(start(() -> throttle.bound().refundAsync(key, throttle.cost(), decision)), throttle, false));
 		}
 		return all;
 	}

@@ -1,5 +1,6 @@
 package dev.throttle.spring.aop;
 
+import java.util.List;
 import java.util.Optional;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -52,9 +53,10 @@ final class ThrottleInterceptor implements MethodInterceptor {
 		}
 		ThrottleRequestContext request = this.requestContext.obtain();
 		String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
-		ThrottleFlow.acquire(throttled.throttles(), keys, request);
+		List<PolicyDecision> decisions = ThrottleFlow.acquire(throttled.throttles(), keys, request);
 		Object result = invocation.proceed();
-		return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, keys, result) : result;
+		return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, new Taken(keys, decisions, request), result)
+				: result;
 	}
 
 }

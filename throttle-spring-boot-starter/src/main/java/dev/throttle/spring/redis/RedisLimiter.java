@@ -22,8 +22,8 @@ import dev.throttle.Policy;
 
 /**
  * One policy's keys in Redis, through the policy's own script (its numbers are part of the script's
- * text, see {@link RedisThrottleScripts}): a call sends the key, the operation, the cost and (with a
- * test clock) now. Thread-safe.
+ * text, see {@link RedisThrottleScripts}): a call sends the key, the operation, the cost, now (empty
+ * on Redis time) and, for a refund of one call, that call's receipt. Thread-safe.
  */
 final class RedisLimiter implements Limiter {
 
@@ -97,6 +97,15 @@ final class RedisLimiter implements Limiter {
 	}
 
 	@Override
+	public void refund(String key, int cost, long receipt) {
+		if (receipt == 0) {
+			refund(key, cost);
+			return;
+		}
+		await(refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt).toFuture(), "refund");
+	}
+
+	@Override
 	public Decision peek(String key) {
 		return await(decide(key, PEEK, 1).toFuture(), "peek");
 	}
@@ -120,6 +129,14 @@ final class RedisLimiter implements Limiter {
 	}
 
 	@Override
+	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+		if (receipt == 0) {
+			return refundAsync(key, cost);
+		}
+		return bounded(refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt), "refund").toFuture();
+	}
+
+	@Override
 	public CompletionStage<Void> resetAsync(String key) {
 		return bounded(delete(key), "reset").toFuture();
 	}
@@ -131,11 +148,16 @@ final class RedisLimiter implements Limiter {
 
 	/** The call's decision, unbounded: callers bound it with {@link #await} or {@link #bounded}. */
 	private Mono<Decision> decide(String key, byte[] operation, int cost) {
-		return eval(key, operation, cost).map(RedisLimiter::decision);
+		return eval(key, operation, cost, null).map(RedisLimiter::decision);
 	}
 
 	private Mono<Void> run(String key, byte[] operation, int cost) {
-		return eval(key, operation, cost).then();
+		return eval(key, operation, cost, null).then();
+	}
+
+	/** A refund of exactly what the call with {@code receipt} took: the receipt is the fourth argument. */
+	private Mono<Void> refundTaken(String key, int cost, long receipt) {
+		return eval(key, REFUND, cost, ascii(Long.toString(receipt))).then();
 	}
 
 	private Mono<Void> delete(String key) {
@@ -143,28 +165,33 @@ final class RedisLimiter implements Limiter {
 		return this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then();
 	}
 
-	private Mono<List<Object>> eval(String key, byte[] operation, int cost) {
+	/** One EVALSHA (EVAL when Redis lost the script) of the policy's script; {@code receipt} may be null. */
+	private Mono<List<Object>> eval(String key, byte[] operation, int cost, byte[] receipt) {
 		byte[] keyBytes = (this.keyStart + key + "}").getBytes(StandardCharsets.UTF_8);
 		ByteBuffer now = this.store.nowArgument();
 		return this.store.connection()
-			.flatMap((connection) -> evalSha(connection, keyBytes, operation, cost, now)
+			.flatMap((connection) -> evalSha(connection, keyBytes, operation, cost, now, receipt)
 				.onErrorResume(RedisLimiter::isNoScript,
 						(ex) -> connection.scriptingCommands()
 							.<Object>eval(ByteBuffer.wrap(this.scriptBytes), ReturnType.MULTI, 1,
-									keysAndArgs(keyBytes, operation, cost, now))
+									keysAndArgs(keyBytes, operation, cost, now, receipt))
 							.collectList()));
 	}
 
 	private Mono<List<Object>> evalSha(ReactiveRedisConnection connection, byte[] keyBytes, byte[] operation, int cost,
-			ByteBuffer now) {
+			ByteBuffer now, byte[] receipt) {
 		return connection.scriptingCommands()
-			.<Object>evalSha(this.sha1, ReturnType.MULTI, 1, keysAndArgs(keyBytes, operation, cost, now))
+			.<Object>evalSha(this.sha1, ReturnType.MULTI, 1, keysAndArgs(keyBytes, operation, cost, now, receipt))
 			.collectList();
 	}
 
-	private static ByteBuffer[] keysAndArgs(byte[] key, byte[] operation, int cost, ByteBuffer now) {
-		return new ByteBuffer[] { ByteBuffer.wrap(key), ByteBuffer.wrap(operation),
-				ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost))), now.duplicate() };
+	private static ByteBuffer[] keysAndArgs(byte[] key, byte[] operation, int cost, ByteBuffer now, byte[] receipt) {
+		ByteBuffer costArgument = ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost)));
+		if (receipt == null) {
+			return new ByteBuffer[] { ByteBuffer.wrap(key), ByteBuffer.wrap(operation), costArgument, now.duplicate() };
+		}
+		return new ByteBuffer[] { ByteBuffer.wrap(key), ByteBuffer.wrap(operation), costArgument, now.duplicate(),
+				ByteBuffer.wrap(receipt) };
 	}
 
 	/**
@@ -233,23 +260,27 @@ final class RedisLimiter implements Limiter {
 		return false;
 	}
 
-	/** Turns a script's {@code {allowed, limit, remaining, retryAfter, resetAfter}} into a decision. */
+	/**
+	 * Turns a script's {@code {allowed, limit, remaining, wait, resetAfter, receipt}} into a decision:
+	 * {@code wait} is a refusal's retry-after and an allowed call's time until its next unit.
+	 */
 	static Decision decision(List<Object> reply) {
 		List<?> values = reply;
 		if (values.size() == 1 && values.get(0) instanceof List<?> nested) {
 			values = nested;
 		}
-		if (values.size() != 5) {
+		if (values.size() != 6) {
 			throw new IllegalStateException("unexpected script reply " + reply);
 		}
 		boolean allowed = number(values.get(0)) == 1;
 		int limit = (int) number(values.get(1));
 		// never negative, whatever a script computed from state that other settings wrote
 		int remaining = (int) Math.max(0, number(values.get(2)));
-		long retryAfter = number(values.get(3));
-		long resetAfter = number(values.get(4));
-		return allowed ? Decision.allow(limit, remaining, resetAfter)
-				: Decision.reject(limit, remaining, retryAfter, resetAfter);
+		long wait = Math.max(0, number(values.get(3)));
+		long resetAfter = Math.max(0, number(values.get(4)));
+		long receipt = Math.max(0, number(values.get(5)));
+		return allowed ? Decision.allow(limit, remaining, resetAfter, wait, receipt)
+				: Decision.reject(limit, remaining, wait, resetAfter);
 	}
 
 	private static long number(Object value) {

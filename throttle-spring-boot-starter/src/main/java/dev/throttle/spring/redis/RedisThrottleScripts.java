@@ -18,8 +18,8 @@ import dev.throttle.Policy;
 /**
  * The Lua scripts of the Redis store. A policy's script is built once per store and policy from
  * three parts, so that each call sends only what changes per call: one key and
- * {@code ARGV = op, cost, now}, with op {@code a} (acquire), {@code r} (refund) or {@code p}
- * (peek):
+ * {@code ARGV = op, cost, now}, with op {@code a} (acquire), {@code r} (refund, with the refunded
+ * call's receipt as a fourth argument when it has one) or {@code p} (peek):
  * <ol>
  * <li>{@code local P = {...}}: the policy's numbers ({@link Algorithm#scriptNumbers(Policy)});</li>
  * <li>{@code prelude.lua}: what every script does first (reading {@code now} and the key's state,
@@ -27,8 +27,9 @@ import dev.throttle.Policy;
  * <li>the algorithm's body, {@link Algorithm#scriptName()}, read once from
  * {@code META-INF/throttle/scripts/}.</li>
  * </ol>
- * A script returns {@code {allowed, limit, remaining, retryAfterMillis, resetAfterMillis}} (empty
- * for a refund).
+ * A script returns {@code {allowed, limit, remaining, wait, resetAfterMillis, receipt}}, where
+ * {@code wait} is a refusal's retry-after and an allowed call's time until its next unit, and
+ * {@code receipt} what an allowed acquire took (empty for a refund); {@code prelude.lua} says more.
  *
  * <p>Why the numbers are in the script rather than in ARGV: Redis hands every argument of every
  * call to the script as a string that it must turn back into a number (a lockout ladder's worth on

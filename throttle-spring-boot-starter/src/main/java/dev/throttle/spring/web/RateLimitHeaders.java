@@ -13,6 +13,13 @@ import dev.throttle.spring.aop.PolicyDecision;
  * draft-ietf-httpapi-ratelimit-headers-10: {@code "login";q=5;w=900} and
  * {@code "login";r=0;t=8}. Items are named by policy, never by key, so no e-mail address or
  * IP address leaves in a header.
+ *
+ * <p>{@code t} is what the draft says it is, "the number of seconds until additional quota ... is
+ * made available": the decision's {@link Decision#nextUnitAfterSeconds() time until its next unit},
+ * whatever the algorithm, never the time until the key's state is neutral (a lockout refused for a
+ * second says {@code t=1}, not the hour its state lasts); 0 when nothing is in use. A refusal's
+ * {@code t} is its own wait, so {@code Retry-After} is never earlier; and a client that waits
+ * {@code t} whenever {@code r=0} is never refused by that policy.
  */
 public final class RateLimitHeaders {
 
@@ -91,7 +98,7 @@ public final class RateLimitHeaders {
 			.append("\";r=")
 			.append(decision.remaining())
 			.append(";t=")
-			.append(decision.resetAfterSeconds());
+			.append(decision.nextUnitAfterSeconds());
 	}
 
 	private static long ceilSeconds(long millis) {

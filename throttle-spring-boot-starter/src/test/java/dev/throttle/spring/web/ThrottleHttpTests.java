@@ -74,13 +74,14 @@ class ThrottleHttpTests {
 				.andExpect(status().isOk())
 				.andExpect(header().string("RateLimit-Policy", "\"api\";q=3;w=60"))
 				.andExpect(header().string("RateLimit", "\"api\";r=2;t=20"));
-			this.mvc.perform(get("/api")).andExpect(header().string("RateLimit", "\"api\";r=1;t=40"));
-			this.mvc.perform(get("/api")).andExpect(header().string("RateLimit", "\"api\";r=0;t=60"));
+			// t is the time until the next unit (one 20 s interval), not until the key is neutral
+			this.mvc.perform(get("/api")).andExpect(header().string("RateLimit", "\"api\";r=1;t=20"));
+			this.mvc.perform(get("/api")).andExpect(header().string("RateLimit", "\"api\";r=0;t=20"));
 			this.mvc.perform(get("/api"))
 				.andExpect(status().isTooManyRequests())
 				.andExpect(header().string("Retry-After", "20"))
 				.andExpect(header().string("RateLimit-Policy", "\"api\";q=3;w=60"))
-				.andExpect(header().string("RateLimit", "\"api\";r=0;t=60"))
+				.andExpect(header().string("RateLimit", "\"api\";r=0;t=20"))
 				.andExpect(content().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON))
 				.andExpect(jsonPath("$.type").value("https://iana.org/assignments/http-problem-types#quota-exceeded"))
 				.andExpect(jsonPath("$.title").value("Too Many Requests"))
@@ -96,7 +97,7 @@ class ThrottleHttpTests {
 				HttpResponse<String> allowed = send(this.port, "/api");
 				assertThat(allowed.statusCode()).isEqualTo(200);
 				assertThat(allowed.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=60");
-				assertThat(allowed.headers().firstValue("RateLimit")).hasValue("\"api\";r=" + i + ";t=" + (20 * (3 - i)));
+				assertThat(allowed.headers().firstValue("RateLimit")).hasValue("\"api\";r=" + i + ";t=20");
 			}
 			HttpResponse<String> refused = send(this.port, "/api");
 			assertThat(refused.statusCode()).isEqualTo(429);
@@ -153,7 +154,7 @@ class ThrottleHttpTests {
 			for (int i = 2; i >= 0; i--) {
 				HttpResponse<String> allowed = send(this.port, "/mono");
 				assertThat(allowed.statusCode()).isEqualTo(200);
-				assertThat(allowed.headers().firstValue("RateLimit")).hasValue("\"api\";r=" + i + ";t=" + (20 * (3 - i)));
+				assertThat(allowed.headers().firstValue("RateLimit")).hasValue("\"api\";r=" + i + ";t=20");
 			}
 			HttpResponse<String> refused = send(this.port, "/mono");
 			assertThat(refused.statusCode()).isEqualTo(429);

@@ -1,0 +1,108 @@
+package dev.throttle.memory;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.function.IntFunction;
+
+import org.junit.jupiter.api.Test;
+import org.openjdk.jol.info.GraphLayout;
+import org.openjdk.jol.vm.VM;
+
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.ManualTimeSource;
+import dev.throttle.Policy;
+import dev.throttle.SlidingLogPolicy;
+import dev.throttle.Throttler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * What one key costs the memory store, measured with JOL over the store's whole object graph
+ * (issue 11, point 6): the key is attacker-chosen, so its worst case is bounded. A key whose
+ * characters take more than 64 bytes (more than 64 Latin-1 characters, or more than 32 others) is
+ * held as a 128-bit digest, so no key costs more than a 64-byte one.
+ */
+class MemoryFootprintTests {
+
+	static {
+		// JOL reads this once, when it first looks at the VM: without it, it cannot walk records (the
+		// policies are records); DecisionTests sets it too, whichever looks first
+		System.setProperty("jol.magicFieldOffset", "true");
+	}
+
+	private static final int KEYS = 3_000;
+
+	/** The bound the README states, with the 64-bit HotSpot layout these tests run on. */
+	private static final double WORST_BYTES_PER_KEY = 240;
+
+	private static final List<Policy> POLICIES = List.of(new FixedWindowPolicy("packed", 5, Duration.ofMinutes(1)),
+			new SlidingLogPolicy("log", 5, Duration.ofMinutes(1), Duration.ofSeconds(10), 1));
+
+	@Test
+	void noKeyCostsMoreThanTheBoundWhateverItsLengthOrScript() throws Exception {
+		assumeTrue(VM.current().objectHeaderSize() == 12, "measured with compressed class pointers");
+		List<IntFunction<String>> keys = List.of((i) -> "user" + i + "@example.com",
+				(i) -> "x".repeat(190) + String.format("%010d", i), (i) -> "日".repeat(190) + String.format("%010d", i),
+				(i) -> "x".repeat(54) + String.format("%010d", i), (i) -> "日".repeat(23) + String.format("%010d", i));
+		List<String> names = List.of("e-mail", "200 Latin-1", "200 CJK", "64 Latin-1", "33 CJK");
+		for (Policy policy : POLICIES) {
+			for (int k = 0; k < keys.size(); k++) {
+				double perKey = bytesPerKey(policy, keys.get(k));
+				System.out.printf("%s, %s keys: %.0f bytes per key%n", policy.name(), names.get(k), perKey);
+				assertThat(perKey).as("%s, %s keys", policy.name(), names.get(k)).isLessThanOrEqualTo(WORST_BYTES_PER_KEY);
+			}
+		}
+	}
+
+	@Test
+	void aLongKeyAndItsDigestAreOneKeyAndTwoLongKeysAreTwo() {
+		MemoryThrottleStore store = new MemoryThrottleStore(new ManualTimeSource(), 100);
+		Throttler throttler = new Throttler(store, List.of(new FixedWindowPolicy("fw", 1, Duration.ofMinutes(1))));
+		String longKey = "日".repeat(150);
+		assertThat(throttler.tryAcquire("fw", longKey).allowed()).isTrue();
+		assertThat(throttler.tryAcquire("fw", "日".repeat(150)).allowed()).as("the same key, another String").isFalse();
+		assertThat(throttler.tryAcquire("fw", "日".repeat(149) + "本").allowed()).isTrue();
+		assertThat(throttler.tryAcquire("fw", "x".repeat(64)).allowed()).isTrue();
+		assertThat(throttler.tryAcquire("fw", "x".repeat(65)).allowed()).isTrue();
+		assertThat(throttler.peek("fw", longKey).allowed()).isFalse();
+		throttler.reset("fw", longKey);
+		assertThat(throttler.peek("fw", longKey).allowed()).isTrue();
+		assertThat(MemoryKeys.of("x".repeat(64))).isEqualTo("x".repeat(64));
+		assertThat(MemoryKeys.of("日".repeat(32))).isEqualTo("日".repeat(32));
+		assertThat(MemoryKeys.of("x".repeat(65))).isNotInstanceOf(String.class).isEqualTo(MemoryKeys.of("x".repeat(65)));
+		assertThat(MemoryKeys.of("日".repeat(33))).isNotInstanceOf(String.class);
+	}
+
+	/**
+	 * The bytes that the store's graph grew by per key: the classes of which it holds about one more
+	 * object per key (the key's characters, the entry, the cell, the digest, a log), and the hash
+	 * table. By class rather than by object: a walk reaches the JDK's own lazily grown caches through
+	 * the cache's lambdas, and a garbage collection may move objects between two walks.
+	 */
+	private static double bytesPerKey(Policy policy, IntFunction<String> key) throws ClassNotFoundException {
+		MemoryThrottleStore store = new MemoryThrottleStore(new ManualTimeSource(), 1_000_000);
+		Throttler throttler = new Throttler(store, List.of(policy));
+		// keyCount() drains Caffeine's buffers, whose pending tasks would otherwise be counted
+		for (int i = 0; i < 1_000; i++) {
+			throttler.tryAcquire(policy.name(), "warm-" + i);
+		}
+		assertThat(store.keyCount()).isEqualTo(1_000);
+		GraphLayout before = GraphLayout.parseInstance(store);
+		for (int i = 0; i < KEYS; i++) {
+			throttler.tryAcquire(policy.name(), key.apply(i));
+		}
+		assertThat(store.keyCount()).isEqualTo(1_000 + KEYS);
+		GraphLayout after = GraphLayout.parseInstance(store);
+		Class<?> table = Class.forName("[Ljava.util.concurrent.ConcurrentHashMap$Node;");
+		long bytes = 0;
+		for (Class<?> type : after.getClasses()) {
+			long more = after.getClassCounts().count(type) - before.getClassCounts().count(type);
+			if (more >= KEYS / 2 || type == table) {
+				bytes += after.getClassSizes().count(type) - before.getClassSizes().count(type);
+			}
+		}
+		return bytes / (double) KEYS;
+	}
+
+}
