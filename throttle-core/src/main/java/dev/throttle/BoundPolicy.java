@@ -3,6 +3,8 @@ package dev.throttle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One policy of a {@link Throttler}, bound to its store: what a caller that uses the same policy
  * on every call (an annotated method, a URL rule) holds, so that no call looks the policy up by
@@ -56,7 +58,7 @@ public final class BoundPolicy {
 	 * @return the decision
 	 * @throws IllegalArgumentException for a cost below 1
 	 */
-	public Decision tryAcquire(String key, int cost) {
+	public Decision tryAcquire(@Nullable String key, int cost) {
 		checkCost(cost);
 		if (cost > this.policy.maxCost()) {
 			return notify(key, this.neverAllowed, this.storeSource, 0);
@@ -82,7 +84,7 @@ public final class BoundPolicy {
 	 * @return the decision, when made
 	 * @throws IllegalArgumentException for a cost below 1
 	 */
-	public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+	public CompletionStage<Decision> tryAcquireAsync(@Nullable String key, int cost) {
 		checkCost(cost);
 		if (cost > this.policy.maxCost()) {
 			return CompletableFuture.completedFuture(notify(key, this.neverAllowed, this.storeSource, 0));
@@ -105,7 +107,7 @@ public final class BoundPolicy {
 	 * @param key the key
 	 * @param cost units to give back
 	 */
-	public void refund(String key, int cost) {
+	public void refund(@Nullable String key, int cost) {
 		if (cost >= 1) {
 			// no call ever took more than maxCost, and a refund never goes past neutral anyway
 			this.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()));
@@ -118,7 +120,7 @@ public final class BoundPolicy {
 	 * @param cost units to give back
 	 * @return completes when done
 	 */
-	public CompletionStage<Void> refundAsync(String key, int cost) {
+	public CompletionStage<Void> refundAsync(@Nullable String key, int cost) {
 		if (cost < 1) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -132,7 +134,7 @@ public final class BoundPolicy {
 	 * @param cost units the call took
 	 * @param taken the call's (allowed) decision
 	 */
-	public void refund(String key, int cost, Decision taken) {
+	public void refund(@Nullable String key, int cost, Decision taken) {
 		if (cost >= 1) {
 			this.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()), taken.receipt());
 		}
@@ -145,7 +147,7 @@ public final class BoundPolicy {
 	 * @param taken the call's (allowed) decision
 	 * @return completes when done
 	 */
-	public CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
+	public CompletionStage<Void> refundAsync(@Nullable String key, int cost, Decision taken) {
 		if (cost < 1) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -158,7 +160,7 @@ public final class BoundPolicy {
 	 * @param key the key
 	 * @return the decision a call would get now
 	 */
-	public Decision peek(String key) {
+	public Decision peek(@Nullable String key) {
 		return this.limiter.peek(Throttler.normalizeKey(key));
 	}
 
@@ -166,7 +168,7 @@ public final class BoundPolicy {
 	 * Forgets {@code key}'s state (unlocks a user).
 	 * @param key the key
 	 */
-	public void reset(String key) {
+	public void reset(@Nullable String key) {
 		this.limiter.reset(Throttler.normalizeKey(key));
 	}
 
@@ -175,7 +177,7 @@ public final class BoundPolicy {
 	 * @param key the key
 	 * @return completes when done
 	 */
-	public CompletionStage<Void> resetAsync(String key) {
+	public CompletionStage<Void> resetAsync(@Nullable String key) {
 		return this.limiter.resetAsync(Throttler.normalizeKey(key));
 	}
 
@@ -185,7 +187,7 @@ public final class BoundPolicy {
 		}
 	}
 
-	private Decision notify(String key, Decision decision, DecisionSource source, long storeNanos) {
+	private Decision notify(@Nullable String key, Decision decision, DecisionSource source, long storeNanos) {
 		for (ThrottleListener listener : this.listeners) {
 			listener.onDecision(this.policy, decision, source, storeNanos);
 			if (!decision.allowed()) {

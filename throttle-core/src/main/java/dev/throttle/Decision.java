@@ -78,7 +78,7 @@ public final class Decision {
 	 * @throws IllegalArgumentException if a count or {@code resetAfterMillis} is negative, or if
 	 * {@code retryAfterMillis} is not 0 when allowed and positive when rejected
 	 */
-	public Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis) {
+	Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis) {
 		this(allowed, limit, remaining, retryAfterMillis, resetAfterMillis,
 				(allowed && remaining < limit) ? resetAfterMillis : 0, 0);
 	}

@@ -55,7 +55,7 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	 * {@code limit} calls fits.
 	 * @return microseconds between calls at the sustained rate
 	 */
-	public long emissionIntervalMicros() {
+	long emissionIntervalMicros() {
 		return this.period.toMillis() * 1000 / this.limit;
 	}
 
@@ -64,7 +64,7 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	 * Equals the period when the period divides evenly by the limit.
 	 * @return microseconds
 	 */
-	public long toleranceMicros() {
+	long toleranceMicros() {
 		return emissionIntervalMicros() * this.limit;
 	}
 

@@ -93,7 +93,7 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 	 * {@code over = i + 1}. Computed on each call: stores read it once when they bind the policy.
 	 * @return delays in milliseconds, rounded to the nearest millisecond
 	 */
-	public long[] delaysMillis() {
+	long[] delaysMillis() {
 		int count = delayCount(this.ttl, this.initialDelay, this.delayExponent, MAX_ENTRIES);
 		long[] delays = new long[count];
 		for (int i = 0; i < count; i++) {
@@ -107,7 +107,7 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 	 * attempts plus those the delays let in within one {@code ttl}.
 	 * @return the bound on the log's length
 	 */
-	public int maxEntries() {
+	int maxEntries() {
 		return this.threshold + delaysMillis().length - 1;
 	}
 

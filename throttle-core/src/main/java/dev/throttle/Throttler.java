@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The programmatic face of throttling: named policies over one {@link ThrottleStore}.
  *
@@ -89,7 +91,7 @@ public final class Throttler {
 	 * @param key the key (null or blank: the shared bucket)
 	 * @return the decision
 	 */
-	public Decision tryAcquire(String policy, String key) {
+	public Decision tryAcquire(String policy, @Nullable String key) {
 		return tryAcquire(policy, key, 1);
 	}
 
@@ -103,7 +105,7 @@ public final class Throttler {
 	 * @return the decision
 	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
 	 */
-	public Decision tryAcquire(String policy, String key, int cost) {
+	public Decision tryAcquire(String policy, @Nullable String key, int cost) {
 		return bound(policy).tryAcquire(key, cost);
 	}
 
@@ -116,7 +118,7 @@ public final class Throttler {
 	 * @return the decision, when made
 	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
 	 */
-	public CompletionStage<Decision> tryAcquireAsync(String policy, String key, int cost) {
+	public CompletionStage<Decision> tryAcquireAsync(String policy, @Nullable String key, int cost) {
 		return bound(policy).tryAcquireAsync(key, cost);
 	}
 
@@ -127,7 +129,7 @@ public final class Throttler {
 	 * @param cost units to give back
 	 * @return completes when done
 	 */
-	public CompletionStage<Void> refundAsync(String policy, String key, int cost) {
+	public CompletionStage<Void> refundAsync(String policy, @Nullable String key, int cost) {
 		return bound(policy).refundAsync(key, cost);
 	}
 
@@ -137,7 +139,7 @@ public final class Throttler {
 	 * @param key the key
 	 * @return completes when done
 	 */
-	public CompletionStage<Void> resetAsync(String policy, String key) {
+	public CompletionStage<Void> resetAsync(String policy, @Nullable String key) {
 		return bound(policy).resetAsync(key);
 	}
 
@@ -149,7 +151,7 @@ public final class Throttler {
 	 * @return the allowed decision
 	 * @throws ThrottledException when refused
 	 */
-	public Decision check(String policy, String key, int cost) {
+	public Decision check(String policy, @Nullable String key, int cost) {
 		BoundPolicy bound = bound(policy);
 		Decision decision = bound.tryAcquire(key, cost);
 		if (!decision.allowed()) {
@@ -164,7 +166,7 @@ public final class Throttler {
 	 * @param key the key
 	 * @param cost units to give back
 	 */
-	public void refund(String policy, String key, int cost) {
+	public void refund(String policy, @Nullable String key, int cost) {
 		bound(policy).refund(key, cost);
 	}
 
@@ -174,7 +176,7 @@ public final class Throttler {
 	 * @param key the key
 	 * @return the decision a call would get now
 	 */
-	public Decision peek(String policy, String key) {
+	public Decision peek(String policy, @Nullable String key) {
 		return bound(policy).peek(key);
 	}
 
@@ -183,7 +185,7 @@ public final class Throttler {
 	 * @param policy the policy's name
 	 * @param key the key
 	 */
-	public void reset(String policy, String key) {
+	public void reset(String policy, @Nullable String key) {
 		bound(policy).reset(key);
 	}
 
@@ -220,7 +222,7 @@ public final class Throttler {
 	 * @param key a caller's key
 	 * @return the stored key
 	 */
-	public static String normalizeKey(String key) {
+	static String normalizeKey(@Nullable String key) {
 		if (key == null || key.isBlank()) {
 			return SHARED_KEY;
 		}

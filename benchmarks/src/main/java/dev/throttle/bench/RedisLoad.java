@@ -321,8 +321,9 @@ public final class RedisLoad {
 				RedisAsyncCommands<ByteBuffer, ByteBuffer> commands = factory.sharedAsyncCommands();
 				String sha = commands.scriptLoad(BARE_GCRA).get(5, TimeUnit.SECONDS);
 				dev.throttle.GcraPolicy gcra = (dev.throttle.GcraPolicy) Workload.policy("gcra", regime);
-				ByteBuffer interval = ascii(Long.toString(gcra.emissionIntervalMicros()));
-				ByteBuffer tolerance = ascii(Long.toString(gcra.toleranceMicros()));
+				long[] numbers = gcra.algorithm().scriptNumbers(gcra); // {limit, interval, tolerance}
+				ByteBuffer interval = ascii(Long.toString(numbers[1]));
+				ByteBuffer tolerance = ascii(Long.toString(numbers[2]));
 				long waitNanos = TimeUnit.MILLISECONDS.toNanos(120);
 				return new Subject((key) -> {
 					ByteBuffer redisKey = ByteBuffer.wrap(redisKey(key));

@@ -84,8 +84,9 @@ public final class RetainedHeap {
 			}
 			else {
 				SlidingLogPolicy policy = (SlidingLogPolicy) limiter.policy();
-				long[] delays = policy.delaysMillis();
-				int rounds = policy.maxEntries();
+				long[] numbers = policy.algorithm().scriptNumbers(policy); // {threshold, ttl, maxEntries, delays...}
+				long[] delays = java.util.Arrays.copyOfRange(numbers, 3, numbers.length);
+				int rounds = (int) numbers[2];
 				long refused = 0;
 				long advanced = 0;
 				for (int round = 0; round < rounds; round++) {

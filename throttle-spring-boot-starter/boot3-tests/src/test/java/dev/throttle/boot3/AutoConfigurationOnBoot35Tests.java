@@ -40,9 +40,9 @@ import dev.throttle.spring.autoconfigure.ThrottleMetricsAutoConfiguration;
 import dev.throttle.spring.autoconfigure.ThrottleWebFluxAutoConfiguration;
 import dev.throttle.spring.autoconfigure.ThrottleWebMvcAutoConfiguration;
 import dev.throttle.spring.metrics.MicrometerThrottleListener;
-import dev.throttle.spring.web.ServletThrottleRequestContext;
+import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
-import dev.throttle.spring.web.WebFluxThrottleRequestContext;
+import dev.throttle.spring.internal.web.WebFluxThrottleRequestContext;
 import dev.throttle.testing.redis.SharedRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
@@ -62,7 +64,7 @@ public class ThrottleEndpoint {
 	 * @return the decision, or null (404) for an unknown policy
 	 */
 	@ReadOperation
-	public Map<String, Object> peek(@Selector String policy, @Selector String key) {
+	public @Nullable Map<String, Object> peek(@Selector String policy, @Selector String key) {
 		if (!this.throttler.policies().containsKey(policy)) {
 			return null;
 		}

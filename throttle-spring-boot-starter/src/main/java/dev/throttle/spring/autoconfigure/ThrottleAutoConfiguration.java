@@ -25,11 +25,11 @@ import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
-import dev.throttle.spring.aop.ReactiveThrottleRequestContext;
-import dev.throttle.spring.aop.ThrottleRequestContext;
-import dev.throttle.spring.aop.ThrottledAdvisor;
-import dev.throttle.spring.aop.ThrottledMethods;
-import dev.throttle.spring.aop.ThrottledMethods.PolicyUsage;
+import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.aop.ThrottledAdvisor;
+import dev.throttle.spring.internal.aop.ThrottledMethods;
+import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
 import dev.throttle.spring.annotation.Throttled;
 
 /**

@@ -24,8 +24,8 @@ import org.springframework.util.ReflectionUtils;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.annotation.Throttled;
-import dev.throttle.spring.aop.ThrottledAdvisor;
-import dev.throttle.spring.aop.ThrottledMethods;
+import dev.throttle.spring.internal.aop.ThrottledAdvisor;
+import dev.throttle.spring.internal.aop.ThrottledMethods;
 
 /**
  * Checks the throttling configuration once all singletons exist and before the web server starts,

@@ -14,10 +14,10 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.DispatcherHandler;
 
 import dev.throttle.ThrottleStore;
-import dev.throttle.spring.aop.ReactiveThrottleRequestContext;
-import dev.throttle.spring.aop.ThrottledMethods;
+import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
-import dev.throttle.spring.web.WebFluxThrottleRequestContext;
+import dev.throttle.spring.internal.web.WebFluxThrottleRequestContext;
 
 /**
  * WebFlux support: reactive throttled methods find {@code #ip}, {@code #principal} and the

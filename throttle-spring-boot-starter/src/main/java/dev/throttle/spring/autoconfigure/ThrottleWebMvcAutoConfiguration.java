@@ -8,8 +8,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 import org.springframework.web.servlet.DispatcherServlet;
 
-import dev.throttle.spring.aop.ThrottleRequestContext;
-import dev.throttle.spring.web.ServletThrottleRequestContext;
+import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 
 /**

@@ -39,10 +39,10 @@ import dev.throttle.Policy;
  *
  * <p>Thread-safe.
  */
-public final class RedisThrottleScripts {
+final class RedisThrottleScripts {
 
 	/** Where the scripts live on the classpath. */
-	public static final String LOCATION = "META-INF/throttle/scripts/";
+	static final String LOCATION = "META-INF/throttle/scripts/";
 
 	/** The file every policy's script has between its numbers and its algorithm's body. */
 	static final String PRELUDE = "prelude.lua";
@@ -59,7 +59,7 @@ public final class RedisThrottleScripts {
 	 * @return its script; the result type is {@code List} of {@code Long}
 	 */
 	@SuppressWarnings("rawtypes")
-	public static RedisScript<List> of(Policy policy) {
+	static RedisScript<List> of(Policy policy) {
 		return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(policy.algorithm().scriptName()),
 				List.class);
 	}
@@ -69,7 +69,7 @@ public final class RedisThrottleScripts {
 	 * @param algorithm the algorithm
 	 * @return for example {@code token_bucket.lua}
 	 */
-	public static String fileName(Algorithm<?> algorithm) {
+	static String fileName(Algorithm<?> algorithm) {
 		return algorithm.scriptName();
 	}
 

@@ -10,6 +10,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import reactor.core.publisher.Mono;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 
@@ -108,7 +110,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 * property: the one place these settings are checked
 	 */
 	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout,
-			TimeSource clock) {
+			@Nullable TimeSource clock) {
 		if (connectionFactory == null) {
 			throw new IllegalArgumentException("connectionFactory is required");
 		}

@@ -15,7 +15,8 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
-import dev.throttle.spring.aop.PolicyDecision;
+import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.internal.web.RateLimitHeaders;
 
 /**
  * Answers a {@link ThrottledException} with {@code 429 Too Many Requests}: {@code Retry-After} in

@@ -16,7 +16,7 @@ import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.annotation.Throttled;
-import dev.throttle.spring.aop.ThrottledAdvisor;
+import dev.throttle.spring.internal.aop.ThrottledAdvisor;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -23,11 +23,11 @@ import dev.throttle.TokenBucketPolicy;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.annotation.Throttled;
-import dev.throttle.spring.aop.ReactiveThrottleRequestContext;
-import dev.throttle.spring.aop.ThrottleRequestContext;
-import dev.throttle.spring.aop.ThrottledAdvisor;
-import dev.throttle.spring.aop.ThrottledMethods;
-import dev.throttle.spring.web.ServletThrottleRequestContext;
+import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.aop.ThrottledAdvisor;
+import dev.throttle.spring.internal.aop.ThrottledMethods;
+import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,0 +1,129 @@
+package dev.throttle.spring.internal.aop;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.stream.Collectors;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.http.ResponseEntity;
+
+/**
+ * Settles a call that was throttled before it ran (a plain call, blocking if the store does) by
+ * its real outcome, never earlier: at once for a value (unless it is a ResponseEntity with an
+ * error status), when a CompletionStage completes, when a reactive value (returned as it is, or
+ * as a ResponseEntity's body) completes. A value whose outcome cannot be seen (a method declared to
+ * return Object that returned a Callable) is never settled as a success, and that is said once per
+ * method at WARN.
+ */
+final class Outcomes {
+
+	private static final Log logger = LogFactory.getLog(Outcomes.class);
+
+	private Outcomes() {
+	}
+
+	/**
+	 * Settles a call that returned normally, now or when its outcome is known.
+	 * @param throttled the method
+	 * @param taken what the call took
+	 * @param result what the call returned
+	 * @return what the caller gets: the result, or one that settles the call on its outcome
+	 */
+	static Object settle(ThrottledMethod throttled, Taken taken, Object result) {
+		return switch (throttled.plan().kind()) {
+			case STAGE -> (result instanceof CompletionStage<?> stage) ? stage(throttled, taken, stage) : now(throttled, taken, result);
+			case FOLLOWED -> follow(throttled, taken, result);
+			default -> now(throttled, taken, result);
+		};
+	}
+
+	private static Object now(ThrottledMethod throttled, Taken taken, Object result) {
+		if (!ReturnTypes.isFailure(result)) {
+			ThrottleFlow.settle(throttled.throttles(), taken.keys(), taken.decisions(), taken.request());
+		}
+		return result;
+	}
+
+	/** The call's outcome is the stage's: settle when it completes, before the caller sees it. */
+	private static Object stage(ThrottledMethod throttled, Taken taken, CompletionStage<?> stage) {
+		List<Throttle> throttles = throttled.throttles();
+		CompletionStage<?> settled = stage.whenComplete((value, error) -> {
+			if (error == null && !ReturnTypes.isFailure(value)) {
+				ThrottleFlow.settle(throttles, taken.keys(), taken.decisions(), taken.request());
+			}
+		});
+		return throttled.method().getReturnType().isInstance(settled) ? settled : stage;
+	}
+
+	private static Object follow(ThrottledMethod throttled, Taken taken, Object result) {
+		if (result instanceof CompletionStage<?> stage) {
+			return stage(throttled, taken, stage);
+		}
+		if (ReturnTypes.isEntity(result)) {
+			return Entities.follow(throttled, taken, result);
+		}
+		Object followed = followed(throttled, taken, result);
+		return (followed != null) ? followed : result;
+	}
+
+	/**
+	 * Follows a value that may be reactive or hide its outcome.
+	 * @return the value that settles the call on its outcome, or null when the call was dealt with
+	 * (settled now, or not at all)
+	 */
+	private static Object followed(ThrottledMethod throttled, Taken taken, Object value) {
+		if (value != null) {
+			ReactiveAdapter adapter = ReturnTypes.adapterFor(value.getClass());
+			if (adapter != null) {
+				return ReactiveThrottling.follow(value, adapter, throttled.throttles(), taken);
+			}
+			if (ReturnTypes.hides(value.getClass())) {
+				if (throttled.reportHiddenOutcome()) {
+					logger.warn(policies(throttled) + " on " + ThrottledAnnotations.describe(throttled.method())
+							+ " returned a " + value.getClass().getSimpleName() + ", whose outcome cannot be seen: "
+							+ "such calls are never settled as a success (said once per method)");
+				}
+				return null;
+			}
+		}
+		ThrottleFlow.settle(throttled.throttles(), taken.keys(), taken.decisions(), taken.request());
+		return null;
+	}
+
+	private static String policies(ThrottledMethod throttled) {
+		return throttled.throttles()
+			.stream()
+			.filter(Throttle::settlesOnSuccess)
+			.map((throttle) -> "@Throttled(policy = \"" + throttle.policy().name() + "\")")
+			.collect(Collectors.joining(", "));
+	}
+
+	/** Kept apart so that Outcomes loads without Spring Web. */
+	private static final class Entities {
+
+		/** The status first: an error is a failure; then the body, which may be reactive. */
+		static Object follow(ThrottledMethod throttled, Taken taken, Object result) {
+			ResponseEntity<?> entity = (ResponseEntity<?>) result;
+			if (entity.getStatusCode().isError()) {
+				return entity;
+			}
+			Object body = entity.getBody();
+			Object followed;
+			if (body instanceof CompletionStage<?> stage) {
+				followed = Outcomes.stage(throttled, taken, stage);
+			}
+			else {
+				followed = followed(throttled, taken, body);
+			}
+			if (followed == null) {
+				return entity;
+			}
+			// the builder, not a constructor: its signatures are the same on Spring Framework 6 and 7
+			return ResponseEntity.status(entity.getStatusCode()).headers(entity.getHeaders()).body(followed);
+		}
+
+	}
+
+}

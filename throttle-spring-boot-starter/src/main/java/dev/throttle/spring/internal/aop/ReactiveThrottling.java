@@ -1,0 +1,139 @@
+package dev.throttle.spring.internal.aop;
+
+import java.util.List;
+
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.ReactiveAdapter;
+
+/**
+ * Throttles methods that return a deferred reactive type (Mono, Flux, any Publisher, or another
+ * library's type that Spring's ReactiveAdapterRegistry adapts, such as RxJava's Single): nothing
+ * happens until subscription; then the keys are evaluated against the request found then, the
+ * decisions are made through the store's non-blocking API (never blocking an event-loop thread),
+ * the method is called only if every policy allowed it, and the call is settled when the
+ * publisher's outcome is known (a single value, or completion without a failed value). Also
+ * follows a reactive value that a call already throttled returned. The steps themselves are
+ * {@link ThrottleFlow}'s. Loaded only when Reactor is on the classpath.
+ */
+final class ReactiveThrottling {
+
+	private ReactiveThrottling() {
+	}
+
+	/**
+	 * Throttles a reactive call.
+	 * @param throttled the method's throttles and keys
+	 * @param arguments the call's arguments
+	 * @param requests finds the request in the subscriber's context (WebFlux), or null
+	 * @param bound the request the call was made in (Spring MVC), used when {@code requests} is null
+	 * @param call runs the call and returns its publisher
+	 * @return a value of the type the method declares
+	 */
+	static Object throttle(ThrottledMethod throttled, Object[] arguments, ReactiveThrottleRequestContext requests,
+			ThrottleRequestContext bound, Call call) {
+		List<Throttle> throttles = throttled.throttles();
+		ReactiveAdapter adapter = throttled.plan().adapter();
+		Mono<ThrottleRequestContext> request = (requests != null) ? Mono.deferContextual(requests::current)
+				: Mono.just(bound);
+		Mono<Taken> acquired = request.flatMap((context) -> {
+			String[] keys = throttled.keys().evaluate(arguments, context);
+			return Mono.fromCompletionStage(ThrottleFlow.acquireAsync(throttles, keys, context))
+				.map((decisions) -> new Taken(keys, decisions, context));
+		});
+		Publisher<Object> result;
+		if (throttled.many()) {
+			result = acquired.flatMapMany((taken) -> {
+				Publisher<Object> source = proceed(call, adapter);
+				if (!throttled.settlesOnSuccess()) {
+					return source;
+				}
+				// a Publisher that turns out to be a Mono settles on its value, before emitting it: a
+				// caller's Mono.from(..) cancels after the first value and would never see completion
+				return (source instanceof Mono<Object> one) ? settledOnValue(one, throttles, taken)
+						: settledOnCompletion(Flux.from(source), throttles, taken);
+			});
+		}
+		else if (!throttled.settlesOnSuccess()) {
+			result = acquired.flatMap((taken) -> Mono.from(proceed(call, adapter)));
+		}
+		else {
+			result = acquired.flatMap((taken) -> settledOnValue(Mono.from(proceed(call, adapter)), throttles, taken));
+		}
+		return (adapter != null) ? adapter.fromPublisher(result) : result;
+	}
+
+	/**
+	 * Follows a reactive value that an already throttled call returned (its units are taken) to its
+	 * outcome, and settles a success then.
+	 * @param value the value, of a type {@code adapter} knows
+	 * @param adapter converts the value to and from a publisher
+	 * @param throttles the call's throttles
+	 * @param taken what the call took
+	 * @return a value of the same type, whose outcome settles the call
+	 */
+	static Object follow(Object value, ReactiveAdapter adapter, List<Throttle> throttles, Taken taken) {
+		Publisher<Object> source = adapter.toPublisher(value);
+		Publisher<Object> settled = adapter.isMultiValue() ? settledOnCompletion(Flux.from(source), throttles, taken)
+				: settledOnValue(Mono.from(source), throttles, taken);
+		return adapter.fromPublisher(settled);
+	}
+
+	/** A single value is a success unless it is a failed ResponseEntity; so is completing empty. */
+	private static Mono<Object> settledOnValue(Mono<Object> value, List<Throttle> throttles, Taken taken) {
+		return value
+			.flatMap((emitted) -> ReturnTypes.isFailure(emitted) ? Mono.just(emitted)
+					: settled(throttles, taken).thenReturn(emitted))
+			.switchIfEmpty(settled(throttles, taken));
+	}
+
+	/** Many values are a success when they complete and none was a failed ResponseEntity. */
+	private static Flux<Object> settledOnCompletion(Flux<Object> values, List<Throttle> throttles, Taken taken) {
+		return Flux.defer(() -> {
+			boolean[] failed = new boolean[1];
+			return values.doOnNext((emitted) -> failed[0] |= ReturnTypes.isFailure(emitted))
+				.concatWith(Mono.defer(() -> failed[0] ? Mono.empty() : settled(throttles, taken)));
+		});
+	}
+
+	/** Settles a success when subscribed; completes empty, and never fails (see {@link ThrottleFlow}). */
+	private static <T> Mono<T> settled(List<Throttle> throttles, Taken taken) {
+		return Mono
+			.fromCompletionStage(
+					() -> ThrottleFlow.settleAsync(throttles, taken.keys(), taken.decisions(), taken.request()))
+			.then(Mono.empty());
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Publisher<Object> proceed(Call call, ReactiveAdapter adapter) {
+		try {
+			Object result = call.proceed();
+			if (result == null) {
+				return Mono.empty();
+			}
+			return (adapter != null) ? adapter.toPublisher(result) : (Publisher<Object>) result;
+		}
+		catch (Throwable ex) {
+			return Mono.error(ex);
+		}
+	}
+
+	/**
+	 * Runs a throttled call: a method invocation's {@code proceed}, or any step that returns the
+	 * call's publisher.
+	 */
+	@FunctionalInterface
+	interface Call {
+
+		/**
+		 * Runs the call.
+		 * @return the call's publisher, or a value of a type the method's adapter knows (null counts as empty)
+		 * @throws Throwable what the call threw
+		 */
+		Object proceed() throws Throwable;
+
+	}
+
+}

@@ -1,0 +1,296 @@
+package dev.throttle.spring.internal.aop;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import dev.throttle.Decision;
+import dev.throttle.ThrottledException;
+
+/**
+ * The steps of every throttled call, written once for the blocking and the non-blocking path:
+ * <ol>
+ * <li>acquire: take from each throttle in order; when one refuses (or fails), give back what the
+ * earlier ones took (each by its own decision's receipt) and refuse the call with a
+ * {@link ThrottledException};</li>
+ * <li>the caller runs the call (a method, later a filter chain) and judges its outcome;</li>
+ * <li>settle a success: reset the key (reset-on-success), and tell the request the reset state, or
+ * give back exactly what the call took (count: failures), by its decision's receipt.</li>
+ * </ol>
+ * One error policy: giving back and settling never turn a call into an error (the call was
+ * refused, or it ran and succeeded: that stands); a failure is logged once, at WARN, naming the
+ * policy and never the key (an e-mail or an IP address does not belong in a log).
+ *
+ * <p>Stateless: a call's state is its throttles, its keys and its decisions, passed in, so that
+ * callers outside a method invocation can use it too.
+ */
+final class ThrottleFlow {
+
+	private static final Log logger = LogFactory.getLog(ThrottleFlow.class);
+
+	private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
+
+	private ThrottleFlow() {
+	}
+
+	/**
+	 * Takes from every throttle, blocking if the store does; tells {@code request} the decisions.
+	 * @param throttles the call's throttles
+	 * @param keys their keys, in the same order
+	 * @param request the request the call runs in
+	 * @return the decisions, in order
+	 * @throws ThrottledException when a throttle refuses (what the earlier ones took is given back)
+	 */
+	static List<PolicyDecision> acquire(List<Throttle> throttles, String[] keys, ThrottleRequestContext request) {
+		List<PolicyDecision> decisions = new ArrayList<>(throttles.size());
+		for (int i = 0; i < throttles.size(); i++) {
+			Throttle throttle = throttles.get(i);
+			Decision decision;
+			try {
+				decision = throttle.bound().tryAcquire(keys[i], throttle.cost());
+			}
+			catch (RuntimeException | Error ex) {
+				giveBack(throttles, keys, decisions);
+				throw ex;
+			}
+			if (!decision.allowed()) {
+				giveBack(throttles, keys, decisions);
+				throw new ThrottledException(throttle.policy(), decision);
+			}
+			decisions.add(new PolicyDecision(throttle.policy(), decision));
+		}
+		request.allowed(decisions);
+		return decisions;
+	}
+
+	/**
+	 * Like {@link #acquire}, without blocking: every decision through the store's non-blocking API.
+	 * @param throttles the call's throttles
+	 * @param keys their keys, in the same order
+	 * @param request the request the call runs in
+	 * @return the decisions, in order; fails with a {@link ThrottledException} when a throttle refuses
+	 */
+	static CompletionStage<List<PolicyDecision>> acquireAsync(List<Throttle> throttles, String[] keys,
+			ThrottleRequestContext request) {
+		List<PolicyDecision> decisions = new ArrayList<>(throttles.size());
+		return acquireFrom(0, throttles, keys, decisions).thenApply((ignored) -> {
+			request.allowed(decisions);
+			return decisions;
+		});
+	}
+
+	private static CompletionStage<Void> acquireFrom(int index, List<Throttle> throttles, String[] keys,
+			List<PolicyDecision> decisions) {
+		if (index == throttles.size()) {
+			return DONE;
+		}
+		Throttle throttle = throttles.get(index);
+		return start(() -> throttle.bound().tryAcquireAsync(keys[index], throttle.cost()))
+			.handle((decision, error) -> {
+				if (error != null) {
+					return giveBackAsync(throttles, keys, decisions)
+						.thenCompose((done) -> ThrottleFlow.<Void>failed(error));
+				}
+				if (!decision.allowed()) {
+					return giveBackAsync(throttles, keys, decisions).thenCompose(
+							(done) -> ThrottleFlow.<Void>failed(new ThrottledException(throttle.policy(), decision)));
+				}
+				decisions.add(new PolicyDecision(throttle.policy(), decision));
+				return acquireFrom(index + 1, throttles, keys, decisions);
+			})
+			.thenCompose(Function.identity());
+	}
+
+	/**
+	 * Settles a call that succeeded, blocking if the store does; refunds without the call's receipts.
+	 * @param throttles the call's throttles
+	 * @param keys their keys, in the same order
+	 */
+	static void settle(List<Throttle> throttles, String[] keys) {
+		settle(throttles, keys, null, ThrottleRequestContext.NONE);
+	}
+
+	/**
+	 * Settles a call that succeeded, blocking if the store does: a refund gives back exactly what the
+	 * call's decision took (its receipt), and a policy reset on success is told to {@code request} as
+	 * its reset state, so that the response's headers describe the state after the call settled.
+	 * @param throttles the call's throttles
+	 * @param keys their keys, in the same order
+	 * @param decisions what {@link #acquire} returned, or null (refunds without receipts)
+	 * @param request the request the call runs in
+	 */
+	static void settle(List<Throttle> throttles, String[] keys, List<PolicyDecision> decisions,
+			ThrottleRequestContext request) {
+		List<PolicyDecision> reset = null;
+		for (int i = 0; i < throttles.size(); i++) {
+			Throttle throttle = throttles.get(i);
+			try {
+				if (throttle.resetOnSuccess()) {
+					throttle.bound().reset(keys[i]);
+					reset = (reset != null) ? reset : new ArrayList<>(1);
+					reset.add(resetState(throttle));
+				}
+				else if (throttle.refundOnSuccess()) {
+					if (decisions != null) {
+						throttle.bound().refund(keys[i], throttle.cost(), decisions.get(i).decision());
+					}
+					else {
+						throttle.bound().refund(keys[i], throttle.cost());
+					}
+				}
+			}
+			catch (RuntimeException ex) {
+				settlementFailed(throttle, ex);
+			}
+		}
+		if (reset != null) {
+			request.allowed(reset);
+		}
+	}
+
+	/**
+	 * Like {@link #settle(List, String[])}, without blocking; the settlements run side by side.
+	 * @param throttles the call's throttles
+	 * @param keys their keys, in the same order
+	 * @return completes when every settlement is done; never fails
+	 */
+	static CompletionStage<Void> settleAsync(List<Throttle> throttles, String[] keys) {
+		return settleAsync(throttles, keys, null, ThrottleRequestContext.NONE);
+	}
+
+	/**
+	 * Like {@link #settle(List, String[], List, ThrottleRequestContext)}, without blocking; the
+	 * settlements run side by side, and the reset states are told once every settlement is done.
+	 * @param throttles the call's throttles
+	 * @param keys their keys, in the same order
+	 * @param decisions what {@link #acquireAsync} completed with, or null (refunds without receipts)
+	 * @param request the request the call runs in
+	 * @return completes when every settlement is done; never fails
+	 */
+	static CompletionStage<Void> settleAsync(List<Throttle> throttles, String[] keys, List<PolicyDecision> decisions,
+			ThrottleRequestContext request) {
+		CompletionStage<Void> all = DONE;
+		// one slot per throttle, each written by its own reset's completion before the whole completes
+		PolicyDecision[] reset = new PolicyDecision[throttles.size()];
+		for (int i = 0; i < throttles.size(); i++) {
+			Throttle throttle = throttles.get(i);
+			String key = keys[i];
+			int slot = i;
+			if (throttle.resetOnSuccess()) {
+				CompletionStage<Void> done = start(() -> throttle.bound().resetAsync(key))
+					.thenRun(() -> reset[slot] = resetState(throttle));
+				all = both(all, logged(done, throttle, true));
+			}
+			else if (throttle.refundOnSuccess()) {
+				Decision taken = (decisions != null) ? decisions.get(i).decision() : null;
+				CompletionStage<Void> refunded = start(
+						() -> (taken != null) ? throttle.bound().refundAsync(key, throttle.cost(), taken)
+								: throttle.bound().refundAsync(key, throttle.cost()));
+				all = both(all, logged(refunded, throttle, true));
+			}
+		}
+		return all.thenRun(() -> {
+			List<PolicyDecision> states = new ArrayList<>(0);
+			for (PolicyDecision state : reset) {
+				if (state != null) {
+					states.add(state);
+				}
+			}
+			if (!states.isEmpty()) {
+				request.allowed(states);
+			}
+		});
+	}
+
+	/** The reset state of a policy reset on success: what a call on a neutral key is told, nothing in use. */
+	private static PolicyDecision resetState(Throttle throttle) {
+		int quota = throttle.policy().quota();
+		return new PolicyDecision(throttle.policy(), Decision.allow(quota, quota, 0));
+	}
+
+	private static void giveBack(List<Throttle> throttles, String[] keys, List<PolicyDecision> taken) {
+		for (int i = 0; i < taken.size(); i++) {
+			Throttle throttle = throttles.get(i);
+			try {
+				throttle.bound().refund(keys[i], throttle.cost(), taken.get(i).decision());
+			}
+			catch (RuntimeException ex) {
+				giveBackFailed(throttle, ex);
+			}
+		}
+	}
+
+	/** Gives back side by side; the returned stage never fails. */
+	private static CompletionStage<Void> giveBackAsync(List<Throttle> throttles, String[] keys,
+			List<PolicyDecision> taken) {
+		CompletionStage<Void> all = DONE;
+		for (int i = 0; i < taken.size(); i++) {
+			Throttle throttle = throttles.get(i);
+			String key = keys[i];
+			Decision decision = taken.get(i).decision();
+			all = both(all,
+					logged(start(() -> throttle.bound().refundAsync(key, throttle.cost(), decision)), throttle, false));
+		}
+		return all;
+	}
+
+	private static CompletionStage<Void> both(CompletionStage<Void> first, CompletionStage<Void> second) {
+		return (first == DONE) ? second : first.thenCombine(second, (a, b) -> null);
+	}
+
+	private static CompletionStage<Void> logged(CompletionStage<Void> settlement, Throttle throttle, boolean success) {
+		return settlement.handle((ignored, error) -> {
+			if (error != null) {
+				if (success) {
+					settlementFailed(throttle, unwrap(error));
+				}
+				else {
+					giveBackFailed(throttle, unwrap(error));
+				}
+			}
+			return null;
+		});
+	}
+
+	private static void settlementFailed(Throttle throttle, Throwable ex) {
+		logger.warn("Could not " + (throttle.resetOnSuccess() ? "reset" : "refund") + " policy '"
+				+ throttle.policy().name() + "' after a successful call; the call's result stands", ex);
+	}
+
+	private static void giveBackFailed(Throttle throttle, Throwable ex) {
+		logger.warn("Could not give back what policy '" + throttle.policy().name()
+				+ "' took for a call that a later policy refused; the refusal stands", ex);
+	}
+
+	/** Calls a store operation, turning an exception it throws into a failed stage. */
+	private static <T> CompletionStage<T> start(StoreCall<T> call) {
+		try {
+			return call.start();
+		}
+		catch (RuntimeException ex) {
+			return failed(ex);
+		}
+	}
+
+	private static <T> CompletionStage<T> failed(Throwable error) {
+		return CompletableFuture.failedStage(unwrap(error));
+	}
+
+	private static Throwable unwrap(Throwable error) {
+		return (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
+	}
+
+	@FunctionalInterface
+	private interface StoreCall<T> {
+
+		CompletionStage<T> start();
+
+	}
+
+}

@@ -1,0 +1,62 @@
+package dev.throttle.spring.internal.aop;
+
+import java.util.List;
+import java.util.Optional;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.util.function.SingletonSupplier;
+
+/**
+ * Applies the {@code @Throttled} annotations of a call through {@link ThrottleFlow}: a plain
+ * value, a {@code ResponseEntity} or a {@link java.util.concurrent.CompletionStage} here, blocking
+ * if the store does, and settled by {@link Outcomes}; a deferred reactive type (Mono, Flux, any
+ * Publisher, RxJava's...) through {@link ReactiveThrottling}, at subscription. Names no Reactor
+ * type, so that it loads without Reactor.
+ */
+final class ThrottleInterceptor implements MethodInterceptor {
+
+	// looked up on first use (the advisor is created before the store exists), then kept: no bean
+	// factory lookup on the hot path
+	private final SingletonSupplier<ThrottledMethods> methods;
+
+	private final SingletonSupplier<ThrottleRequestContext> requestContext;
+
+	/** Empty in a servlet application, where a reactive handler's request is captured per call instead. */
+	private final SingletonSupplier<Optional<ReactiveThrottleRequestContext>> reactiveRequestContext;
+
+	ThrottleInterceptor(ObjectProvider<ThrottledMethods> methods, ObjectProvider<ThrottleRequestContext> requestContext,
+			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
+		this.methods = SingletonSupplier.of(methods::getObject);
+		this.requestContext = SingletonSupplier
+			.of(() -> requestContext.getIfAvailable(() -> ThrottleRequestContext.NONE));
+		this.reactiveRequestContext = SingletonSupplier
+			.of(() -> Optional.ofNullable(reactiveRequestContext.getIfAvailable()));
+	}
+
+	@Override
+	public Object invoke(MethodInvocation invocation) throws Throwable {
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : null;
+		ThrottledMethod throttled = this.methods.obtain().resolve(invocation.getMethod(), targetClass);
+		if (throttled.throttles().isEmpty()) {
+			return invocation.proceed();
+		}
+		if (throttled.reactive()) {
+			Optional<ReactiveThrottleRequestContext> reactive = this.reactiveRequestContext.obtain();
+			// Spring MVC subscribes after the handler returned: bind the servlet request now
+			ThrottleRequestContext servlet = reactive.isPresent() ? null : this.requestContext.obtain().snapshot();
+			return ReactiveThrottling.throttle(throttled, invocation.getArguments(), reactive.orElse(null), servlet,
+					invocation::proceed);
+		}
+		ThrottleRequestContext request = this.requestContext.obtain();
+		String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
+		List<PolicyDecision> decisions = ThrottleFlow.acquire(throttled.throttles(), keys, request);
+		Object result = invocation.proceed();
+		return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, new Taken(keys, decisions, request), result)
+				: result;
+	}
+
+}

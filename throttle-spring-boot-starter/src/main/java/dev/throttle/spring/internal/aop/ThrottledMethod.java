@@ -1,0 +1,98 @@
+package dev.throttle.spring.internal.aop;
+
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The throttles of one method, resolved and parsed once: what a call needs and nothing it would
+ * have to look up.
+ */
+final class ThrottledMethod {
+
+	/** A method that no throttle applies to. */
+	static final ThrottledMethod NONE = new ThrottledMethod(null, List.of(), null);
+
+	private final Method method;
+
+	private final List<Throttle> throttles;
+
+	private final ThrottleKeys keys;
+
+	private final ReturnTypes.Plan plan;
+
+	private final boolean settlesOnSuccess;
+
+	/** Set once a call's outcome could not be seen and was not settled: said once per method. */
+	private final AtomicBoolean hiddenOutcomeReported = new AtomicBoolean();
+
+	/**
+	 * Creates a resolved method.
+	 * @param method the method, or null for {@link #NONE}
+	 * @param throttles the throttles, in annotation order
+	 * @param keys their keys, in the same order
+	 */
+	ThrottledMethod(Method method, List<Throttle> throttles, ThrottleKeys keys) {
+		this.method = method;
+		this.throttles = List.copyOf(throttles);
+		this.keys = keys;
+		this.plan = (method != null) ? ReturnTypes.plan(method)
+				: new ReturnTypes.Plan(ReturnTypes.Kind.VALUE, null, false, "void");
+		this.settlesOnSuccess = this.throttles.stream().anyMatch(Throttle::settlesOnSuccess);
+	}
+
+	Method method() {
+		return this.method;
+	}
+
+	List<Throttle> throttles() {
+		return this.throttles;
+	}
+
+	ThrottleKeys keys() {
+		return this.keys;
+	}
+
+	/**
+	 * How the method's calls are followed to their outcome.
+	 * @return the plan of its return type
+	 */
+	ReturnTypes.Plan plan() {
+		return this.plan;
+	}
+
+	/**
+	 * Whether the method returns a deferred reactive type (Mono, Flux, Publisher, RxJava's...),
+	 * so that it is throttled at subscription.
+	 * @return whether it is reactive
+	 */
+	boolean reactive() {
+		return this.plan.kind() == ReturnTypes.Kind.SUBSCRIBED;
+	}
+
+	/**
+	 * Whether the method's publisher emits many values, so that its outcome is its completion.
+	 * @return whether it emits many values
+	 */
+	boolean many() {
+		return this.plan.many();
+	}
+
+	/**
+	 * Claims the one report of a call whose outcome could not be seen.
+	 * @return true the first time only
+	 */
+	boolean reportHiddenOutcome() {
+		return !this.hiddenOutcomeReported.get() && this.hiddenOutcomeReported.compareAndSet(false, true);
+	}
+
+	/**
+	 * Whether a normal return changes state (reset-on-success or count: failures), so that the
+	 * call's outcome must be known.
+	 * @return whether any throttle settles on success
+	 */
+	boolean settlesOnSuccess() {
+		return this.settlesOnSuccess;
+	}
+
+}

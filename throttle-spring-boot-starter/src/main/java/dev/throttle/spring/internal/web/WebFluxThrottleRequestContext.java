@@ -1,0 +1,90 @@
+package dev.throttle.spring.internal.web;
+
+import java.net.InetSocketAddress;
+import java.security.Principal;
+import java.util.List;
+import java.util.Optional;
+
+import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
+import org.springframework.web.server.ServerWebExchange;
+
+import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+
+/**
+ * The WebFlux exchange a reactive throttled call runs in, found in the subscriber's context (put
+ * there by {@link ServerWebExchangeContextFilter}). {@code #ip} is the request's remote address,
+ * an IPv6 address grouped by its prefix (a /64 by default), which honours X-Forwarded-For only
+ * when the application configured {@code server.forward-headers-strategy}.
+ */
+public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequestContext {
+
+	private final boolean writeHeaders;
+
+	private final int ipv6Prefix;
+
+	/**
+	 * Creates a context that groups IPv6 clients by their /64.
+	 * @param writeHeaders whether allowed calls get RateLimit headers
+	 */
+	public WebFluxThrottleRequestContext(boolean writeHeaders) {
+		this(writeHeaders, 64);
+	}
+
+	/**
+	 * Creates a context.
+	 * @param writeHeaders whether allowed calls get RateLimit headers
+	 * @param ipv6Prefix the leading bits of an IPv6 client address that {@code #ip} keeps (1 to 128)
+	 */
+	public WebFluxThrottleRequestContext(boolean writeHeaders, int ipv6Prefix) {
+		this.writeHeaders = writeHeaders;
+		this.ipv6Prefix = ipv6Prefix;
+	}
+
+	@Override
+	public Mono<ThrottleRequestContext> current(ContextView context) {
+		Optional<ServerWebExchange> found = ServerWebExchangeContextFilter.getExchange(context);
+		if (found.isEmpty()) {
+			return Mono.just(ThrottleRequestContext.NONE);
+		}
+		ServerWebExchange exchange = found.get();
+		String address = address(exchange.getRequest().getRemoteAddress());
+		return exchange.getPrincipal()
+			.map(Principal::getName)
+			.map(Optional::of)
+			.defaultIfEmpty(Optional.empty())
+			.map((principal) -> new ExchangeContext(exchange, address, principal.orElse(null), this.writeHeaders));
+	}
+
+	private String address(InetSocketAddress remote) {
+		if (remote == null) {
+			return null;
+		}
+		// an unresolved address (as a forwarded header may give) is parsed as text, never looked up
+		return (remote.getAddress() != null) ? ClientAddresses.key(remote.getAddress(), this.ipv6Prefix)
+				: ClientAddresses.key(remote.getHostString(), this.ipv6Prefix);
+	}
+
+	private record ExchangeContext(ServerWebExchange exchange, String clientAddress, String principalName,
+			boolean writeHeaders) implements ThrottleRequestContext {
+
+		@Override
+		public void allowed(List<PolicyDecision> decisions) {
+			if (this.writeHeaders && !this.exchange.getResponse().isCommitted()) {
+				HttpHeaders headers = this.exchange.getResponse().getHeaders();
+				// one line, one item per policy, even after a second throttled call in one exchange
+				headers.set(RateLimitHeaders.POLICY, RateLimitItems
+					.merged(headers.getFirst(RateLimitHeaders.POLICY), RateLimitHeaders.policy(decisions)));
+				headers.set(RateLimitHeaders.LIMIT, RateLimitItems
+					.merged(headers.getFirst(RateLimitHeaders.LIMIT), RateLimitHeaders.limit(decisions)));
+			}
+		}
+
+	}
+
+}
