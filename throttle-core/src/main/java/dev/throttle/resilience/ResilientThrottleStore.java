@@ -1,6 +1,7 @@
 package dev.throttle.resilience;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Locale;
 
 import dev.throttle.DecisionSource;
@@ -38,6 +39,15 @@ import dev.throttle.memory.MemoryThrottleStore;
  * and applied twice it would give back a unit nobody returned); a reset is. {@link Limiter#tryReset}
  * says whether the store was reached. A store's own receipts must stay below 2^62: the bit above
  * marks the fallback's.
+ *
+ * <p>Warm-up: {@link #warmUp} runs every policy's decision path against the store before the first
+ * call (a cold JVM's first calls to a networked store can miss its timeout).
+ *
+ * <p>Reports: every operation that the store did not carry out (a decision, peek, refund or reset)
+ * is reported to the listener the policy was bound with ({@link #limiter(Policy, ThrottleListener)},
+ * as a {@link dev.throttle.Throttler} binds it) as {@link ThrottleListener#onStoreError}. Limiters
+ * are {@link dev.throttle.SourcedLimiter}s: each decision says whether the store, the local store or
+ * a fixed answer of the failure mode made it.
  *
  * <p>{@link FailureMode#LOCAL} keeps a bounded memory store on this instance: during an outage each
  * instance enforces the policy on its own traffic; its state is not merged back into the store. A
@@ -175,6 +185,31 @@ public final class ResilientThrottleStore implements ThrottleStore {
 	 */
 	public boolean isStoreDown() {
 		return this.health.isDown();
+	}
+
+	/**
+	 * Runs the decision path of every policy against the store, to be called once before the first
+	 * call is taken (a server's first request): each policy's whole path, blocking and non-blocking,
+	 * in rounds, on a key that no caller can have, leaving nothing behind; done after three rounds in a
+	 * row in which the store answered every call within its own bound. Straight to the store: a slow
+	 * call here is no outage and no decision (listeners hear nothing). When the store did not answer by
+	 * {@code bound}, or refused (a failure that is not a timeout: no waiting for the bound then), an
+	 * outage starts, with its one WARN: the failure mode answers from the first call, and the first
+	 * probe that succeeds ends it.
+	 * @param policies the policies to warm up (the throttler's)
+	 * @param bound how long to keep trying (plus one call's own bound at most)
+	 * @return whether the store answered
+	 */
+	public boolean warmUp(Collection<? extends Policy> policies, Duration bound) {
+		long start = System.nanoTime();
+		RuntimeException failure = new WarmUp(this.primary, policies).run(bound);
+		if (failure == null) {
+			return true;
+		}
+		String what = StoreHealth.isTimeout(failure) ? "no answer to its warm-up within " + bound.toMillis() + " ms"
+				: "its warm-up failed after " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms";
+		this.health.down(new StoreUnavailableException(what + ": " + failure.getMessage(), failure));
+		return false;
 	}
 
 	@Override
