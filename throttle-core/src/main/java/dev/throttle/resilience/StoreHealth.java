@@ -125,12 +125,11 @@ final class StoreHealth {
 	 * causes (the Redis store's timeout, Reactor's, a future's).
 	 */
 	static boolean isTimeout(Throwable error) {
-		for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+		// a few levels are enough for any store's wrapping, and bound a chain that loops
+		Throwable cause = error;
+		for (int depth = 0; cause != null && depth < 10; depth++, cause = cause.getCause()) {
 			if (cause instanceof TimeoutException) {
 				return true;
-			}
-			if (cause.getCause() == cause) {
-				break;
 			}
 		}
 		return false;
