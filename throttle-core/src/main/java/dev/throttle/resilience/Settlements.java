@@ -77,13 +77,25 @@ final class Settlements {
 			if (running != null) {
 				return running;
 			}
-			CompletableFuture<Integer> drain = new CompletableFuture<>();
-			if (this.draining.compareAndSet(null, drain)) {
-				drain.whenComplete((applied, error) -> this.draining.compareAndSet(drain, null));
-				next(drain, 0);
-				return drain;
+			CompletableFuture<Integer> started = drainIfIdle();
+			if (started != null) {
+				return started;
 			}
 		}
+	}
+
+	/**
+	 * Like {@link #drain}, but only when no drain is running: then returns null, so that callers on
+	 * the decision path do not pile up on a running one.
+	 */
+	CompletableFuture<Integer> drainIfIdle() {
+		CompletableFuture<Integer> drain = new CompletableFuture<>();
+		if (!this.draining.compareAndSet(null, drain)) {
+			return null;
+		}
+		drain.whenComplete((applied, error) -> this.draining.compareAndSet(drain, null));
+		next(drain, 0);
+		return drain;
 	}
 
 	/** Applies settlements until one has to be waited for; continues when it completes. */

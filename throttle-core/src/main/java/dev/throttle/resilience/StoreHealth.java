@@ -109,15 +109,18 @@ final class StoreHealth {
 	}
 
 	/**
-	 * Applies what the store is owed in the background (unless that is under way), counting a failure
+	 * Applies what the store is owed in the background, unless that is under way, counting a failure
 	 * as a failed call.
 	 */
 	void applyOwed() {
-		this.settlements.drain().whenComplete((applied, error) -> {
-			if (error != null) {
-				failed(asRuntime(error));
-			}
-		});
+		CompletableFuture<Integer> drain = this.settlements.drainIfIdle();
+		if (drain != null) {
+			drain.whenComplete((applied, error) -> {
+				if (error != null) {
+					failed(asRuntime(error));
+				}
+			});
+		}
 	}
 
 	/**
