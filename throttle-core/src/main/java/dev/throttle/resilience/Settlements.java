@@ -116,6 +116,7 @@ final class Settlements {
 				return;
 			}
 			if (owed.isMoot(settlement)) {
+				owed.done();
 				continue;
 			}
 			CompletableFuture<Void> applying;
@@ -135,6 +136,7 @@ final class Settlements {
 						drain.completeExceptionally(unwrap(error));
 					}
 					else {
+						from.done();
 						next(drain, count + 1);
 					}
 				});
@@ -142,6 +144,7 @@ final class Settlements {
 			}
 			try {
 				applying.join();
+				owed.done();
 				done++;
 			}
 			catch (RuntimeException ex) {
@@ -191,31 +194,37 @@ final class Settlements {
 			Settlement settlement = new Settlement(key, cost, receipt, reset, Settlements.this.clock.currentTimeMillis());
 			this.settlements.addLast(settlement);
 			Settlements.this.owed.incrementAndGet();
-			if (this.size.incrementAndGet() > MAX_OWED_PER_POLICY && poll() != null
-					&& this.overflowLogged.compareAndSet(false, true)) {
-				logger.log(Level.WARNING, "Throttle store '" + Settlements.this.store + "' owes more than "
-						+ MAX_OWED_PER_POLICY + " refunds and resets of policy '" + this.policy.name()
-						+ "' made while it could not be reached; the oldest are dropped");
+			if (this.size.incrementAndGet() > MAX_OWED_PER_POLICY && poll() != null) {
+				done();
+				if (this.overflowLogged.compareAndSet(false, true)) {
+					logger.log(Level.WARNING, "Throttle store '" + Settlements.this.store + "' owes more than "
+							+ MAX_OWED_PER_POLICY + " refunds and resets of policy '" + this.policy.name()
+							+ "' made while it could not be reached; the oldest are dropped");
+				}
 			}
 		}
 
+		/**
+		 * Takes the oldest settlement; the store owes it until {@link #done} (applied or moot), so that
+		 * a settlement made meanwhile still waits its turn behind it.
+		 */
 		Settlement poll() {
 			Settlement settlement = this.settlements.pollFirst();
-			if (settlement != null) {
-				this.size.decrementAndGet();
-				Settlements.this.owed.decrementAndGet();
-				if (this.size.get() == 0) {
-					this.overflowLogged.set(false);
-				}
+			if (settlement != null && this.size.decrementAndGet() == 0) {
+				this.overflowLogged.set(false);
 			}
 			return settlement;
 		}
 
-		/** Puts back a settlement that the store failed, first in line again. */
+		/** One settlement taken by {@link #poll} is no longer owed. */
+		void done() {
+			Settlements.this.owed.decrementAndGet();
+		}
+
+		/** Puts back a settlement that the store failed, first in line again: still owed. */
 		void putBack(Settlement settlement) {
 			this.settlements.addFirst(settlement);
 			this.size.incrementAndGet();
-			Settlements.this.owed.incrementAndGet();
 		}
 
 		/** Whether the state the settlement settles has expired by now, so that applying it is moot. */
