@@ -165,11 +165,16 @@ public final class BoundPolicy {
 	}
 
 	/**
-	 * Forgets {@code key}'s state (unlocks a user).
+	 * Forgets {@code key}'s state (unlocks a user), saying whether the store did (see
+	 * {@link Limiter#tryReset}): with a failure policy, false when the store could not be reached, so
+	 * that the key is forgotten only in the fallback for now and the store is reset when it answers
+	 * again. Never throws because of a failure policy's store; a store without one throws its
+	 * failure.
 	 * @param key the key
+	 * @return true when the store forgot the key; false when it could not be reached
 	 */
-	public void reset(@Nullable String key) {
-		this.limiter.reset(Throttler.normalizeKey(key));
+	public boolean reset(@Nullable String key) {
+		return this.limiter.tryReset(Throttler.normalizeKey(key));
 	}
 
 	/**

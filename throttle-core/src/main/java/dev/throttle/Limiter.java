@@ -72,6 +72,20 @@ public interface Limiter {
 	void reset(String key);
 
 	/**
+	 * Like {@link #reset}, saying whether the store itself forgot the key. A failure policy
+	 * ({@link dev.throttle.resilience.ResilientThrottleStore}) answers false when its store could not
+	 * be reached: it forgot the key in its own fallback and keeps the reset for the store, to apply
+	 * when the store answers again, but for now the store still holds the key's state. The default
+	 * resets and answers true: a store without a failure policy reports a failure by throwing.
+	 * @param key the key
+	 * @return true when the store forgot the key; false when it could not be reached
+	 */
+	default boolean tryReset(String key) {
+		reset(key);
+		return true;
+	}
+
+	/**
 	 * Like {@link #tryAcquire}, without blocking the calling thread: for event-loop callers
 	 * (WebFlux). The default completes at once with the synchronous result, which is right for
 	 * stores that never block; a networked store overrides it.

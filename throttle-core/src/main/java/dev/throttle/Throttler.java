@@ -181,12 +181,15 @@ public final class Throttler {
 	}
 
 	/**
-	 * Forgets {@code key}'s state under {@code policy} (unlocks a user).
+	 * Forgets {@code key}'s state under {@code policy} (unlocks a user), saying whether the store did
+	 * (see {@link BoundPolicy#reset}).
 	 * @param policy the policy's name
 	 * @param key the key
+	 * @return true when the store forgot the key; false when a failure policy's store could not be
+	 * reached (the reset is then kept, and applied to the store when it answers again)
 	 */
-	public void reset(String policy, @Nullable String key) {
-		bound(policy).reset(key);
+	public boolean reset(String policy, @Nullable String key) {
+		return bound(policy).reset(key);
 	}
 
 	/**

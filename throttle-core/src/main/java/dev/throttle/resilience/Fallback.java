@@ -9,8 +9,17 @@ import dev.throttle.SourcedDecision;
 /**
  * What answers one limiter's calls while its store cannot: made from the limiter's
  * {@link FailureMode} when the policy is bound. Never blocks and never throws.
+ *
+ * <p>Every call it allows carries {@link #RECEIPT} in its receipt, so that a refund of it comes back
+ * here (the unit is the fallback's to give back), whichever store answers when the refund is made.
  */
 abstract class Fallback {
+
+	/**
+	 * The receipt bit of a call that the fallback allowed. Receipts are not negative, so a store's own
+	 * receipts must stay below it (2^62); below it sits the local store's own receipt, if any.
+	 */
+	static final long RECEIPT = 1L << 62;
 
 	abstract SourcedDecision tryAcquire(String key, int cost);
 
@@ -18,6 +27,18 @@ abstract class Fallback {
 
 	/** Gives back what a fallback decision took; a fixed answer took nothing. */
 	void refund(String key, int cost) {
+	}
+
+	/**
+	 * Gives back what one fallback decision took, by its receipt (with {@link #RECEIPT} cleared); a
+	 * fixed answer took nothing.
+	 */
+	void refund(String key, int cost, long receipt) {
+	}
+
+	/** Whether a decision's receipt says the fallback allowed it. */
+	static boolean allowedIt(long receipt) {
+		return (receipt & RECEIPT) != 0;
 	}
 
 	/** Forgets what fallback decisions wrote; a fixed answer wrote nothing. */
@@ -31,7 +52,8 @@ abstract class Fallback {
 	 */
 	static Fallback of(FailureMode mode, Policy policy, Limiter local, Sources sources) {
 		return switch (mode) {
-			case OPEN -> new Fixed(new SourcedDecision(Decision.allow(policy.quota(), policy.quota(), 0), sources.open()));
+			case OPEN -> new Fixed(new SourcedDecision(
+					Decision.allow(policy.quota(), policy.quota(), 0).withReceipt(RECEIPT), sources.open()));
 			case CLOSED -> {
 				long retry = ResilientThrottleStore.CLOSED_RETRY_AFTER.toMillis();
 				yield new Fixed(new SourcedDecision(Decision.reject(policy.quota(), 0, retry, retry), sources.closed()));
@@ -88,7 +110,11 @@ abstract class Fallback {
 
 		@Override
 		SourcedDecision tryAcquire(String key, int cost) {
-			return new SourcedDecision(this.local.tryAcquire(key, cost), this.source);
+			Decision decision = this.local.tryAcquire(key, cost);
+			if (decision.allowed()) {
+				decision = decision.withReceipt(decision.receipt() | RECEIPT);
+			}
+			return new SourcedDecision(decision, this.source);
 		}
 
 		@Override
@@ -99,6 +125,11 @@ abstract class Fallback {
 		@Override
 		void refund(String key, int cost) {
 			this.local.refund(key, cost);
+		}
+
+		@Override
+		void refund(String key, int cost, long receipt) {
+			this.local.refund(key, cost, receipt & ~RECEIPT);
 		}
 
 		@Override

@@ -18,11 +18,18 @@ import dev.throttle.ThrottleListener;
  * One policy of a {@link ResilientThrottleStore}: each call goes to the store unless the store is
  * known to be down; a call the store fails, or one made while it is down, is reported to the
  * listener and answered by the fallback instead. {@link #call} and {@link #callAsync} are the one
- * place that knows whether an operation reached the store.
+ * place that knows whether a decision or a peek reached the store; {@link #settle} and
+ * {@link #settleAsync} the one place for refunds and resets that the store is owed.
+ *
+ * <p>A refund goes to whoever took the unit: the fallback when the decision's receipt carries
+ * {@link Fallback#RECEIPT}, the store otherwise. What the store is owed and could not be given now is
+ * kept ({@link Settlements}) and applied when it answers again, after what it was owed before.
  */
 final class ResilientLimiter implements SourcedLimiter {
 
 	private static final System.Logger logger = System.getLogger(ResilientThrottleStore.class.getName());
+
+	private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
 	private final Policy policy;
 
@@ -34,15 +41,21 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	private final StoreHealth health;
 
+	private final Settlements settlements;
+
+	private final Settlements.Owed owed;
+
 	private final ThrottleListener listener;
 
 	ResilientLimiter(Policy policy, Limiter store, DecisionSource storeSource, Fallback fallback, StoreHealth health,
-			ThrottleListener listener) {
+			Settlements settlements, ThrottleListener listener) {
 		this.policy = policy;
 		this.store = store;
 		this.storeSource = storeSource;
 		this.fallback = fallback;
 		this.health = health;
+		this.settlements = settlements;
+		this.owed = settlements.of(policy, store);
 		this.listener = listener;
 	}
 
@@ -62,6 +75,10 @@ final class ResilientLimiter implements SourcedLimiter {
 				() -> this.fallback.tryAcquire(key, cost));
 	}
 
+	/**
+	 * Without a receipt nobody can tell who took the unit: it goes to whoever answers now, the
+	 * fallback during an outage.
+	 */
 	@Override
 	public void refund(String key, int cost) {
 		call(key, () -> {
@@ -73,16 +90,17 @@ final class ResilientLimiter implements SourcedLimiter {
 		});
 	}
 
-	/** The receipt goes to the store, so that the refund undoes exactly the call it took. */
+	/**
+	 * Gives the unit back to whoever took it: the fallback, or the store (now, or when it answers
+	 * again).
+	 */
 	@Override
 	public void refund(String key, int cost, long receipt) {
-		call(key, () -> {
-			this.store.refund(key, cost, receipt);
-			return null;
-		}, () -> {
-			this.fallback.refund(key, cost);
-			return null;
-		});
+		if (Fallback.allowedIt(receipt)) {
+			this.fallback.refund(key, cost, receipt);
+			return;
+		}
+		settle(key, false, cost, receipt);
 	}
 
 	@Override
@@ -90,17 +108,20 @@ final class ResilientLimiter implements SourcedLimiter {
 		return call(key, () -> this.store.peek(key), () -> this.fallback.peek(key));
 	}
 
-	/**
-	 * Forgets the key in the fallback too, first: a user unlocked while the store answers must not be
-	 * locked again by stale local state in a later outage.
-	 */
 	@Override
 	public void reset(String key) {
+		tryReset(key);
+	}
+
+	/**
+	 * Forgets the key in the fallback too, first: a user unlocked while the store answers must not be
+	 * locked again by stale local state in a later outage, and one unlocked during an outage is
+	 * unlocked on this instance at once. A reset that misses the store is kept for it.
+	 */
+	@Override
+	public boolean tryReset(String key) {
 		this.fallback.reset(key);
-		call(key, () -> {
-			this.store.reset(key);
-			return null;
-		}, () -> null);
+		return settle(key, true, 0, 0);
 	}
 
 	@Override
@@ -127,10 +148,11 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	@Override
 	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
-		return callAsync(key, () -> this.store.refundAsync(key, cost, receipt), () -> {
-			this.fallback.refund(key, cost);
-			return null;
-		});
+		if (Fallback.allowedIt(receipt)) {
+			this.fallback.refund(key, cost, receipt);
+			return DONE;
+		}
+		return settleAsync(key, false, cost, receipt);
 	}
 
 	@Override
@@ -141,18 +163,21 @@ final class ResilientLimiter implements SourcedLimiter {
 	@Override
 	public CompletionStage<Void> resetAsync(String key) {
 		this.fallback.reset(key);
-		return callAsync(key, () -> this.store.resetAsync(key), () -> null);
+		return settleAsync(key, true, 0, 0);
 	}
 
 	private <T> T call(String key, Supplier<T> store, Supplier<T> fallback) {
 		RuntimeException error = skipStore(key);
 		if (error == null) {
+			T result;
 			try {
-				return store.get();
+				result = store.get();
 			}
 			catch (RuntimeException ex) {
-				error = failed(ex);
+				return answerInstead(failed(ex), fallback);
 			}
+			this.health.answered();
+			return result;
 		}
 		return answerInstead(error, fallback);
 	}
@@ -161,15 +186,96 @@ final class ResilientLimiter implements SourcedLimiter {
 		RuntimeException error = skipStore(key);
 		if (error == null) {
 			try {
-				return store.get()
-					.handle((result, failure) -> (failure == null) ? result
-							: answerInstead(failed(unwrap(failure)), fallback));
+				return store.get().handle((result, failure) -> {
+					if (failure != null) {
+						return answerInstead(failed(unwrap(failure)), fallback);
+					}
+					this.health.answered();
+					return result;
+				});
 			}
 			catch (RuntimeException ex) {
 				error = failed(ex);
 			}
 		}
 		return CompletableFuture.completedFuture(answerInstead(error, fallback));
+	}
+
+	/**
+	 * Gives the store a refund or a reset it is owed, or keeps it for the store (see
+	 * {@link #sendNow}, and when the store fails the call); returns whether the store carried it out.
+	 */
+	private boolean settle(String key, boolean reset, int cost, long receipt) {
+		if (!sendNow(key, reset, cost, receipt)) {
+			return false;
+		}
+		try {
+			if (reset) {
+				this.store.reset(key);
+			}
+			else {
+				this.store.refund(key, cost, receipt);
+			}
+		}
+		catch (RuntimeException ex) {
+			missed(failed(ex), true, key, reset, cost, receipt);
+			return false;
+		}
+		this.health.answered();
+		return true;
+	}
+
+	/** Like {@link #settle}, without blocking; never fails. */
+	private CompletionStage<Void> settleAsync(String key, boolean reset, int cost, long receipt) {
+		if (!sendNow(key, reset, cost, receipt)) {
+			return DONE;
+		}
+		try {
+			CompletionStage<Void> call = reset ? this.store.resetAsync(key) : this.store.refundAsync(key, cost, receipt);
+			return call.handle((ignored, failure) -> {
+				if (failure != null) {
+					missed(failed(unwrap(failure)), true, key, reset, cost, receipt);
+				}
+				else {
+					this.health.answered();
+				}
+				return null;
+			});
+		}
+		catch (RuntimeException ex) {
+			missed(failed(ex), true, key, reset, cost, receipt);
+			return DONE;
+		}
+	}
+
+	/**
+	 * Whether to send a settlement to the store now; otherwise it is kept: the store is down (then it
+	 * is reported), or it is owed earlier settlements (then this one waits its turn behind them).
+	 */
+	private boolean sendNow(String key, boolean reset, int cost, long receipt) {
+		RuntimeException error = skipStore(key);
+		if (error != null) {
+			missed(error, false, key, reset, cost, receipt);
+			return false;
+		}
+		if (this.settlements.isEmpty()) {
+			return true;
+		}
+		this.owed.keep(key, reset, cost, receipt);
+		this.health.applyOwed();
+		return false;
+	}
+
+	/**
+	 * Reports a settlement that missed the store and keeps it for the store, except a refund whose
+	 * call was sent and got no answer in time: the store may have carried it out, and a refund applied
+	 * twice would hand out a unit that nobody gave back (a reset applied twice is one reset).
+	 */
+	private void missed(RuntimeException error, boolean sent, String key, boolean reset, int cost, long receipt) {
+		report(error);
+		if (reset || !sent || !StoreHealth.isTimeout(error)) {
+			this.owed.keep(key, reset, cost, receipt);
+		}
 	}
 
 	/**
@@ -190,6 +296,11 @@ final class ResilientLimiter implements SourcedLimiter {
 	}
 
 	private <T> T answerInstead(RuntimeException error, Supplier<T> fallback) {
+		report(error);
+		return fallback.get();
+	}
+
+	private void report(RuntimeException error) {
 		try {
 			this.listener.onStoreError(this.policy, error);
 		}
@@ -197,7 +308,6 @@ final class ResilientLimiter implements SourcedLimiter {
 			// a listener's failure must not turn an answered call into a failed one
 			logger.log(Level.DEBUG, "ThrottleListener.onStoreError threw", ex);
 		}
-		return fallback.get();
 	}
 
 	private static RuntimeException unwrap(Throwable error) {

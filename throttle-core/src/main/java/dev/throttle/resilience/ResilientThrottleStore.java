@@ -1,6 +1,7 @@
 package dev.throttle.resilience;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Locale;
 
 import dev.throttle.DecisionSource;
@@ -17,11 +18,30 @@ import dev.throttle.memory.MemoryThrottleStore;
  * a call may wait is the wrapped store's own bound (the Redis store's timeout, say). It speaks only
  * the store SPI, so a store added later gets the same failure modes by being wrapped.
  *
- * <p>Outages: the first failure starts an outage and logs one WARN. While it lasts, every call is
- * answered by the failure mode at once, without waiting for the store, and starts a probe in the
- * background unless one is already running: a read-only {@link Limiter#peekAsync peekAsync} of the
- * call's key. The first probe that succeeds ends the outage with one INFO, and every call after it
- * uses the store again, with no restart.
+ * <p>Outages: a failure that is not a timeout (the store refused, or answered with an error), or the
+ * third call in a row that got no answer in time, starts an outage and logs one WARN; a call that
+ * got no answer in time is answered by the failure mode either way. A failure counts as a timeout
+ * when a {@link java.util.concurrent.TimeoutException} is among its causes. While an outage lasts,
+ * every call is answered by the failure mode at once, without waiting for the store, and starts a
+ * probe in the background unless one is already running: a read-only
+ * {@link Limiter#peekAsync peekAsync} of the call's key. The first probe that succeeds applies what
+ * the store is owed (below), then ends the outage with one INFO, and every call after it uses the
+ * store again, with no restart.
+ *
+ * <p>Settlements: a refund goes to whoever took the unit, told by the receipt of the call's decision
+ * ({@link Limiter#refund(String, int, long)}): a unit the fallback allowed (during an outage) goes
+ * back to the fallback, whenever it is refunded; a unit the store took goes back to the store. A
+ * refund or a reset that the store is owed and cannot be given now (down, or failing the call) is
+ * kept and applied to the store when it answers again, before it decides again, in the order made;
+ * kept in memory, at most 10,000 per policy (the oldest dropped first), and dropped once older than
+ * the policy's {@link Policy#idleExpiry()}, when the state it settles has expired anyway. A refund
+ * whose call was sent but got no answer in time is not sent again (the store may have applied it,
+ * and applied twice it would give back a unit nobody returned); a reset is. {@link Limiter#tryReset}
+ * says whether the store was reached. A store's own receipts must stay below 2^62: the bit above
+ * marks the fallback's.
+ *
+ * <p>Warm-up: {@link #warmUp} runs every policy's decision path against the store before the first
+ * call (a cold JVM's first calls to a networked store can miss its timeout).
  *
  * <p>Reports: every operation that the store did not carry out (a decision, peek, refund or reset)
  * is reported to the listener the policy was bound with ({@link #limiter(Policy, ThrottleListener)},
@@ -32,7 +52,7 @@ import dev.throttle.memory.MemoryThrottleStore;
  * <p>{@link FailureMode#LOCAL} keeps a bounded memory store on this instance: during an outage each
  * instance enforces the policy on its own traffic; its state is not merged back into the store. A
  * reset clears both, so a user unlocked during normal operation is not locked again by stale local
- * state in a later outage.
+ * state in a later outage, and one unlocked during an outage is unlocked on this instance at once.
  *
  * <p>Thread-safe and lock-free.
  */
@@ -57,8 +77,10 @@ public final class ResilientThrottleStore implements ThrottleStore {
 
 	private final StoreHealth health;
 
+	private final Settlements settlements;
+
 	/**
-	 * Wraps {@code primary}.
+	 * Wraps {@code primary}; the age of what the store is owed is read on the system clock.
 	 * @param primary the store that decides while it can, such as the Redis store
 	 * @param mode what to answer while it cannot
 	 * @param local the store that decides in {@link FailureMode#LOCAL} (a bounded
@@ -67,8 +89,23 @@ public final class ResilientThrottleStore implements ThrottleStore {
 	 * {@code local} is null in {@link FailureMode#LOCAL}
 	 */
 	public ResilientThrottleStore(ThrottleStore primary, FailureMode mode, ThrottleStore local) {
-		if (primary == null || mode == null) {
-			throw new IllegalArgumentException("primary store and failure mode are required");
+		this(primary, mode, local, TimeSource.system());
+	}
+
+	/**
+	 * Wraps {@code primary}.
+	 * @param primary the store that decides while it can, such as the Redis store
+	 * @param mode what to answer while it cannot
+	 * @param local the store that decides in {@link FailureMode#LOCAL} (a bounded
+	 * {@link MemoryThrottleStore}); ignored, and may be null, for the other modes
+	 * @param clock the clock that tells when what the store is owed has expired (the application's
+	 * time source)
+	 * @throws IllegalArgumentException when {@code primary}, {@code mode} or {@code clock} is null, or
+	 * {@code local} is null in {@link FailureMode#LOCAL}
+	 */
+	public ResilientThrottleStore(ThrottleStore primary, FailureMode mode, ThrottleStore local, TimeSource clock) {
+		if (primary == null || mode == null || clock == null) {
+			throw new IllegalArgumentException("primary store, failure mode and clock are required");
 		}
 		if (mode == FailureMode.LOCAL && local == null) {
 			throw new IllegalArgumentException("failure-mode local needs a local store");
@@ -78,7 +115,8 @@ public final class ResilientThrottleStore implements ThrottleStore {
 		this.local = (mode == FailureMode.LOCAL) ? local : null;
 		this.storeSource = DecisionSource.store(primary.kind());
 		this.fallbackSources = Fallback.Sources.of(primary.kind());
-		this.health = new StoreHealth(primary.kind(), mode.name().toLowerCase(Locale.ROOT));
+		this.settlements = new Settlements(primary.kind(), clock);
+		this.health = new StoreHealth(primary.kind(), mode.name().toLowerCase(Locale.ROOT), this.settlements);
 	}
 
 	/**
@@ -112,7 +150,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
 	public Limiter limiter(Policy policy, ThrottleListener listener) {
 		Limiter local = (this.local != null) ? this.local.limiter(policy) : null;
 		return new ResilientLimiter(policy, this.primary.limiter(policy), this.storeSource,
-				Fallback.of(this.mode, policy, local, this.fallbackSources), this.health,
+				Fallback.of(this.mode, policy, local, this.fallbackSources), this.health, this.settlements,
 				(listener != null) ? listener : NO_LISTENER);
 	}
 
@@ -147,6 +185,31 @@ public final class ResilientThrottleStore implements ThrottleStore {
 	 */
 	public boolean isStoreDown() {
 		return this.health.isDown();
+	}
+
+	/**
+	 * Runs the decision path of every policy against the store, to be called once before the first
+	 * call is taken (a server's first request): each policy's whole path, blocking and non-blocking,
+	 * in rounds, on a key that no caller can have, leaving nothing behind; done after three rounds in a
+	 * row in which the store answered every call within its own bound. Straight to the store: a slow
+	 * call here is no outage and no decision (listeners hear nothing). When the store did not answer by
+	 * {@code bound}, or refused (a failure that is not a timeout: no waiting for the bound then), an
+	 * outage starts, with its one WARN: the failure mode answers from the first call, and the first
+	 * probe that succeeds ends it.
+	 * @param policies the policies to warm up (the throttler's)
+	 * @param bound how long to keep trying (plus one call's own bound at most)
+	 * @return whether the store answered
+	 */
+	public boolean warmUp(Collection<? extends Policy> policies, Duration bound) {
+		long start = System.nanoTime();
+		RuntimeException failure = new WarmUp(this.primary, policies).run(bound);
+		if (failure == null) {
+			return true;
+		}
+		String what = StoreHealth.isTimeout(failure) ? "no answer to its warm-up within " + bound.toMillis() + " ms"
+				: "its warm-up failed after " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms";
+		this.health.down(new StoreUnavailableException(what + ": " + failure.getMessage(), failure));
+		return false;
 	}
 
 	@Override

@@ -5,7 +5,9 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.throttle.Decision;
@@ -13,11 +15,18 @@ import dev.throttle.Limiter;
 
 /**
  * Whether one store is in an outage, shared by all the limiters of a {@link ResilientThrottleStore}:
- * the first failure starts an outage and logs one WARN; while it lasts, calls start a read-only probe
- * of the store in the background, one at a time; the first probe that succeeds ends it with one
- * INFO. Lock-free.
+ * a failure that is not a timeout, or the {@value #TIMEOUTS_FOR_AN_OUTAGE}th timeout in a row, starts
+ * an outage and logs one WARN; while it lasts, calls start a read-only probe of the store in the
+ * background, one at a time; the first probe that succeeds applies the settlements owed to the store
+ * and then ends the outage with one INFO. Lock-free.
  */
 final class StoreHealth {
+
+	/**
+	 * How many calls in a row must get no answer in time to start an outage: one slow answer (a cold
+	 * path, a GC pause, a retransmitted packet) is not an outage.
+	 */
+	static final int TIMEOUTS_FOR_AN_OUTAGE = 3;
 
 	/** A probe whose store never answers is given up, so that a later call can start another. */
 	private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(10);
@@ -34,9 +43,15 @@ final class StoreHealth {
 	/** Whether a probe of the store is running. */
 	private final AtomicBoolean probing = new AtomicBoolean();
 
-	StoreHealth(String store, String mode) {
+	/** Calls in a row that the store did not answer in time; 0 once one is answered. */
+	private final AtomicInteger timeouts = new AtomicInteger();
+
+	private final Settlements settlements;
+
+	StoreHealth(String store, String mode, Settlements settlements) {
 		this.store = store;
 		this.mode = mode;
+		this.settlements = settlements;
 	}
 
 	boolean isDown() {
@@ -53,10 +68,22 @@ final class StoreHealth {
 	}
 
 	/**
-	 * Starts an outage unless one is in progress. The message is the store's own, which names no key
-	 * (the Redis store's says what failed and for which policy).
+	 * Counts a call that the store failed: starts an outage (unless one is in progress) when the
+	 * failure is not a timeout, or when it is the {@value #TIMEOUTS_FOR_AN_OUTAGE}th timeout in a row.
+	 * The message is the store's own, which names no key (the Redis store's says what failed and for
+	 * which policy).
 	 */
 	void failed(RuntimeException error) {
+		if (this.outage.get() == null
+				&& (!isTimeout(error) || this.timeouts.incrementAndGet() >= TIMEOUTS_FOR_AN_OUTAGE)) {
+			down(error);
+		}
+	}
+
+	/**
+	 * Starts an outage now unless one is in progress, whatever the failure.
+	 */
+	void down(RuntimeException error) {
 		if (this.outage.get() == null) {
 			Outage started = new Outage(System.nanoTime(), new StoreUnavailableException(
 					"throttle store '" + this.store + "' is down; failure-mode " + this.mode + " applies", error));
@@ -65,6 +92,50 @@ final class StoreHealth {
 						+ "); failure-mode " + this.mode + " applies until it answers again");
 			}
 		}
+	}
+
+	/**
+	 * Counts a call that the store answered: the decision path's one cost when all is well is two
+	 * volatile reads. Starts applying what the store is owed, if anything (settlements that missed it
+	 * without an outage, or made while the last one was ending).
+	 */
+	void answered() {
+		if (this.timeouts.get() != 0) {
+			this.timeouts.set(0);
+		}
+		if (!this.settlements.isEmpty()) {
+			applyOwed();
+		}
+	}
+
+	/**
+	 * Applies what the store is owed in the background, unless that is under way, counting a failure
+	 * as a failed call.
+	 */
+	void applyOwed() {
+		CompletableFuture<Integer> drain = this.settlements.drainIfIdle();
+		if (drain != null) {
+			drain.whenComplete((applied, error) -> {
+				if (error != null) {
+					failed(asRuntime(error));
+				}
+			});
+		}
+	}
+
+	/**
+	 * Whether a failure is a call that got no answer in time: a {@link TimeoutException} among its
+	 * causes (the Redis store's timeout, Reactor's, a future's).
+	 */
+	static boolean isTimeout(Throwable error) {
+		// a few levels are enough for any store's wrapping, and bound a chain that loops
+		Throwable cause = error;
+		for (int depth = 0; cause != null && depth < 10; depth++, cause = cause.getCause()) {
+			if (cause instanceof TimeoutException) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**
@@ -93,20 +164,31 @@ final class StoreHealth {
 				bounded.completeExceptionally(error);
 			}
 		});
-		bounded.orTimeout(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).whenComplete((decision, error) -> {
-			this.probing.set(false);
-			if (error == null) {
-				recovered();
-			}
-		});
+		// the store answered: what it is owed is applied before decisions use it again, so that a
+		// reset made during the outage cannot clear what later decisions take
+		bounded.orTimeout(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+			.thenCompose((decision) -> this.settlements.drain())
+			.whenComplete((applied, error) -> {
+				if (error == null) {
+					recovered(applied);
+				}
+				this.probing.set(false);
+			});
 	}
 
-	private void recovered() {
+	private void recovered(int applied) {
+		this.timeouts.set(0);
 		Outage ended = this.outage.getAndSet(null);
 		if (ended != null) {
 			logger.log(Level.INFO, "Throttle store '" + this.store + "' answers again after "
-					+ Duration.ofNanos(System.nanoTime() - ended.startNanos()).toMillis() + " ms; decisions use it again");
+					+ Duration.ofNanos(System.nanoTime() - ended.startNanos()).toMillis() + " ms"
+					+ ((applied > 0) ? "; " + applied + " refunds and resets made meanwhile applied to it" : "")
+					+ "; decisions use it again");
 		}
+	}
+
+	private static RuntimeException asRuntime(Throwable error) {
+		return (error instanceof RuntimeException runtime) ? runtime : new IllegalStateException(error);
 	}
 
 	private record Outage(long startNanos, StoreUnavailableException unavailable) {

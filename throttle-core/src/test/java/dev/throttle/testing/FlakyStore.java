@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -16,8 +17,8 @@ import dev.throttle.ThrottleStore;
 /**
  * A {@link ThrottleStore} that fails on demand: a test double of the store SPI (not of any real
  * store), for tests of what wraps a store. While up it passes every call to the store it wraps,
- * the non-blocking ones to its non-blocking methods; while down every call fails, synchronously or
- * through its future. It counts the calls that reached it, so a test can prove that a call was
+ * the non-blocking ones to its non-blocking methods (refunds with their receipts); while down every
+ * call fails, synchronously or through its future, and while slow every call fails as a timeout. It counts the calls that reached it, so a test can prove that a call was
  * answered without asking it, and it can hold {@link Limiter#peekAsync} probes for the test to
  * complete. Thread-safe.
  */
@@ -28,6 +29,8 @@ public final class FlakyStore implements ThrottleStore {
 	private final String kind;
 
 	private volatile boolean down;
+
+	private volatile boolean slow;
 
 	private volatile boolean holdPeeks;
 
@@ -60,9 +63,18 @@ public final class FlakyStore implements ThrottleStore {
 		this.down = true;
 	}
 
+	/**
+	 * From now on every call fails as one that got no answer in time does: its cause is a
+	 * {@link TimeoutException}.
+	 */
+	public void goSlow() {
+		this.slow = true;
+	}
+
 	/** From now on calls reach the wrapped store again. */
 	public void comeBack() {
 		this.down = false;
+		this.slow = false;
 	}
 
 	/**
@@ -145,6 +157,12 @@ public final class FlakyStore implements ThrottleStore {
 		}
 
 		@Override
+		public void refund(String key, int cost, long receipt) {
+			reached();
+			this.limiter.refund(key, cost, receipt);
+		}
+
+		@Override
 		public Decision peek(String key) {
 			reached();
 			return this.limiter.peek(key);
@@ -168,6 +186,11 @@ public final class FlakyStore implements ThrottleStore {
 		}
 
 		@Override
+		public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+			return async(() -> this.limiter.refundAsync(key, cost, receipt));
+		}
+
+		@Override
 		public CompletionStage<Decision> peekAsync(String key) {
 			if (FlakyStore.this.holdPeeks) {
 				FlakyStore.this.calls.incrementAndGet();
@@ -184,17 +207,22 @@ public final class FlakyStore implements ThrottleStore {
 		/** Fails as a networked store's future does: the call returns, its future fails. */
 		private <T> CompletionStage<T> async(Supplier<CompletionStage<T>> call) {
 			FlakyStore.this.calls.incrementAndGet();
-			if (FlakyStore.this.down) {
-				return CompletableFuture.failedFuture(new IllegalStateException("flaky store is down"));
+			if (FlakyStore.this.down || FlakyStore.this.slow) {
+				return CompletableFuture.failedFuture(failure());
 			}
 			return call.get();
 		}
 
 		private void reached() {
 			FlakyStore.this.calls.incrementAndGet();
-			if (FlakyStore.this.down) {
-				throw new IllegalStateException("flaky store is down");
+			if (FlakyStore.this.down || FlakyStore.this.slow) {
+				throw failure();
 			}
+		}
+
+		private IllegalStateException failure() {
+			return FlakyStore.this.down ? new IllegalStateException("flaky store is down")
+					: new IllegalStateException("flaky store gave no answer in time", new TimeoutException());
 		}
 
 	}

@@ -13,6 +13,7 @@ import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 import dev.throttle.Decision;
 import dev.throttle.Policy;
@@ -83,19 +84,32 @@ public class ThrottleEndpoint {
 	 * Forgets a key's state under a policy.
 	 * @param policy the policy's name
 	 * @param key the key
-	 * @return the policy and {@code reset: true}
+	 * @return the policy and {@code reset: true} (200); or, when the store could not be reached (Redis
+	 * down: the key is reset only in this instance's fallback for now, and in the store when it
+	 * answers again), {@code reset: false} with a message naming the policy and never the key (503),
+	 * so that nobody is told a user is unlocked while the store still locks them out
 	 * @throws InvalidEndpointRequestException (400) for an unknown policy: an operator who mistyped
 	 * it must not be told, by an empty success, that the user is unlocked
 	 */
 	@DeleteOperation
-	public Map<String, Object> reset(@Selector String policy, @Selector String key) {
+	public WebEndpointResponse<Map<String, Object>> reset(@Selector String policy, @Selector String key) {
 		if (!this.throttler.policies().containsKey(policy)) {
 			String message = "No throttle policy '" + policy + "' (configured: "
 					+ String.join(", ", this.throttler.policies().keySet()) + ")";
 			throw new InvalidEndpointRequestException(message, message);
 		}
-		this.throttler.reset(policy, key);
-		return Map.of("policy", policy, "reset", true);
+		boolean reset = this.throttler.reset(policy, key);
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("policy", policy);
+		body.put("reset", reset);
+		if (reset) {
+			return new WebEndpointResponse<>(body);
+		}
+		String store = this.throttler.store().kind();
+		body.put("message", "The throttle store '" + store + "' could not be reached for policy '" + policy
+				+ "': the key is not reset in it yet. This instance will reset it in the store when the store answers "
+				+ "again, unless it stops first; retry once the store is back to be sure.");
+		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 	}
 
 	/** The policy's algorithm and settings by configuration name; durations as ISO-8601 text. */

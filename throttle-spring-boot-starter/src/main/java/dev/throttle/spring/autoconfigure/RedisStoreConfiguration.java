@@ -10,6 +10,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 
 import dev.throttle.ThrottleStore;
+import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
@@ -19,8 +20,9 @@ import dev.throttle.spring.redis.RedisThrottleStore;
 
 /**
  * The Redis store, with {@code throttle.store.type=redis}, on Spring Boot's own Redis connection
- * ({@code spring.data.redis.*}: standalone, Sentinel or Cluster), wrapped in the failure mode. A
- * Redis that is down at startup is not a startup failure: the failure mode applies until it is back.
+ * ({@code spring.data.redis.*}: standalone, Sentinel or Cluster), wrapped in the failure mode, and
+ * warmed up before the web server starts ({@link ThrottleStoreWarmUp}). A Redis that is down at
+ * startup is not a startup failure: the failure mode applies until it is back.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "throttle.store.type", havingValue = "redis")
@@ -50,7 +52,12 @@ class RedisStoreConfiguration {
 		FailureMode mode = redis.getFailureMode();
 		MemoryThrottleStore local = (mode == FailureMode.LOCAL)
 				? new MemoryThrottleStore(throttleTimeSource, localMaximumKeys) : null;
-		return new ResilientThrottleStore(store, mode, local);
+		return new ResilientThrottleStore(store, mode, local, throttleTimeSource);
+	}
+
+	@Bean
+	ThrottleStoreWarmUp throttleStoreWarmUp(ObjectProvider<Throttler> throttler) {
+		return new ThrottleStoreWarmUp(throttler);
 	}
 
 	/**
