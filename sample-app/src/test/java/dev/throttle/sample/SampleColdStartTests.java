@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * 200 calls split across them, and exactly 50 pass. Three times, each with two new JVMs, so that it
  * is not luck.
  *
- * <p>Before the warm-up, the first Redis calls of a cold JVM missed the 100 ms timeout, the store
+ * <p>Before the warm-up, the first Redis calls of a cold JVM missed the timeout (then 100 ms), the store
  * turned to its local fallback, and each instance granted its own quota: 69 to 81 passed in the
  * issue, 100 to 150 on this 2-core machine. The store's default timeout and failure mode, as a user
  * gets them: exactness holds while neither JVM is stalled past the timeout, which a host far busier
@@ -124,7 +124,7 @@ class SampleColdStartTests {
 	/** Starts the sample app in a JVM of its own, with the Redis store and a shared limit of 50. */
 	private Process start(RedisEndpoint redis, Path log) throws IOException {
 		String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-		// the store's default timeout (100 ms) and failure mode (local): what a user gets
+		// the store's default timeout (1 s) and failure mode (local): what a user gets
 		Process process = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
 				SampleApplication.class.getName(), "--server.port=0", "--throttle.store.type=redis",
 				"--spring.data.redis.url=" + redis.url(), "--throttle.policies.api.limit=" + LIMIT,

@@ -145,7 +145,7 @@ public class ThrottleProperties {
 		/**
 		 * Longest wait for Redis per decision before the failure mode applies.
 		 */
-		private Duration timeout = Duration.ofMillis(100);
+		private Duration timeout = Duration.ofSeconds(1);
 
 		public String getKeyPrefix() {
 			return this.keyPrefix;

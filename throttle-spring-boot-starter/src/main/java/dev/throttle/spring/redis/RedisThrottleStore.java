@@ -51,7 +51,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 	public static final String DEFAULT_KEY_PREFIX = "throttle";
 
 	/** Default bound on each call, as {@code throttle.store.redis.timeout}. */
-	public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
+	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
 
 	/** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
 	private static final ByteBuffer REDIS_TIME = ByteBuffer.allocate(0);

@@ -40,7 +40,7 @@ class ConfigurationMetadataTests {
 				new String[] { "throttle.store.memory.maximum-keys", "1000000" },
 				new String[] { "throttle.store.redis.key-prefix", "\"throttle\"" },
 				new String[] { "throttle.store.redis.failure-mode", "\"local\"" },
-				new String[] { "throttle.store.redis.timeout", "\"100ms\"" },
+				new String[] { "throttle.store.redis.timeout", "\"1s\"" },
 				new String[] { "throttle.http.headers", "\"ietf\"" }, new String[] { "throttle.policies", null });
 		for (String[] property : documented) {
 			String entry = entry(metadata, property[0]);
