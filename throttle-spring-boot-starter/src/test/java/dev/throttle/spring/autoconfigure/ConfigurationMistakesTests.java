@@ -81,6 +81,20 @@ class ConfigurationMistakesTests {
 	}
 
 	@Test
+	void everyBadAnnotationOfOneBeanIsReportedNotJustTheFirst() {
+		this.contextRunner.withBean(SeveralMistakes.class)
+			.withPropertyValues(ONE_GOOD_POLICY)
+			.run((context) -> {
+				ThrottleConfigurationException failure = configurationFailure(context);
+				assertThat(failure.problems()).hasSize(2);
+				assertThat(failure.problems()).anySatisfy((problem) -> assertThat(problem)
+					.contains("on SeveralMistakes.unknown(String) names policy 'nope', which is not configured"));
+				assertThat(failure.problems())
+					.anySatisfy((problem) -> assertThat(problem).contains("on SeveralMistakes.costly() " + TOO_COSTLY));
+			});
+	}
+
+	@Test
 	void badPoliciesAndBadAnnotationsAreReportedInOneStart() {
 		this.contextRunner.withBean(UnknownPolicy.class)
 			.withBean(TooCostly.class)
@@ -197,6 +211,18 @@ class ConfigurationMistakesTests {
 
 		@Throttled(policy = "ok", cost = 4)
 		public void call() {
+		}
+
+	}
+
+	static class SeveralMistakes {
+
+		@Throttled(policy = "nope", key = "#email")
+		public void unknown(String email) {
+		}
+
+		@Throttled(policy = "ok", cost = 4)
+		public void costly() {
 		}
 
 	}

@@ -130,22 +130,36 @@ public final class ThrottledMethods {
 		Class<?> userClass = ClassUtils.getUserClass(type);
 		boolean classLevel = !ThrottledAnnotations.annotations(userClass).isEmpty();
 		boolean controller = classLevel && ThrottledAnnotations.isController(userClass);
+		// every method's mistakes are collected, so that one start reports them all
+		List<String> problems = new ArrayList<>();
 		for (Method method : ThrottledAnnotations.methodsOf(userClass)) {
-			boolean annotated = !ThrottledAnnotations.annotations(method).isEmpty();
-			boolean covered = !annotated && classLevel && ThrottledAnnotations.appliesClassLevel(method, userClass);
-			if (!ThrottledAnnotations.canBeIntercepted(method)) {
-				if (annotated) {
-					throw new ThrottleConfigurationException("@Throttled on " + describe(method) + NEVER_APPLIES);
-				}
-				if (covered && controller) {
-					// a handler the class-level annotation was meant to cover: a request path left unthrottled
-					throw new ThrottleConfigurationException("The class-level @Throttled of " + userClass.getSimpleName()
-							+ " covers its handler " + describe(method) + ", but" + NEVER_APPLIES);
-				}
+			try {
+				validate(method, userClass, classLevel, controller);
 			}
-			if (annotated || covered) {
-				resolve(method, userClass);
+			catch (ThrottleConfigurationException ex) {
+				problems.addAll(ex.problems());
 			}
+		}
+		if (!problems.isEmpty()) {
+			throw new ThrottleConfigurationException(problems);
+		}
+	}
+
+	private void validate(Method method, Class<?> userClass, boolean classLevel, boolean controller) {
+		boolean annotated = !ThrottledAnnotations.annotations(method).isEmpty();
+		boolean covered = !annotated && classLevel && ThrottledAnnotations.appliesClassLevel(method, userClass);
+		if (!ThrottledAnnotations.canBeIntercepted(method)) {
+			if (annotated) {
+				throw new ThrottleConfigurationException("@Throttled on " + describe(method) + NEVER_APPLIES);
+			}
+			if (covered && controller) {
+				// a handler the class-level annotation was meant to cover: a request path left unthrottled
+				throw new ThrottleConfigurationException("The class-level @Throttled of " + userClass.getSimpleName()
+						+ " covers its handler " + describe(method) + ", but" + NEVER_APPLIES);
+			}
+		}
+		if (annotated || covered) {
+			resolve(method, userClass);
 		}
 	}
 
