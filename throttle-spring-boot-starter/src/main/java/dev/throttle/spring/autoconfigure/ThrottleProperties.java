@@ -113,7 +113,8 @@ public class ThrottleProperties {
 	public static class Memory {
 
 		/**
-		 * Most keys held per policy; idle keys are evicted first.
+		 * Most keys held per policy. No key is evicted to make room: while a policy holds this
+		 * many live keys, a key it does not hold shares the policy's one overflow bucket.
 		 */
 		private long maximumKeys = 1_000_000;
 
