@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
+import dev.throttle.testing.redis.RedisKeys;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
@@ -135,7 +136,7 @@ class RedisThrottleStoreTests {
 		RedisThrottleStore store = closedAfterTest(
 				new RedisThrottleStore(connectionFactory, "myapp", Duration.ofSeconds(1)));
 		store.limiter(POLICIES.get(2)).tryAcquire("alice@example.com", 1);
-		assertThat(this.redis.keys("*")).containsExactly("myapp:{fw:alice@example.com}");
+		assertThat(RedisKeys.matching(this.redis, "*")).containsExactly("myapp:{fw:alice@example.com}");
 		assertThat(store.redisKey("fw", "alice@example.com")).isEqualTo("myapp:{fw:alice@example.com}");
 		assertThatIllegalArgumentException().isThrownBy(() -> new RedisThrottleStore(connectionFactory, "a{b",
 				Duration.ofSeconds(1)));
