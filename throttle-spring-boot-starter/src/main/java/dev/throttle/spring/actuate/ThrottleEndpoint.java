@@ -20,7 +20,8 @@ import dev.throttle.Policy;
 import dev.throttle.Throttler;
 
 /**
- * The {@code throttle} actuator endpoint: {@code GET /actuator/throttle} lists the policies;
+ * The {@code throttle} actuator endpoint: {@code GET /actuator/throttle} lists the policies (with
+ * their plans' numbers);
  * {@code GET /actuator/throttle/{policy}/{key}} shows a key's state without consuming anything;
  * {@code DELETE /actuator/throttle/{policy}/{key}} forgets it (unlocks a user). Like every
  * endpoint, it is reachable over HTTP only when the application exposes it.
@@ -51,7 +52,20 @@ public class ThrottleEndpoint {
 	@ReadOperation
 	public Map<String, Object> policies() {
 		Map<String, Object> policies = new LinkedHashMap<>();
-		this.throttler.policies().forEach((name, policy) -> policies.put(name, describe(policy)));
+		this.throttler.policies().forEach((name, policy) -> {
+			Map<String, Object> described = describe(policy);
+			Map<String, Policy> plans = this.throttler.plans(name);
+			if (!plans.isEmpty()) {
+				Map<String, Object> numbers = new LinkedHashMap<>();
+				plans.forEach((plan, planned) -> {
+					Map<String, Object> settings = describe(planned);
+					settings.remove("algorithm");
+					numbers.put(plan, settings);
+				});
+				described.put("plans", numbers);
+			}
+			policies.put(name, described);
+		});
 		Map<String, Object> description = new LinkedHashMap<>();
 		description.put("store", this.throttler.store().kind());
 		description.put("policies", policies);

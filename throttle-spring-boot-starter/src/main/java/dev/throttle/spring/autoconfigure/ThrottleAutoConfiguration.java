@@ -3,6 +3,7 @@ package dev.throttle.spring.autoconfigure;
 import java.util.Map;
 
 import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -58,19 +59,22 @@ public final class ThrottleAutoConfiguration {
 	Throttler throttler(ThrottleProperties properties, ThrottleStore throttleStore,
 			ObjectProvider<ThrottleListener> listeners) {
 		// only the valid policies: the startup check reports the others with every other mistake, at once
-		return new Throttler(throttleStore, PolicyFactory.read(properties.getPolicies()).valid(),
-				listeners.orderedStream().toList());
+		PolicyFactory.Policies policies = PolicyFactory.read(properties.getPolicies());
+		return new Throttler(throttleStore, policies.valid(), policies.plans(), listeners.orderedStream().toList());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	ThrottledMethods throttledMethods(Throttler throttler, ThrottleProperties properties, ResourceLoader resourceLoader) {
+	ThrottledMethods throttledMethods(Throttler throttler, ThrottleProperties properties, ResourceLoader resourceLoader,
+			BeanFactory beanFactory) {
 		Map<String, ThrottleProperties.Policy> policies = properties.getPolicies();
-		return new ThrottledMethods(throttler, (name) -> {
+		ThrottledMethods methods = new ThrottledMethods(throttler, (name) -> {
 			ThrottleProperties.Policy policy = policies.get(name);
 			return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
 					policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
 		}, resourceLoader.getClassLoader());
+		methods.setBeanFactory(beanFactory);
+		return methods;
 	}
 
 	/**

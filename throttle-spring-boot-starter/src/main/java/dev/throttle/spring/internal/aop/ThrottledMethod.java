@@ -11,13 +11,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class ThrottledMethod {
 
 	/** A method that no throttle applies to. */
-	static final ThrottledMethod NONE = new ThrottledMethod(null, List.of(), null);
+	static final ThrottledMethod NONE = new ThrottledMethod(null, List.of(), null, null);
 
 	private final Method method;
 
 	private final List<Throttle> throttles;
 
 	private final ThrottleKeys keys;
+
+	/** The plan and cost expressions, or null when no throttle has one: then nothing is chosen per call. */
+	private final ThrottleChoices choices;
 
 	private final ReturnTypes.Plan plan;
 
@@ -31,11 +34,13 @@ final class ThrottledMethod {
 	 * @param method the method, or null for {@link #NONE}
 	 * @param throttles the throttles, in annotation order
 	 * @param keys their keys, in the same order
+	 * @param choices their plan and cost expressions, or null when none has one
 	 */
-	ThrottledMethod(Method method, List<Throttle> throttles, ThrottleKeys keys) {
+	ThrottledMethod(Method method, List<Throttle> throttles, ThrottleKeys keys, ThrottleChoices choices) {
 		this.method = method;
 		this.throttles = List.copyOf(throttles);
 		this.keys = keys;
+		this.choices = choices;
 		this.plan = (method != null) ? ReturnTypes.plan(method)
 				: new ReturnTypes.Plan(ReturnTypes.Kind.VALUE, null, false, "void");
 		this.settlesOnSuccess = this.throttles.stream().anyMatch(Throttle::settlesOnSuccess);
@@ -51,6 +56,17 @@ final class ThrottledMethod {
 
 	ThrottleKeys keys() {
 		return this.keys;
+	}
+
+	/**
+	 * Returns the throttles of one call: {@link #throttles()} itself unless some throttle chooses its
+	 * plan or cost per call.
+	 * @param arguments the call's arguments
+	 * @param request the request the call runs in
+	 * @return the call's throttles, in order
+	 */
+	List<Throttle> throttlesFor(Object[] arguments, ThrottleRequestContext request) {
+		return (this.choices == null) ? this.throttles : this.choices.resolve(this.throttles, arguments, request);
 	}
 
 	/**
