@@ -26,6 +26,7 @@ import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
+import dev.throttle.spring.internal.aop.PolicyModes;
 import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottledAdvisor;
@@ -63,10 +64,26 @@ public final class ThrottleAutoConfiguration {
 		return new Throttler(throttleStore, policies.valid(), policies.plans(), listeners.orderedStream().toList());
 	}
 
+	/**
+	 * Which policies are in shadow mode: {@code throttle.policies.<name>.mode}, else {@code throttle.mode}.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	PolicyModes throttlePolicyModes(ThrottleProperties properties) {
+		PolicyModes modes = new PolicyModes();
+		properties.getPolicies().forEach((name, policy) -> modes.set(name, isShadow(properties, policy)));
+		return modes;
+	}
+
+	static boolean isShadow(ThrottleProperties properties, ThrottleProperties.Policy policy) {
+		ThrottleProperties.Mode mode = (policy.getMode() != null) ? policy.getMode() : properties.getMode();
+		return mode == ThrottleProperties.Mode.SHADOW;
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	ThrottledMethods throttledMethods(Throttler throttler, ThrottleProperties properties, ResourceLoader resourceLoader,
-			BeanFactory beanFactory) {
+			BeanFactory beanFactory, PolicyModes modes) {
 		Map<String, ThrottleProperties.Policy> policies = properties.getPolicies();
 		ThrottledMethods methods = new ThrottledMethods(throttler, (name) -> {
 			ThrottleProperties.Policy policy = policies.get(name);
@@ -74,6 +91,7 @@ public final class ThrottleAutoConfiguration {
 					policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
 		}, resourceLoader.getClassLoader());
 		methods.setBeanFactory(beanFactory);
+		methods.setModes(modes);
 		return methods;
 	}
 

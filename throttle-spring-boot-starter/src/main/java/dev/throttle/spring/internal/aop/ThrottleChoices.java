@@ -154,7 +154,7 @@ final class ThrottleChoices {
 			if (this.costs[i] != null) {
 				cost = cost(this.costs[i], context, i, cost);
 			}
-			chosen[i] = new Throttle(bound, cost, throttle.resetOnSuccess(), throttle.refundOnSuccess());
+			chosen[i] = new Throttle(bound, cost, throttle.resetOnSuccess(), throttle.refundOnSuccess(), throttle.mode());
 		}
 		return List.of(chosen);
 	}

@@ -42,6 +42,9 @@ public final class ThrottledMethods {
 
 	private volatile EventLoopRule eventLoopRule;
 
+	/** Which policies are in shadow mode. */
+	private volatile PolicyModes modes = new PolicyModes();
+
 	/** Resolves {@code @name} in keys, plans and costs; null until a bean factory is given. */
 	private volatile BeanFactoryResolver beans;
 
@@ -68,6 +71,14 @@ public final class ThrottledMethods {
 		this.throttler = throttler;
 		this.usage = usage;
 		this.principalAvailable = ClassUtils.isPresent(SPRING_SECURITY, classLoader);
+	}
+
+	/**
+	 * Says which policies are in shadow mode (before any method is resolved).
+	 * @param modes the policies' modes
+	 */
+	public void setModes(PolicyModes modes) {
+		this.modes = modes;
 	}
 
 	/**
@@ -263,7 +274,7 @@ public final class ThrottledMethods {
 		}
 		PolicyUsage usage = Optional.ofNullable(this.usage.apply(policy.name())).orElse(PolicyUsage.DEFAULT);
 		return new Throttle(this.throttler.bound(policy.name()), annotation.cost(), usage.resetOnSuccess(),
-				usage.refundOnSuccess());
+				usage.refundOnSuccess(), this.modes.of(policy.name()));
 	}
 
 	private static String where(Method method, Throttled annotation) {
