@@ -14,6 +14,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Import;
@@ -78,6 +80,21 @@ public final class ThrottleAutoConfiguration {
 	static boolean isShadow(ThrottleProperties properties, ThrottleProperties.Policy policy) {
 		ThrottleProperties.Mode mode = (policy.getMode() != null) ? policy.getMode() : properties.getMode();
 		return mode == ThrottleProperties.Mode.SHADOW;
+	}
+
+	/**
+	 * Changes policies at run time: the actuator, the environment, or the application itself.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	ThrottlePolicies throttlePolicies(Throttler throttler, ThrottleProperties properties, PolicyModes modes) {
+		return new ThrottlePolicies(throttler, properties, modes);
+	}
+
+	@Bean
+	static ApplicationListener<ApplicationEvent> throttleEnvironmentChanges(ObjectProvider<ThrottlePolicies> policies,
+			Environment environment) {
+		return new ThrottleEnvironmentChanges(policies, environment);
 	}
 
 	@Bean
