@@ -1350,6 +1350,65 @@ public abstract class ThrottleStoreContract {
 		}
 
 		@Test
+		void aPolicyChangedUnderConcurrentTrafficIsNeverSeenHalfAppliedAndNoKeyLosesItsState() throws Exception {
+			// capacity and refill period change together: a decision under a mix would pair them wrongly
+			TokenBucketPolicy small = new TokenBucketPolicy("cc", 1000, 1, Duration.ofHours(1));
+			TokenBucketPolicy large = new TokenBucketPolicy("cc", 2000, 2, Duration.ofHours(2));
+			Throttler throttler = throttler(small);
+			int threads = 4;
+			int calls = 200;
+			int keys = 20;
+			java.util.concurrent.atomic.AtomicIntegerArray allowed = new java.util.concurrent.atomic.AtomicIntegerArray(keys);
+			java.util.Queue<String> torn = new java.util.concurrent.ConcurrentLinkedQueue<>();
+			java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+			ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
+			try {
+				Future<Integer> changer = pool.submit(() -> {
+					int changes = 0;
+					while (!done.get() || changes < 2) {
+						throttler.update((changes % 2 == 0) ? large : small, java.util.Map.of());
+						changes++;
+					}
+					return changes;
+				});
+				List<Future<?>> callers = new ArrayList<>();
+				for (int t = 0; t < threads; t++) {
+					int thread = t;
+					callers.add(pool.submit(() -> {
+						for (int i = 0; i < calls; i++) {
+							int key = (i + thread * 7) % keys;
+							Decision decision = throttler.tryAcquire("cc", "k" + key);
+							long period = (decision.limit() == 1000) ? 3_600_000 : 7_200_000;
+							if (decision.limit() != 1000 && decision.limit() != 2000
+									|| decision.nextUnitAfterMillis() != period) {
+								torn.add(decision.toString());
+							}
+							if (decision.allowed()) {
+								allowed.incrementAndGet(key);
+							}
+						}
+						return null;
+					}));
+				}
+				for (Future<?> caller : callers) {
+					caller.get(5, TimeUnit.MINUTES);
+				}
+				done.set(true);
+				assertThat(changer.get(5, TimeUnit.MINUTES)).as("changes made under traffic").isGreaterThan(1);
+			}
+			finally {
+				pool.shutdownNow();
+			}
+			assertThat(torn).as("decisions under a mix of old and new numbers").isEmpty();
+			int capacity = throttler.policy("cc").quota();
+			for (int key = 0; key < keys; key++) {
+				assertThat(allowed.get(key)).isEqualTo(threads * calls / keys);
+				assertThat(throttler.peek("cc", "k" + key).remaining()).as("k%d kept what it used", key)
+					.isEqualTo(capacity - allowed.get(key));
+			}
+		}
+
+		@Test
 		void numbersChangedAtRunTimeKeepEachKeysState() {
 			Throttler throttler = throttler(TokenBucketPolicy.of("api", 10, Duration.ofSeconds(6)),
 					new GcraPolicy("g", 10, Duration.ofMinutes(1)), new FixedWindowPolicy("f", 10, Duration.ofMinutes(1)));
