@@ -3,10 +3,8 @@ package dev.throttle;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
@@ -30,31 +28,31 @@ public final class BoundPolicy {
 	/** The most unknown plan names warned about per policy, so that callers cannot fill the memory. */
 	private static final int MAX_WARNED_PLANS = 100;
 
-	private final Shared shared;
+	private final PolicyBinding.Shared shared;
 
 	/** The plan this applies, or null for the policy's base numbers. */
 	private final @Nullable String plan;
 
 	BoundPolicy(Policy policy, Map<String, ? extends Policy> plans, Function<Policy, Limiter> binder,
 			DecisionSource storeSource, ThrottleListener[] listeners) {
-		this.shared = new Shared(policy.name(), binder, storeSource, listeners);
+		this.shared = new PolicyBinding.Shared(policy.name(), binder, storeSource, listeners);
 		this.plan = null;
 		this.shared.base = this;
 		this.shared.current = this.shared.bind(policy, plans);
 	}
 
-	private BoundPolicy(Shared shared, String plan) {
+	private BoundPolicy(PolicyBinding.Shared shared, String plan) {
 		this.shared = shared;
 		this.plan = plan;
 	}
 
 	/** The numbers this applies now: one volatile read, and a map lookup only for a plan. */
-	private Numbers numbers() {
-		Numbers base = this.shared.current;
+	private PolicyBinding.Numbers numbers() {
+		PolicyBinding.Numbers base = this.shared.current;
 		if (this.plan == null) {
 			return base;
 		}
-		Numbers planned = base.plans.get(this.plan);
+		PolicyBinding.Numbers planned = base.plans.get(this.plan);
 		return (planned != null) ? planned : base;
 	}
 
@@ -138,7 +136,7 @@ public final class BoundPolicy {
 	 */
 	public Decision tryAcquire(@Nullable String key, int cost) {
 		checkCost(cost);
-		Numbers numbers = numbers();
+		PolicyBinding.Numbers numbers = numbers();
 		if (cost > numbers.policy.maxCost()) {
 			return notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0);
 		}
@@ -165,7 +163,7 @@ public final class BoundPolicy {
 	 */
 	public CompletionStage<Decision> tryAcquireAsync(@Nullable String key, int cost) {
 		checkCost(cost);
-		Numbers numbers = numbers();
+		PolicyBinding.Numbers numbers = numbers();
 		if (cost > numbers.policy.maxCost()) {
 			return CompletableFuture
 				.completedFuture(notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0));
@@ -192,7 +190,7 @@ public final class BoundPolicy {
 	public void refund(@Nullable String key, int cost) {
 		if (cost >= 1) {
 			// no call ever took more than maxCost, and a refund never goes past neutral anyway
-			Numbers numbers = numbers();
+			PolicyBinding.Numbers numbers = numbers();
 			numbers.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()));
 		}
 	}
@@ -207,7 +205,7 @@ public final class BoundPolicy {
 		if (cost < 1) {
 			return CompletableFuture.completedFuture(null);
 		}
-		Numbers numbers = numbers();
+		PolicyBinding.Numbers numbers = numbers();
 		return numbers.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()));
 	}
 
@@ -220,7 +218,7 @@ public final class BoundPolicy {
 	 */
 	public void refund(@Nullable String key, int cost, Decision taken) {
 		if (cost >= 1) {
-			Numbers numbers = numbers();
+			PolicyBinding.Numbers numbers = numbers();
 			numbers.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()),
 					taken.receipt());
 		}
@@ -237,7 +235,7 @@ public final class BoundPolicy {
 		if (cost < 1) {
 			return CompletableFuture.completedFuture(null);
 		}
-		Numbers numbers = numbers();
+		PolicyBinding.Numbers numbers = numbers();
 		return numbers.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()),
 				taken.receipt());
 	}
@@ -279,7 +277,7 @@ public final class BoundPolicy {
 		}
 	}
 
-	private Decision notify(Numbers numbers, @Nullable String key, Decision decision, DecisionSource source,
+	private Decision notify(PolicyBinding.Numbers numbers, @Nullable String key, Decision decision, DecisionSource source,
 			long storeNanos) {
 		for (ThrottleListener listener : this.shared.listeners) {
 			listener.onDecision(numbers.policy, decision, source, storeNanos);
@@ -288,89 +286,6 @@ public final class BoundPolicy {
 			}
 		}
 		return decision;
-	}
-
-	/** One set of numbers, bound to the store: replaced whole when the policy changes. */
-	private static final class Numbers {
-
-		final Policy policy;
-
-		final Limiter limiter;
-
-		/**
-		 * The limiter again when it says who made each decision (a failure policy's), else null: then
-		 * every decision is the store's own, and nothing per call is needed to say so.
-		 */
-		final @Nullable SourcedLimiter sourced;
-
-		final Decision neverAllowed;
-
-		/** The plans' numbers, by plan name; empty for a policy without plans. */
-		final Map<String, Numbers> plans;
-
-		Numbers(Policy policy, Limiter limiter, Map<String, Numbers> plans) {
-			this.policy = policy;
-			this.limiter = limiter;
-			this.sourced = (limiter instanceof SourcedLimiter sourcedLimiter) ? sourcedLimiter : null;
-			this.neverAllowed = Decision.neverAllowed(policy.quota());
-			this.plans = plans;
-		}
-
-	}
-
-	/** What the policy and its plans share: the numbers in force, the store, the listeners. */
-	private static final class Shared {
-
-		final String name;
-
-		final Function<Policy, Limiter> binder;
-
-		/** Who makes the decisions of a plain limiter, and refuses a cost above the policy's maximum. */
-		final DecisionSource storeSource;
-
-		final ThrottleListener[] listeners;
-
-		/** The bound plans asked for, by name; never removed, so a plan dropped later gets the base. */
-		final Map<String, BoundPolicy> views = new ConcurrentHashMap<>();
-
-		/** Unknown plan names already warned about. */
-		final Set<String> warned = ConcurrentHashMap.newKeySet();
-
-		BoundPolicy base;
-
-		volatile Numbers current;
-
-		Shared(String name, Function<Policy, Limiter> binder, DecisionSource storeSource,
-				ThrottleListener[] listeners) {
-			this.name = name;
-			this.binder = binder;
-			this.storeSource = storeSource;
-			this.listeners = listeners;
-		}
-
-		Numbers bind(Policy policy, Map<String, ? extends Policy> plans) {
-			Map<String, Numbers> bound = new LinkedHashMap<>();
-			plans.forEach((plan, numbers) -> {
-				check(policy, plan, numbers);
-				bound.put(plan, new Numbers(numbers, this.binder.apply(numbers), Map.of()));
-			});
-			return new Numbers(policy, this.binder.apply(policy), Collections.unmodifiableMap(bound));
-		}
-
-		private void check(Policy policy, String plan, Policy numbers) {
-			if (plan == null || plan.isBlank()) {
-				throw new IllegalArgumentException("policy '" + this.name + "' has a plan without a name");
-			}
-			if (!policy.name().equals(this.name) || !numbers.name().equals(this.name)) {
-				throw new IllegalArgumentException("plan '" + plan + "' of policy '" + this.name
-						+ "' must have the policy's name, was '" + numbers.name() + "'");
-			}
-			if (!numbers.algorithm().equals(policy.algorithm())) {
-				throw new IllegalArgumentException("plan '" + plan + "' of policy '" + this.name
-						+ "' must use the policy's algorithm (" + policy.algorithm() + "), was " + numbers.algorithm());
-			}
-		}
-
 	}
 
 }
