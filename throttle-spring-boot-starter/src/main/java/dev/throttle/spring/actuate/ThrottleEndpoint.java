@@ -7,6 +7,7 @@ import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
@@ -58,6 +59,7 @@ public class ThrottleEndpoint {
 	 * @param throttler the throttler
 	 * @param changes applies changes at run time, or null when none are allowed
 	 */
+	@Autowired
 	public ThrottleEndpoint(Throttler throttler, @Nullable ThrottlePolicies changes) {
 		this.throttler = throttler;
 		this.changes = changes;
