@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class ThrottledMethod {
 
 	/** A method that no throttle applies to. */
-	static final ThrottledMethod NONE = new ThrottledMethod(null, List.of(), null, null);
+	static final ThrottledMethod NONE = new ThrottledMethod(null, List.of(), null);
 
 	private final Method method;
 
@@ -28,6 +28,16 @@ final class ThrottledMethod {
 
 	/** Set once a call's outcome could not be seen and was not settled: said once per method. */
 	private final AtomicBoolean hiddenOutcomeReported = new AtomicBoolean();
+
+	/**
+	 * Creates a resolved method whose throttles choose nothing per call.
+	 * @param method the method, or null for {@link #NONE}
+	 * @param throttles the throttles, in annotation order
+	 * @param keys their keys, in the same order
+	 */
+	ThrottledMethod(Method method, List<Throttle> throttles, ThrottleKeys keys) {
+		this(method, throttles, keys, null);
+	}
 
 	/**
 	 * Creates a resolved method.
