@@ -34,17 +34,18 @@ class ConfigurationReferenceTests {
 	@Test
 	void everyPropertyOfTheMetadataIsDocumented() throws IOException {
 		Set<String> documented = documented();
-		assertThat(metadataProperties()).isNotEmpty().allSatisfy((property) -> assertThat(documented)
+		assertThat(metadataProperties()).isNotEmpty().allSatisfy((property) -> assertThat(isDocumented(documented, property))
 			.as("docs/configuration.md documents %s", property)
-			.contains(property));
+			.isTrue());
 	}
 
 	@Test
 	void everyParameterOfAPolicyIsDocumented() throws IOException {
 		Set<String> documented = documented();
 		assertThat(policyProperties()).hasSizeGreaterThan(10)
-			.allSatisfy((property) -> assertThat(documented).as("docs/configuration.md documents %s", property)
-				.contains(property));
+			.allSatisfy((property) -> assertThat(isDocumented(documented, property))
+				.as("docs/configuration.md documents %s", property)
+				.isTrue());
 	}
 
 	@Test
@@ -55,6 +56,11 @@ class ConfigurationReferenceTests {
 				known.contains(property) || known.stream().anyMatch((k) -> nestedIn(property, k)))
 			.as("%s, documented in docs/configuration.md, is a property of the starter", property)
 			.isTrue());
+	}
+
+	/** A property is documented by its own row, or by rows of its members (a map's or a list's). */
+	private static boolean isDocumented(Set<String> documented, String property) {
+		return documented.stream().anyMatch((d) -> d.equals(property) || nestedIn(d, property));
 	}
 
 	/** {@code throttle.http.rules[].paths} is documented under the list {@code throttle.http.rules}. */
