@@ -35,7 +35,12 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	private final Limiter store;
 
+	/** The store's limiter again when it says who decided (a near cache answers some calls), else null. */
+	private final SourcedLimiter sourcedStore;
+
 	private final DecisionSource storeSource;
+
+	private final DecisionSource nearCacheSource;
 
 	private final Fallback fallback;
 
@@ -47,11 +52,13 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	private final ThrottleListener listener;
 
-	ResilientLimiter(Policy policy, Limiter store, DecisionSource storeSource, Fallback fallback, StoreHealth health,
-			Settlements settlements, ThrottleListener listener) {
+	ResilientLimiter(Policy policy, Limiter store, DecisionSource storeSource, DecisionSource nearCacheSource,
+			Fallback fallback, StoreHealth health, Settlements settlements, ThrottleListener listener) {
 		this.policy = policy;
 		this.store = store;
+		this.sourcedStore = (store instanceof SourcedLimiter sourced) ? sourced : null;
 		this.storeSource = storeSource;
+		this.nearCacheSource = nearCacheSource;
 		this.fallback = fallback;
 		this.health = health;
 		this.settlements = settlements;
@@ -66,13 +73,33 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	@Override
 	public Decision tryAcquire(String key, int cost) {
-		return call(key, () -> this.store.tryAcquire(key, cost), () -> this.fallback.tryAcquire(key, cost).decision());
+		return call(key, () -> this.store.tryAcquire(key, cost), () -> instead(key, cost).decision());
 	}
 
 	@Override
 	public SourcedDecision tryAcquireSourced(String key, int cost) {
-		return call(key, () -> new SourcedDecision(this.store.tryAcquire(key, cost), this.storeSource),
-				() -> this.fallback.tryAcquire(key, cost));
+		return call(key, () -> storeDecision(key, cost), () -> instead(key, cost));
+	}
+
+	private SourcedDecision storeDecision(String key, int cost) {
+		return (this.sourcedStore != null) ? this.sourcedStore.tryAcquireSourced(key, cost)
+				: new SourcedDecision(this.store.tryAcquire(key, cost), this.storeSource);
+	}
+
+	/**
+	 * The answer while the store cannot give one: a refusal the store gave earlier and that is still
+	 * true, else the fallback's.
+	 */
+	private SourcedDecision instead(String key, int cost) {
+		Decision remembered = null;
+		try {
+			remembered = this.store.rememberedRefusal(key, cost);
+		}
+		catch (RuntimeException ex) {
+			// it must never throw; if it does, the fallback answers
+		}
+		return (remembered != null) ? new SourcedDecision(remembered, this.nearCacheSource)
+				: this.fallback.tryAcquire(key, cost);
 	}
 
 	/**
@@ -126,16 +153,23 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	@Override
 	public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-		return callAsync(key, () -> this.store.tryAcquireAsync(key, cost),
-				() -> this.fallback.tryAcquire(key, cost).decision());
+		return callAsync(key, () -> this.store.tryAcquireAsync(key, cost), () -> instead(key, cost).decision());
 	}
 
 	@Override
 	public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
+		if (this.sourcedStore != null) {
+			return callAsync(key, () -> this.sourcedStore.tryAcquireSourcedAsync(key, cost), () -> instead(key, cost));
+		}
 		return callAsync(key,
 				() -> this.store.tryAcquireAsync(key, cost)
 					.thenApply((decision) -> new SourcedDecision(decision, this.storeSource)),
-				() -> this.fallback.tryAcquire(key, cost));
+				() -> instead(key, cost));
+	}
+
+	@Override
+	public Decision rememberedRefusal(String key, int cost) {
+		return this.store.rememberedRefusal(key, cost);
 	}
 
 	@Override

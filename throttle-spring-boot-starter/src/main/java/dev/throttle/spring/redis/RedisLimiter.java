@@ -16,16 +16,25 @@ import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.script.RedisScript;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.throttle.Decision;
-import dev.throttle.Limiter;
+import dev.throttle.DecisionSource;
 import dev.throttle.Policy;
+import dev.throttle.SourcedDecision;
+import dev.throttle.SourcedLimiter;
 
 /**
  * One policy's keys in Redis, through the policy's own script (its numbers are part of the script's
  * text, see {@link RedisThrottleScripts}): a call sends the key, the operation, the cost, now (empty
- * on Redis time) and, for a refund of one call, that call's receipt. Thread-safe.
+ * on Redis time) and, for a refund of one call, that call's receipt.
+ *
+ * <p>With the store's near cache, an acquire first looks for a refusal it remembers (when the policy
+ * answers from it) and remembers the refusals Redis gives (always: a failure policy answers from them
+ * during an outage, {@link #rememberedRefusal}); a reset or a refund forgets the key here once Redis
+ * has it, then publishes it to the other instances. Thread-safe.
  */
-final class RedisLimiter implements Limiter {
+final class RedisLimiter implements SourcedLimiter {
 
 	private static final byte[] ACQUIRE = { 'a' };
 
@@ -56,6 +65,16 @@ final class RedisLimiter implements Limiter {
 
 	private final long waitNanos;
 
+	/** The policy's remembered refusals; null without a near cache. */
+	private final NearCache.@Nullable Entries nearCache;
+
+	/** Whether calls are answered from {@link #nearCache} while Redis answers. */
+	private final boolean answersLocally;
+
+	private final DecisionSource storeSource;
+
+	private final DecisionSource nearCacheSource;
+
 	RedisLimiter(RedisThrottleStore store, Policy policy) {
 		this.store = store;
 		this.policy = policy;
@@ -66,6 +85,10 @@ final class RedisLimiter implements Limiter {
 		this.keyStart = store.keyPrefix() + ":{" + policy.name() + ":";
 		this.timeout = store.timeout();
 		this.waitNanos = this.timeout.toNanos();
+		this.nearCache = store.nearCacheOf(policy.name());
+		this.answersLocally = this.nearCache != null && store.nearCacheSettings().answersFor(policy);
+		this.storeSource = DecisionSource.store(store.kind());
+		this.nearCacheSource = DecisionSource.nearCache(store.kind());
 	}
 
 	private static byte[] ascii(String text) {
@@ -88,12 +111,60 @@ final class RedisLimiter implements Limiter {
 		if (cost > this.policy.maxCost()) {
 			return Decision.neverAllowed(this.policy.quota());
 		}
-		return await(decide(key, ACQUIRE, cost).toFuture(), "tryAcquire");
+		Decision local = answerLocally(key, cost);
+		return (local != null) ? local : await(acquire(key, cost).toFuture(), "tryAcquire");
+	}
+
+	@Override
+	public SourcedDecision tryAcquireSourced(String key, int cost) {
+		if (cost > this.policy.maxCost()) {
+			return new SourcedDecision(Decision.neverAllowed(this.policy.quota()), this.storeSource);
+		}
+		Decision local = answerLocally(key, cost);
+		return (local != null) ? new SourcedDecision(local, this.nearCacheSource)
+				: new SourcedDecision(await(acquire(key, cost).toFuture(), "tryAcquire"), this.storeSource);
+	}
+
+	@Override
+	public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
+		if (cost > this.policy.maxCost()) {
+			return CompletableFuture
+				.completedFuture(new SourcedDecision(Decision.neverAllowed(this.policy.quota()), this.storeSource));
+		}
+		Decision local = answerLocally(key, cost);
+		if (local != null) {
+			return CompletableFuture.completedFuture(new SourcedDecision(local, this.nearCacheSource));
+		}
+		return bounded(acquire(key, cost), "tryAcquire").map((decision) -> new SourcedDecision(decision, this.storeSource))
+			.toFuture();
+	}
+
+	@Override
+	public @Nullable Decision rememberedRefusal(String key, int cost) {
+		return (this.nearCache != null) ? this.nearCache.answer(key, cost, this) : null;
+	}
+
+	/** A refusal remembered for the call, when the policy answers from the near cache; else null. */
+	private @Nullable Decision answerLocally(String key, int cost) {
+		return this.answersLocally ? this.nearCache.answer(key, cost, this) : null;
+	}
+
+	/** An acquire in Redis; with a near cache, its refusal is remembered (or its allowance forgets one). */
+	private Mono<Decision> acquire(String key, int cost) {
+		NearCache.Entries entries = this.nearCache;
+		if (entries == null) {
+			return decide(key, ACQUIRE, cost);
+		}
+		long sentAt = entries.now();
+		long sentEpoch = entries.epoch();
+		return decide(key, ACQUIRE, cost)
+			.doOnNext((decision) -> entries.remember(key, cost, this, decision, sentAt, sentEpoch));
 	}
 
 	@Override
 	public void refund(String key, int cost) {
-		await(run(key, REFUND, Math.min(cost, this.policy.maxCost())).toFuture(), "refund");
+		await(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally).toFuture(),
+				"refund");
 	}
 
 	@Override
@@ -102,7 +173,8 @@ final class RedisLimiter implements Limiter {
 			refund(key, cost);
 			return;
 		}
-		await(refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt).toFuture(), "refund");
+		await(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt), this.answersLocally)
+			.toFuture(), "refund");
 	}
 
 	@Override
@@ -112,7 +184,7 @@ final class RedisLimiter implements Limiter {
 
 	@Override
 	public void reset(String key) {
-		await(delete(key).toFuture(), "reset");
+		await(settled(key, delete(key), true).toFuture(), "reset");
 	}
 
 	@Override
@@ -120,12 +192,17 @@ final class RedisLimiter implements Limiter {
 		if (cost > this.policy.maxCost()) {
 			return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
 		}
-		return bounded(decide(key, ACQUIRE, cost), "tryAcquire").toFuture();
+		Decision local = answerLocally(key, cost);
+		if (local != null) {
+			return CompletableFuture.completedFuture(local);
+		}
+		return bounded(acquire(key, cost), "tryAcquire").toFuture();
 	}
 
 	@Override
 	public CompletionStage<Void> refundAsync(String key, int cost) {
-		return bounded(run(key, REFUND, Math.min(cost, this.policy.maxCost())), "refund").toFuture();
+		return bounded(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally),
+				"refund").toFuture();
 	}
 
 	@Override
@@ -133,12 +210,29 @@ final class RedisLimiter implements Limiter {
 		if (receipt == 0) {
 			return refundAsync(key, cost);
 		}
-		return bounded(refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt), "refund").toFuture();
+		return bounded(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt),
+				this.answersLocally), "refund").toFuture();
 	}
 
 	@Override
 	public CompletionStage<Void> resetAsync(String key) {
-		return bounded(delete(key), "reset").toFuture();
+		return bounded(settled(key, delete(key), true), "reset").toFuture();
+	}
+
+	/**
+	 * A reset or refund, then (once Redis has it, so that no refusal from before can be remembered
+	 * again) the key forgotten here and, when {@code publish}, on every instance. Resets are always
+	 * published; refunds when the policy answers from the near cache (where it does not, a refusal
+	 * remembered elsewhere only answers during an outage).
+	 */
+	private Mono<Void> settled(String key, Mono<Void> change, boolean publish) {
+		NearCache.Entries entries = this.nearCache;
+		if (entries == null) {
+			return change;
+		}
+		Mono<Void> forgotten = change.then(Mono.fromRunnable(() -> entries.forget(key)));
+		return publish ? forgotten.then(this.store.publishKey(this.policy.name(), key))
+				: forgotten;
 	}
 
 	@Override
@@ -148,7 +242,7 @@ final class RedisLimiter implements Limiter {
 
 	/** The call's decision, unbounded: callers bound it with {@link #await} or {@link #bounded}. */
 	private Mono<Decision> decide(String key, byte[] operation, int cost) {
-		return eval(key, operation, cost, null).map(RedisLimiter::decision);
+		return eval(key, operation, cost, null).map(ScriptReply::decision);
 	}
 
 	private Mono<Void> run(String key, byte[] operation, int cost) {
@@ -258,42 +352,6 @@ final class RedisLimiter implements Limiter {
 			}
 		}
 		return false;
-	}
-
-	/**
-	 * Turns a script's {@code {allowed, limit, remaining, wait, resetAfter, receipt}} into a decision:
-	 * {@code wait} is a refusal's retry-after and an allowed call's time until its next unit.
-	 */
-	static Decision decision(List<Object> reply) {
-		List<?> values = reply;
-		if (values.size() == 1 && values.get(0) instanceof List<?> nested) {
-			values = nested;
-		}
-		if (values.size() != 6) {
-			throw new IllegalStateException("unexpected script reply " + reply);
-		}
-		boolean allowed = number(values.get(0)) == 1;
-		int limit = (int) number(values.get(1));
-		// never negative, whatever a script computed from state that other settings wrote
-		int remaining = (int) Math.max(0, number(values.get(2)));
-		long wait = Math.max(0, number(values.get(3)));
-		long resetAfter = Math.max(0, number(values.get(4)));
-		long receipt = Math.max(0, number(values.get(5)));
-		return allowed ? Decision.allow(limit, remaining, resetAfter, wait, receipt)
-				: Decision.reject(limit, remaining, wait, resetAfter);
-	}
-
-	private static long number(Object value) {
-		if (value instanceof Number number) {
-			return number.longValue();
-		}
-		if (value instanceof ByteBuffer buffer) {
-			return Long.parseLong(StandardCharsets.US_ASCII.decode(buffer.duplicate()).toString());
-		}
-		if (value instanceof byte[] bytes) {
-			return Long.parseLong(new String(bytes, StandardCharsets.US_ASCII));
-		}
-		return Long.parseLong(String.valueOf(value));
 	}
 
 }

@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 
 import reactor.core.publisher.Mono;
 
@@ -14,6 +13,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
@@ -37,11 +37,15 @@ import dev.throttle.TimeSource;
  * failures into a failure mode. The synchronous methods wait for the answer; the {@code *Async}
  * methods never block.
  *
- * <p>The connection comes from the factory once, on a background thread, and is kept: with Lettuce's
- * shared native connection this is the one auto-reconnecting connection the application already
- * uses, so no call ever waits for a connect. While no connection has been obtained yet (Redis down
- * at startup), calls wait at most the timeout and a new attempt starts with the next call. After a
- * failure other than a timeout the connection is obtained again, in case the factory replaced it.
+ * <p>The connection comes from the factory once, on a background thread, and is kept
+ * ({@link StoreConnection}).
+ *
+ * <p>Near cache of refusals ({@link NearCacheSettings}, off unless given): a refusal whose Retry-After
+ * is long enough is remembered on this instance until its time has passed, and later calls for the
+ * key are refused here, with the time left, without a call to Redis ({@link NearCache}). Resets,
+ * refunds and policy changes are published on {@code <key-prefix>:events} and drop the key's entry on
+ * every instance ({@link RedisThrottleEvents}). A policy bound again with other settings (a change
+ * at run time) gets a new limiter, and its remembered refusals are dropped everywhere.
  *
  * <p>Thread-safe; lock-free on the decision path.
  */
@@ -56,30 +60,28 @@ public final class RedisThrottleStore implements ThrottleStore {
 	/** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
 	private static final ByteBuffer REDIS_TIME = ByteBuffer.allocate(0);
 
-	private final ReactiveRedisConnectionFactory connectionFactory;
-
 	private final String keyPrefix;
 
 	private final Duration timeout;
 
-	private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(2);
-
-	/** Warm up once, at startup: a reconnect during an outage must not queue extra commands. */
-	private final java.util.concurrent.atomic.AtomicBoolean warmedUp = new java.util.concurrent.atomic.AtomicBoolean();
-
 	private final TimeSource clock;
 
+	/** The policies bound, by name: the latest binding of each. */
 	private final Map<String, RedisLimiter> limiters = new ConcurrentHashMap<>();
 
-	private final AtomicReference<Mono<ReactiveRedisConnection>> connection = new AtomicReference<>();
+	private final StoreConnection connection;
 
-	private final AtomicReference<CompletableFuture<ReactiveRedisConnection>> connecting = new AtomicReference<>();
+	/** Refusals remembered on this instance; null without a near cache. */
+	private final @Nullable NearCache nearCache;
 
-	/** Completes when the warm-up has run, whether or not Redis answered it. */
-	private final CompletableFuture<Void> warmUpDone = new CompletableFuture<>();
+	/** The events channel's subscription; null without a near cache or without an imperative factory. */
+	private final @Nullable RedisThrottleEvents events;
 
-	/** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
-	private volatile ReactiveRedisConnection warmConnection;
+	/** This store's name in the events it publishes. */
+	private final String sender = RedisThrottleEvents.newSender();
+
+	/** {@code <key-prefix>:events}; null when nothing is published. */
+	private final @Nullable ByteBuffer channel;
 
 	/**
 	 * Creates a store with the default key prefix and timeout.
@@ -100,8 +102,9 @@ public final class RedisThrottleStore implements ThrottleStore {
 	}
 
 	/**
-	 * Creates a store; with a {@code clock}, decisions read it instead of the Redis server's clock
-	 * (tests drive a {@link dev.throttle.ManualTimeSource} this way). Production code passes null.
+	 * Creates a store without a near cache; with a {@code clock}, decisions read it instead of the
+	 * Redis server's clock ({@code throttle.store.redis.clock=client}, and tests that drive a
+	 * {@link dev.throttle.ManualTimeSource}).
 	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
 	 * @param keyPrefix the first part of every key
 	 * @param timeout the longest any call waits for Redis
@@ -111,6 +114,23 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 */
 	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout,
 			@Nullable TimeSource clock) {
+		this(connectionFactory, keyPrefix, timeout, clock, NearCacheSettings.disabled());
+	}
+
+	/**
+	 * Creates a store, with a near cache of refusals unless {@code nearCache} is disabled. Its events
+	 * are subscribed to through a listener container on {@code connectionFactory} when it is also a
+	 * {@link RedisConnectionFactory} (as Lettuce's is); otherwise this instance publishes its events
+	 * but hears none.
+	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+	 * @param keyPrefix the first part of every key
+	 * @param timeout the longest any call waits for Redis
+	 * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
+	 * @param nearCache the near cache's settings
+	 * @throws IllegalArgumentException when a setting is invalid, with a message that names its property
+	 */
+	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout,
+			@Nullable TimeSource clock, NearCacheSettings nearCache) {
 		if (connectionFactory == null) {
 			throw new IllegalArgumentException("connectionFactory is required");
 		}
@@ -121,30 +141,66 @@ public final class RedisThrottleStore implements ThrottleStore {
 		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
 			throw new IllegalArgumentException("throttle.store.redis.timeout must be positive, was " + timeout);
 		}
-		this.connectionFactory = connectionFactory;
 		this.keyPrefix = keyPrefix;
 		this.timeout = timeout;
 		this.clock = clock;
+		this.connection = new StoreConnection(connectionFactory, this.limiters::values);
+		if (nearCache != null && nearCache.isEnabled()) {
+			this.nearCache = new NearCache(nearCache, clock);
+			String channelName = keyPrefix + ":events";
+			this.channel = ByteBuffer.wrap(channelName.getBytes(StandardCharsets.UTF_8));
+			this.events = (connectionFactory instanceof RedisConnectionFactory imperative)
+					? new RedisThrottleEvents(imperative, channelName, this.nearCache, this.sender) : null;
+		}
+		else {
+			this.nearCache = null;
+			this.channel = null;
+			this.events = null;
+		}
 		// connect now, off this thread, so that the first request does not pay for it
-		connect();
+		this.connection.connect();
+		if (this.events != null) {
+			this.events.start();
+		}
 	}
 
+	/**
+	 * Returns the policy's limiter. A policy bound again with other settings (a change at run time)
+	 * gets a new limiter over the same keys, and every instance forgets the refusals it remembers
+	 * for that policy; limiters handed out before keep their own settings.
+	 */
 	@Override
 	public Limiter limiter(Policy policy) {
-		RedisLimiter limiter = this.limiters.get(policy.name());
-		if (limiter == null) {
-			RedisLimiter created = new RedisLimiter(this, policy);
-			limiter = this.limiters.putIfAbsent(policy.name(), created);
-			if (limiter == null) {
-				limiter = created;
-				loadScriptIfWarm(created);
+		RedisLimiter current = this.limiters.get(policy.name());
+		if (current != null && current.policy().equals(policy)) {
+			return current;
+		}
+		RedisLimiter created = new RedisLimiter(this, policy);
+		for (;;) {
+			current = this.limiters.get(policy.name());
+			if (current != null && current.policy().equals(policy)) {
+				return current;
+			}
+			boolean bound = (current == null) ? this.limiters.putIfAbsent(policy.name(), created) == null
+					: this.limiters.replace(policy.name(), current, created);
+			if (bound) {
+				this.connection.loadScriptIfWarm(created);
+				if (current != null) {
+					policyChanged(policy.name());
+				}
+				return created;
 			}
 		}
-		if (!limiter.policy().equals(policy)) {
-			throw new IllegalArgumentException(
-					"policy '" + policy.name() + "' is already bound with other settings: " + limiter.policy());
+	}
+
+	/** Forgets the policy's remembered refusals here, and tells every other instance to. */
+	private void policyChanged(String policy) {
+		if (this.nearCache != null) {
+			this.nearCache.forgetPolicy(policy);
+			publish(RedisThrottleEvents.policyMessage(this.sender, policy)).subscribe((done) -> {
+			}, (ex) -> {
+			});
 		}
-		return limiter;
 	}
 
 	@Override
@@ -178,6 +234,50 @@ public final class RedisThrottleStore implements ThrottleStore {
 		return this.timeout;
 	}
 
+	/**
+	 * Returns the near cache's settings.
+	 * @return the settings; disabled when the store has no near cache
+	 */
+	public NearCacheSettings nearCacheSettings() {
+		return (this.nearCache != null) ? this.nearCache.settings() : NearCacheSettings.disabled();
+	}
+
+	/**
+	 * Returns how many refusals this instance remembers, all policies together: the gauge
+	 * {@code throttle.near-cache.size}.
+	 * @return an estimate (entries past their time may still be counted); 0 without a near cache
+	 */
+	public long nearCacheSize() {
+		return (this.nearCache != null) ? this.nearCache.size() : 0;
+	}
+
+	/** The near cache's entries of a policy, or null without a near cache. */
+	NearCache.@Nullable Entries nearCacheOf(String policy) {
+		return (this.nearCache != null) ? this.nearCache.of(policy) : null;
+	}
+
+	/** Completes once the events channel is subscribed; never without a subscription. */
+	CompletableFuture<Void> eventsSubscribed() {
+		return (this.events != null) ? this.events.subscribed() : new CompletableFuture<>();
+	}
+
+	/** Publishes that a key of a policy was reset or given back ({@link #publish}). */
+	Mono<Void> publishKey(String policy, String key) {
+		return publish(RedisThrottleEvents.keyMessage(this.sender, policy, key));
+	}
+
+	/**
+	 * Publishes an event on {@code <key-prefix>:events} when the store has a near cache (every
+	 * instance's may hold the key); completes at once otherwise.
+	 */
+	Mono<Void> publish(ByteBuffer message) {
+		if (this.channel == null) {
+			return Mono.empty();
+		}
+		ByteBuffer channel = this.channel.duplicate();
+		return connection().flatMap((connection) -> connection.pubSubCommands().publish(channel, message)).then();
+	}
+
 	/** The {@code now} argument of a script: empty (use Redis TIME) or the override clock's reading. */
 	ByteBuffer nowArgument() {
 		return (this.clock != null)
@@ -185,78 +285,14 @@ public final class RedisThrottleStore implements ThrottleStore {
 				: REDIS_TIME;
 	}
 
-	/**
-	 * The store's connection; obtained once (on a background thread, since a connect may block)
-	 * and then reused.
-	 */
+	/** The store's connection ({@link StoreConnection#get}). */
 	Mono<ReactiveRedisConnection> connection() {
-		Mono<ReactiveRedisConnection> ready = this.connection.get();
-		return (ready != null) ? ready : Mono.fromFuture(connect(), true);
+		return this.connection.get();
 	}
 
-	/**
-	 * Forgets the connection after a call failed other than by timing out (say, the factory closed
-	 * and replaced its shared connection), so the next call obtains it again. Cheap when nothing
-	 * changed: the factory hands back its existing shared connection.
-	 */
+	/** Obtains the connection again at the next call ({@link StoreConnection#failed}). */
 	void connectionFailed() {
-		this.connection.set(null);
-		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
-		if (pending != null && pending.isDone()) {
-			this.connecting.compareAndSet(pending, null);
-		}
-	}
-
-	private CompletableFuture<ReactiveRedisConnection> connect() {
-		for (;;) {
-			CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
-			if (pending != null && !pending.isCompletedExceptionally()) {
-				return pending;
-			}
-			CompletableFuture<ReactiveRedisConnection> attempt = new CompletableFuture<>();
-			if (this.connecting.compareAndSet(pending, attempt)) {
-				Thread thread = new Thread(() -> {
-					try {
-						ReactiveRedisConnection obtained = this.connectionFactory.getReactiveConnection();
-						this.connection.set(Mono.just(obtained));
-						attempt.complete(obtained);
-						if (this.warmedUp.compareAndSet(false, true)) {
-							warmUp(obtained);
-						}
-					}
-					catch (RuntimeException | Error ex) {
-						attempt.completeExceptionally(ex);
-					}
-				}, "throttle-redis-connect");
-				thread.setDaemon(true);
-				thread.start();
-				return attempt;
-			}
-		}
-	}
-
-	/**
-	 * Opens the (lazy) native connection and loads the scripts, on this background thread and
-	 * after the connection is published (calls never wait for it), so that the first decisions
-	 * after startup need not spend their timeout on a TCP connect and a NOSCRIPT round trip. Best
-	 * effort: a failure here only means the first call pays instead.
-	 */
-	private void warmUp(ReactiveRedisConnection connection) {
-		try {
-			connection.ping().block(WARM_UP_TIMEOUT);
-			// from here on a policy bound later has its script loaded as it is bound; the ones bound
-			// so far are loaded now (a policy bound meanwhile may be loaded twice, which is harmless)
-			this.warmConnection = connection;
-			for (RedisLimiter limiter : this.limiters.values()) {
-				connection.scriptingCommands().scriptLoad(ByteBuffer.wrap(limiter.scriptBytes())).block(WARM_UP_TIMEOUT);
-			}
-		}
-		catch (RuntimeException ex) {
-			// Redis down or a cluster that routes SCRIPT LOAD elsewhere: EVALSHA falls back to EVAL
-		}
-		finally {
-			this.warmUpDone.complete(null);
-		}
+		this.connection.failed();
 	}
 
 	/**
@@ -265,37 +301,20 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 * @return the warm-up's completion
 	 */
 	CompletableFuture<Void> warmUpDone() {
-		return this.warmUpDone;
+		return this.connection.warmUpDone();
 	}
 
 	/**
-	 * Loads a newly bound policy's script without waiting for it, once the warm-up has run: the
-	 * store connects (and warms up) as it is created, usually before the throttler binds its
-	 * policies. Best effort, like the warm-up: a script not loaded costs its first call an EVAL.
-	 */
-	private void loadScriptIfWarm(RedisLimiter limiter) {
-		ReactiveRedisConnection connection = this.warmConnection;
-		if (connection != null) {
-			connection.scriptingCommands()
-				.scriptLoad(ByteBuffer.wrap(limiter.scriptBytes()))
-				.subscribe((sha) -> {
-				}, (ex) -> {
-				});
-		}
-	}
-
-	/**
-	 * Releases the store's reactive connection handle. With Lettuce's shared native connection (the
-	 * default) the connection itself stays open: it belongs to the application's connection factory.
+	 * Releases the store's reactive connection handle and its events subscription. With Lettuce's
+	 * shared native connection (the default) the connection itself stays open: it belongs to the
+	 * application's connection factory.
 	 */
 	@Override
 	public void close() {
-		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.getAndSet(null);
-		this.connection.set(null);
-		this.warmConnection = null;
-		if (pending != null) {
-			pending.thenAccept(ReactiveRedisConnection::close);
+		if (this.events != null) {
+			this.events.stop();
 		}
+		this.connection.close();
 	}
 
 }
