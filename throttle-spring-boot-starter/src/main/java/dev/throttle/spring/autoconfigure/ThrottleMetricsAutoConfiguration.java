@@ -11,7 +11,9 @@ import org.springframework.context.annotation.Bean;
 
 import dev.throttle.ThrottleStore;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.metrics.MemoryStoreMetrics;
+import dev.throttle.spring.metrics.NearCacheMetrics;
 import dev.throttle.spring.metrics.MicrometerThrottleListener;
 
 /**
@@ -39,6 +41,20 @@ public final class ThrottleMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	MemoryStoreMetrics throttleMemoryStoreMetrics(MemoryThrottleStore throttleStore) {
 		return new MemoryStoreMetrics(throttleStore);
+	}
+
+	/** The gauge {@code throttle.near-cache.size}, for the Redis store (wrapped in its failure mode). */
+	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.data.redis.connection.ReactiveRedisConnectionFactory")
+	static class NearCacheMetricsConfiguration {
+
+		@Bean
+		@ConditionalOnBean(ResilientThrottleStore.class)
+		@ConditionalOnMissingBean
+		NearCacheMetrics throttleNearCacheMetrics(ResilientThrottleStore throttleStore) {
+			return new NearCacheMetrics(throttleStore.store());
+		}
+
 	}
 
 }

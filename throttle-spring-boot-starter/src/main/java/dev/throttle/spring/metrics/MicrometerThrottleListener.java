@@ -22,8 +22,9 @@ import dev.throttle.ThrottleListener;
  * <li>{@code throttle.decisions} (counter), tagged {@code policy}, {@code store} (who decided:
  * {@code memory}, {@code redis}, or {@code local} when the local failure mode did) and {@code outcome}:
  * {@code allowed} or {@code rejected} when a store decided, {@code error} when no store could and a
- * failure mode's fixed answer ({@code open}, {@code closed}) stood in. Each decision is counted once,
- * under one outcome;</li>
+ * failure mode's fixed answer ({@code open}, {@code closed}) stood in, and {@code near-cache}:
+ * {@code true} for a refusal the Redis store's near cache repeated on this instance without a Redis
+ * call (decided locally), {@code false} otherwise. Each decision is counted once, under one outcome;</li>
  * <li>{@code throttle.store.latency} (timer), tagged {@code policy} and {@code store}: how long the
  * decision took in the store, failing included.</li>
  * </ul>
@@ -70,7 +71,7 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 		if (policyMeters == null) {
 			policyMeters = this.meters.computeIfAbsent(policy.name(), PolicyMeters::new);
 		}
-		StoreMeters meters = policyMeters.of(source.store(), registries);
+		StoreMeters meters = policyMeters.of(source.store(), source.isNearCache(), registries);
 		for (Counter counter : source.isFailureMode() ? meters.error
 				: decision.allowed() ? meters.allowed : meters.rejected) {
 			counter.increment();
@@ -92,18 +93,18 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 		}
 
 		/** The store's meters in {@code registries}: made again when a registry was bound since. */
-		StoreMeters of(String store, MeterRegistry[] registries) {
+		StoreMeters of(String store, boolean nearCache, MeterRegistry[] registries) {
 			for (;;) {
 				StoreMeters[] known = this.stores.get();
 				int index = 0;
-				while (index < known.length && !known[index].isFor(store)) {
+				while (index < known.length && !known[index].isFor(store, nearCache)) {
 					index++;
 				}
 				if (index < known.length && known[index].registries == registries) {
 					return known[index];
 				}
 				StoreMeters[] updated = Arrays.copyOf(known, Math.max(known.length, index + 1));
-				updated[index] = new StoreMeters(this.policy, store, registries);
+				updated[index] = new StoreMeters(this.policy, store, nearCache, registries);
 				if (this.stores.compareAndSet(known, updated)) {
 					return updated[index];
 				}
@@ -120,6 +121,8 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
 		private final String store;
 
+		private final boolean nearCache;
+
 		private final MeterRegistry[] registries;
 
 		private final Counter[] allowed;
@@ -130,12 +133,13 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
 		private final Timer[] latency;
 
-		StoreMeters(String policy, String store, MeterRegistry[] registries) {
+		StoreMeters(String policy, String store, boolean nearCache, MeterRegistry[] registries) {
 			this.store = store;
+			this.nearCache = nearCache;
 			this.registries = registries;
-			this.allowed = counters(policy, store, "allowed", registries);
-			this.rejected = counters(policy, store, "rejected", registries);
-			this.error = counters(policy, store, "error", registries);
+			this.allowed = counters(policy, store, nearCache, "allowed", registries);
+			this.rejected = counters(policy, store, nearCache, "rejected", registries);
+			this.error = counters(policy, store, nearCache, "error", registries);
 			this.latency = new Timer[registries.length];
 			for (int i = 0; i < registries.length; i++) {
 				this.latency[i] = Timer.builder(LATENCY)
@@ -146,12 +150,13 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 			}
 		}
 
-		boolean isFor(String store) {
+		boolean isFor(String store, boolean nearCache) {
 			// store names are the constants of a few DecisionSources: usually the same String instance
-			return this.store == store || this.store.equals(store);
+			return this.nearCache == nearCache && (this.store == store || this.store.equals(store));
 		}
 
-		private static Counter[] counters(String policy, String store, String outcome, MeterRegistry[] registries) {
+		private static Counter[] counters(String policy, String store, boolean nearCache, String outcome,
+				MeterRegistry[] registries) {
 			Counter[] counters = new Counter[registries.length];
 			for (int i = 0; i < registries.length; i++) {
 				counters[i] = Counter.builder(DECISIONS)
@@ -159,6 +164,7 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 					.tag("policy", policy)
 					.tag("outcome", outcome)
 					.tag("store", store)
+					.tag("near-cache", Boolean.toString(nearCache))
 					.register(registries[i]);
 			}
 			return counters;

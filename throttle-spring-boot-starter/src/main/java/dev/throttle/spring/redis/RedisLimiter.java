@@ -184,7 +184,7 @@ final class RedisLimiter implements SourcedLimiter {
 
 	@Override
 	public void reset(String key) {
-		await(settled(key, delete(key), true).toFuture(), "reset");
+		await(deleted(key).toFuture(), "reset");
 	}
 
 	@Override
@@ -216,7 +216,7 @@ final class RedisLimiter implements SourcedLimiter {
 
 	@Override
 	public CompletionStage<Void> resetAsync(String key) {
-		return bounded(settled(key, delete(key), true), "reset").toFuture();
+		return bounded(deleted(key), "reset").toFuture();
 	}
 
 	/**
@@ -254,9 +254,19 @@ final class RedisLimiter implements SourcedLimiter {
 		return eval(key, REFUND, cost, ascii(Long.toString(receipt))).then();
 	}
 
-	private Mono<Void> delete(String key) {
+	/**
+	 * A {@code DEL}; with a near cache, the {@code DEL} and its event in one script (one round trip,
+	 * and on a Cluster the event leaves from the key's own node once the key is gone), then the key
+	 * forgotten here.
+	 */
+	private Mono<Void> deleted(String key) {
 		ByteBuffer redisKey = keyBuffer(key);
-		return this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then();
+		NearCache.Entries entries = this.nearCache;
+		if (entries == null) {
+			return this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then();
+		}
+		return this.store.resetAndPublish(redisKey, this.policy.name(), key)
+			.then(Mono.fromRunnable(() -> entries.forget(key)));
 	}
 
 	/** One EVALSHA (EVAL when Redis lost the script) of the policy's script; {@code receipt} may be null. */

@@ -60,6 +60,11 @@ public final class RedisThrottleStore implements ThrottleStore {
 	/** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
 	private static final ByteBuffer REDIS_TIME = ByteBuffer.allocate(0);
 
+	/** A reset with a near cache: the key deleted, then the event published from the same node. */
+	private static final ByteBuffer RESET_SCRIPT = ByteBuffer.wrap(
+			"redis.call('DEL', KEYS[1]) redis.call('PUBLISH', ARGV[1], ARGV[2]) return 1".getBytes(StandardCharsets.US_ASCII))
+		.asReadOnlyBuffer();
+
 	private final String keyPrefix;
 
 	private final Duration timeout;
@@ -261,6 +266,16 @@ public final class RedisThrottleStore implements ThrottleStore {
 		return (this.events != null) ? this.events.subscribed() : new CompletableFuture<>();
 	}
 
+	/** Deletes a key and publishes that it was reset, in one script. */
+	Mono<Void> resetAndPublish(ByteBuffer redisKey, String policy, String key) {
+		ByteBuffer message = RedisThrottleEvents.keyMessage(this.sender, policy, key);
+		ByteBuffer channel = this.channel.duplicate();
+		return connection().flatMap((connection) -> connection.scriptingCommands()
+			.eval(RESET_SCRIPT.duplicate(), org.springframework.data.redis.connection.ReturnType.INTEGER, 1, redisKey,
+					channel, message)
+			.then());
+	}
+
 	/** Publishes that a key of a policy was reset or given back ({@link #publish}). */
 	Mono<Void> publishKey(String policy, String key) {
 		return publish(RedisThrottleEvents.keyMessage(this.sender, policy, key));
@@ -276,6 +291,32 @@ public final class RedisThrottleStore implements ThrottleStore {
 		}
 		ByteBuffer channel = this.channel.duplicate();
 		return connection().flatMap((connection) -> connection.pubSubCommands().publish(channel, message)).then();
+	}
+
+	/**
+	 * Asks Redis to run {@code TIME} inside a script, as every decision does on the server's clock:
+	 * some managed Redis offerings refuse it. Waits for the connection and the answer at most
+	 * {@code bound}.
+	 * @param bound the longest wait
+	 * @return Redis's error when it refused; null when it ran it, or did not answer (a Redis that is
+	 * down is the failure mode's business, not a configuration error)
+	 */
+	public @Nullable String serverTimeRefusal(Duration bound) {
+		ByteBuffer script = ByteBuffer.wrap("return redis.call('TIME')".getBytes(StandardCharsets.US_ASCII));
+		try {
+			connection().flatMap((connection) -> connection.scriptingCommands()
+				.eval(script, org.springframework.data.redis.connection.ReturnType.MULTI, 0)
+				.collectList()).block(bound);
+			return null;
+		}
+		catch (RuntimeException ex) {
+			for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+				if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
+					return cause.getMessage();
+				}
+			}
+			return null;
+		}
 	}
 
 	/** The {@code now} argument of a script: empty (use Redis TIME) or the override clock's reading. */
