@@ -145,4 +145,14 @@ public interface Limiter {
 		return null;
 	}
 
+	/**
+	 * Forgets what this limiter remembers of {@code key} on this instance ({@link #rememberedRefusal}),
+	 * without asking its store: what a failure policy does for a reset made while the store cannot be
+	 * reached, so that a user unlocked during an outage is unlocked on this instance at once. Never
+	 * blocks, never throws. The default remembers nothing, so forgets nothing.
+	 * @param key the key
+	 */
+	default void forgetRemembered(String key) {
+	}
+
 }

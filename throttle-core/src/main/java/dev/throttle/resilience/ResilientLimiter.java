@@ -73,6 +73,10 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	@Override
 	public Decision tryAcquire(String key, int cost) {
+		if (this.sourcedStore != null) {
+			// asked who decided: a near cache's answer is no sign that the store answers
+			return tryAcquireSourced(key, cost).decision();
+		}
 		return call(key, () -> this.store.tryAcquire(key, cost), () -> instead(key, cost).decision());
 	}
 
@@ -148,11 +152,19 @@ final class ResilientLimiter implements SourcedLimiter {
 	@Override
 	public boolean tryReset(String key) {
 		this.fallback.reset(key);
-		return settle(key, true, 0, 0);
+		boolean reset = settle(key, true, 0, 0);
+		if (!reset) {
+			// the store forgets its remembered refusal once it has the reset; this instance at once
+			this.store.forgetRemembered(key);
+		}
+		return reset;
 	}
 
 	@Override
 	public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+		if (this.sourcedStore != null) {
+			return tryAcquireSourcedAsync(key, cost).thenApply(SourcedDecision::decision);
+		}
 		return callAsync(key, () -> this.store.tryAcquireAsync(key, cost), () -> instead(key, cost).decision());
 	}
 
@@ -197,7 +209,13 @@ final class ResilientLimiter implements SourcedLimiter {
 	@Override
 	public CompletionStage<Void> resetAsync(String key) {
 		this.fallback.reset(key);
+		this.store.forgetRemembered(key);
 		return settleAsync(key, true, 0, 0);
+	}
+
+	@Override
+	public void forgetRemembered(String key) {
+		this.store.forgetRemembered(key);
 	}
 
 	private <T> T call(String key, Supplier<T> store, Supplier<T> fallback) {
@@ -210,7 +228,7 @@ final class ResilientLimiter implements SourcedLimiter {
 			catch (RuntimeException ex) {
 				return answerInstead(failed(ex), fallback);
 			}
-			this.health.answered();
+			answered(result);
 			return result;
 		}
 		return answerInstead(error, fallback);
@@ -224,7 +242,7 @@ final class ResilientLimiter implements SourcedLimiter {
 					if (failure != null) {
 						return answerInstead(failed(unwrap(failure)), fallback);
 					}
-					this.health.answered();
+					answered(result);
 					return result;
 				});
 			}
@@ -322,6 +340,13 @@ final class ResilientLimiter implements SourcedLimiter {
 		}
 		this.health.probe(this.store, key);
 		return this.health.unavailable();
+	}
+
+	/** Counts an answer of the store, unless a near cache gave it without asking the store. */
+	private void answered(Object result) {
+		if (!(result instanceof SourcedDecision sourced && sourced.source().isNearCache())) {
+			this.health.answered();
+		}
 	}
 
 	private RuntimeException failed(RuntimeException error) {

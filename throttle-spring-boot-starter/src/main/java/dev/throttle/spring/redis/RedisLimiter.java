@@ -144,6 +144,13 @@ final class RedisLimiter implements SourcedLimiter {
 		return (this.nearCache != null) ? this.nearCache.answer(key, cost, this) : null;
 	}
 
+	@Override
+	public void forgetRemembered(String key) {
+		if (this.nearCache != null) {
+			this.nearCache.forget(key);
+		}
+	}
+
 	/** A refusal remembered for the call, when the policy answers from the near cache; else null. */
 	private @Nullable Decision answerLocally(String key, int cost) {
 		return this.answersLocally ? this.nearCache.answer(key, cost, this) : null;

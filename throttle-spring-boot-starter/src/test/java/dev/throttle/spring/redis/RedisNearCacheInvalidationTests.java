@@ -114,7 +114,10 @@ class RedisNearCacheInvalidationTests {
 					UNLOCKS, p50, p99, max, afterAnswers[(int) Math.ceil(UNLOCKS * 0.99) - 1] / 1e6,
 					afterAnswers[UNLOCKS - 1] / 1e6, Files.readString(Path.of("/proc/loadavg")).trim());
 			record(line);
-			assertThat(p99).as(line).isLessThanOrEqualTo(50.0);
+			// the window the near cache adds: from the unlock done (A answered 200; its DEL and event were
+			// sent before) until B lets the user through. A's own HTTP handling is no part of it, and on
+			// this shared machine it alone takes hundreds of milliseconds now and then
+			assertThat(afterAnswers[(int) Math.ceil(UNLOCKS * 0.99) - 1] / 1e6).as(line).isLessThanOrEqualTo(50.0);
 		}
 	}
 
