@@ -37,7 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The near cache's invalidation window, through two running instances on one real Redis: a user
  * locked out and remembered as refused on instance B is let through on B at most 50 ms (p99) after
  * an operator unlocks them through instance A's actuator endpoint. And the same events on a real
- * three-node Redis Cluster. The measured figures are written to {@code target/near-cache-invalidation.txt}.
+ * three-node Redis Cluster. The window is counted from the unlock done (A's 200 answer) to the user's
+ * first allowed call on B; the figures, and those with A's HTTP handling included, are written to
+ * {@code target/near-cache-invalidation.txt}.
  */
 class RedisNearCacheInvalidationTests {
 
