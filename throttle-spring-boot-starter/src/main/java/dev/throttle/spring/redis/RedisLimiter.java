@@ -2,13 +2,9 @@ package dev.throttle.spring.redis;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import reactor.core.publisher.Mono;
 
@@ -61,9 +57,8 @@ final class RedisLimiter implements SourcedLimiter {
 	/** {@code <prefix>:{<policy>:} as text; a key completes it with {@code <key>}}. */
 	private final String keyStart;
 
-	private final Duration timeout;
-
-	private final long waitNanos;
+	/** The timeout on every call, and the failure it turns into. */
+	private final CallBounds bounds;
 
 	/** The policy's remembered refusals; null without a near cache. */
 	private final NearCache.@Nullable Entries nearCache;
@@ -83,8 +78,7 @@ final class RedisLimiter implements SourcedLimiter {
 		this.sha1 = script.getSha1();
 		this.scriptBytes = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
 		this.keyStart = store.keyPrefix() + ":{" + policy.name() + ":";
-		this.timeout = store.timeout();
-		this.waitNanos = this.timeout.toNanos();
+		this.bounds = new CallBounds(store, policy.name(), store.timeout());
 		this.nearCache = store.nearCacheOf(policy.name());
 		this.answersLocally = this.nearCache != null && store.nearCacheSettings().answersFor(policy);
 		this.storeSource = DecisionSource.store(store.kind());
@@ -100,19 +94,13 @@ final class RedisLimiter implements SourcedLimiter {
 		return this.policy;
 	}
 
-	// The synchronous methods bound the call by waiting on its future for at most the timeout, and
-	// cancel it (so Lettuce drops the command) when it has not answered by then: the same bound and
-	// the same failure as the asynchronous methods' Reactor timeout, without its per-call cost (a task
-	// scheduled and cancelled on Reactor's timer, and a description string built per subscription),
-	// which was a third of the client's CPU per decision under 64 callers (benchmarks/README.md).
-
 	@Override
 	public Decision tryAcquire(String key, int cost) {
 		if (cost > this.policy.maxCost()) {
 			return Decision.neverAllowed(this.policy.quota());
 		}
 		Decision local = answerLocally(key, cost);
-		return (local != null) ? local : await(acquire(key, cost).toFuture(), "tryAcquire");
+		return (local != null) ? local : this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire");
 	}
 
 	@Override
@@ -122,7 +110,7 @@ final class RedisLimiter implements SourcedLimiter {
 		}
 		Decision local = answerLocally(key, cost);
 		return (local != null) ? new SourcedDecision(local, this.nearCacheSource)
-				: new SourcedDecision(await(acquire(key, cost).toFuture(), "tryAcquire"), this.storeSource);
+				: new SourcedDecision(this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire"), this.storeSource);
 	}
 
 	@Override
@@ -135,7 +123,7 @@ final class RedisLimiter implements SourcedLimiter {
 		if (local != null) {
 			return CompletableFuture.completedFuture(new SourcedDecision(local, this.nearCacheSource));
 		}
-		return bounded(acquire(key, cost), "tryAcquire").map((decision) -> new SourcedDecision(decision, this.storeSource))
+		return this.bounds.bounded(acquire(key, cost), "tryAcquire").map((decision) -> new SourcedDecision(decision, this.storeSource))
 			.toFuture();
 	}
 
@@ -170,7 +158,7 @@ final class RedisLimiter implements SourcedLimiter {
 
 	@Override
 	public void refund(String key, int cost) {
-		await(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally).toFuture(),
+		this.bounds.await(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally).toFuture(),
 				"refund");
 	}
 
@@ -180,18 +168,18 @@ final class RedisLimiter implements SourcedLimiter {
 			refund(key, cost);
 			return;
 		}
-		await(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt), this.answersLocally)
+		this.bounds.await(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt), this.answersLocally)
 			.toFuture(), "refund");
 	}
 
 	@Override
 	public Decision peek(String key) {
-		return await(decide(key, PEEK, 1).toFuture(), "peek");
+		return this.bounds.await(decide(key, PEEK, 1).toFuture(), "peek");
 	}
 
 	@Override
 	public void reset(String key) {
-		await(deleted(key).toFuture(), "reset");
+		this.bounds.await(deleted(key).toFuture(), "reset");
 	}
 
 	@Override
@@ -203,12 +191,12 @@ final class RedisLimiter implements SourcedLimiter {
 		if (local != null) {
 			return CompletableFuture.completedFuture(local);
 		}
-		return bounded(acquire(key, cost), "tryAcquire").toFuture();
+		return this.bounds.bounded(acquire(key, cost), "tryAcquire").toFuture();
 	}
 
 	@Override
 	public CompletionStage<Void> refundAsync(String key, int cost) {
-		return bounded(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally),
+		return this.bounds.bounded(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally),
 				"refund").toFuture();
 	}
 
@@ -217,13 +205,13 @@ final class RedisLimiter implements SourcedLimiter {
 		if (receipt == 0) {
 			return refundAsync(key, cost);
 		}
-		return bounded(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt),
+		return this.bounds.bounded(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt),
 				this.answersLocally), "refund").toFuture();
 	}
 
 	@Override
 	public CompletionStage<Void> resetAsync(String key) {
-		return bounded(deleted(key), "reset").toFuture();
+		return this.bounds.bounded(deleted(key), "reset").toFuture();
 	}
 
 	/**
@@ -244,7 +232,7 @@ final class RedisLimiter implements SourcedLimiter {
 
 	@Override
 	public CompletionStage<Decision> peekAsync(String key) {
-		return bounded(decide(key, PEEK, 1), "peek").toFuture();
+		return this.bounds.bounded(decide(key, PEEK, 1), "peek").toFuture();
 	}
 
 	/** The call's decision, unbounded: callers bound it with {@link #await} or {@link #bounded}. */
@@ -315,50 +303,6 @@ final class RedisLimiter implements SourcedLimiter {
 
 	private ByteBuffer keyBuffer(String key) {
 		return ByteBuffer.wrap((this.keyStart + key + "}").getBytes(StandardCharsets.UTF_8));
-	}
-
-	private <T> Mono<T> bounded(Mono<T> call, String operation) {
-		return call.timeout(this.timeout)
-			.onErrorMap((ex) -> !(ex instanceof RedisStoreException), (ex) -> failure(operation, ex));
-	}
-
-	private RedisStoreException failure(String operation, Throwable ex) {
-		if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException) && !isErrorReply(ex)) {
-			this.store.connectionFailed();
-		}
-		String reason = (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms"
-				: String.valueOf(ex.getMessage());
-		return new RedisStoreException(
-				"Redis " + operation + " for throttle policy '" + this.policy.name() + "' failed: " + reason, ex);
-	}
-
-	private <T> T await(CompletableFuture<T> future, String operation) {
-		try {
-			return future.get(this.waitNanos, TimeUnit.NANOSECONDS);
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			throw (cause instanceof RedisStoreException failure) ? failure : failure(operation, cause);
-		}
-		catch (TimeoutException ex) {
-			future.cancel(true);
-			throw failure(operation, ex);
-		}
-		catch (InterruptedException ex) {
-			future.cancel(true);
-			Thread.currentThread().interrupt();
-			throw failure(operation, ex);
-		}
-	}
-
-	/** Whether Redis answered with an error (the connection works; obtaining it again cannot help). */
-	private static boolean isErrorReply(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 	private static boolean isNoScript(Throwable ex) {

@@ -335,12 +335,18 @@ class RedisThrottleStoreTests {
 	}
 
 	@Test
-	void aPolicyNameIsBoundOnce() {
+	void anEqualPolicyGetsTheSameLimiterAndOtherSettingsANewOneOverTheSameKeys() {
 		RedisThrottleStore store = store();
-		assertThat(store.limiter(POLICIES.get(2))).isSameAs(store.limiter(new FixedWindowPolicy("fw", 3,
-				Duration.ofSeconds(10))));
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> store.limiter(new FixedWindowPolicy("fw", 4, Duration.ofSeconds(10))));
+		Limiter first = store.limiter(POLICIES.get(2));
+		assertThat(first).isSameAs(store.limiter(new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10))));
+		for (int i = 0; i < 3; i++) {
+			assertThat(first.tryAcquire("alice", 1).allowed()).isTrue();
+		}
+		// a change at run time (issue 13) binds the policy again: the same keys, the new numbers
+		Limiter changed = store.limiter(new FixedWindowPolicy("fw", 4, Duration.ofSeconds(10)));
+		assertThat(changed).isNotSameAs(first);
+		assertThat(changed.tryAcquire("alice", 1).allowed()).isTrue();
+		assertThat(changed.tryAcquire("alice", 1).allowed()).isFalse();
 		assertThat(store.kind()).isEqualTo("redis");
 	}
 
