@@ -18,7 +18,10 @@ import java.util.Locale;
  * of a shared machine's noise as the baseline cases around it; at least five rounds. Each case of a
  * variant gives a ratio to the mean of the two baseline cases that bracket it; the report is the
  * median ratio and its spread (lowest and highest of the rounds, and the interquartile range), so that
- * what one 3 s case moves by (±35% here) is seen rather than taken for a result.
+ * what one 3 s case moves by (±35% here) is seen rather than taken for a result. Beside decisions
+ * per second, each case reports the CPU time the client JVM and the Redis server spent per decision
+ * (both share the machine's cores, so on a CPU-bound loopback run their sum sets the throughput); that
+ * ratio moves far less than throughput when other processes take the cores.
  *
  * <p>All variants are opened (and their JIT warmed on every variant for {@code warm-up} seconds) before
  * the first round. In the {@code abuse} regime no {@code FLUSHALL} is made between cases: every key is
@@ -67,6 +70,7 @@ public final class RedisAB {
 			}
 			double[][] perSecond = new double[variants.size()][rounds];
 			double[][] ratioOf = new double[variants.size()][rounds];
+			double[][] cpuPerDecision = new double[variants.size()][rounds];
 			double[] commandsPerRefusal = new double[rounds];
 			String header = String.format(Locale.ROOT, "regime=%s keys=%s callers=%d case_s=%.1f load=%s", regime, keys,
 					callers, measure.toMillis() / 1000.0, loadAverage());
@@ -80,7 +84,12 @@ public final class RedisAB {
 					}
 					boolean monitored = abuse && variants.get(v).startsWith("nearcache-");
 					RedisLoad.Monitor monitor = monitored ? RedisLoad.Monitor.start(port) : null;
+					long clientCpuBefore = RedisLoad.clientCpuNanos();
+					double serverCpuBefore = RedisLoad.serverCpuSeconds(port);
 					RedisLoad.Run run = RedisLoad.run(subjects.get(v), sequence, callers, measure, null);
+					double cpuUs = ((RedisLoad.clientCpuNanos() - clientCpuBefore) / 1000.0
+							+ (RedisLoad.serverCpuSeconds(port) - serverCpuBefore) * 1e6) / Math.max(1, run.decisions());
+					cpuPerDecision[v][round] = (v == 0 && step > 0) ? cpuPerDecision[0][round] + cpuUs : cpuUs;
 					String commands = "";
 					if (monitor != null) {
 						long topLevel = monitor.stop();
@@ -102,17 +111,18 @@ public final class RedisAB {
 						perSecond[v][round] = rate;
 					}
 					String line = String.format(Locale.ROOT,
-							"round=%d variant=%s %s decisions=%d errors=%d per_second=%.0f allowed_share=%.4f p50_us=%.0f p99_us=%.0f%s",
+							"round=%d variant=%s %s decisions=%d errors=%d per_second=%.0f allowed_share=%.4f p50_us=%.0f p99_us=%.0f cpu_us_per_decision=%.2f%s",
 							round + 1, variants.get(v), header, run.decisions(), run.errors(), rate,
 							run.allowed() / (double) Math.max(1, run.decisions()),
 							run.latency().getValueAtPercentile(50) / 1000.0, run.latency().getValueAtPercentile(99) / 1000.0,
-							commands);
+							cpuUs, commands);
 					results.println(line);
 					System.out.println(line);
 				}
 			}
 			for (int round = 0; round < rounds; round++) {
 				perSecond[0][round] /= variants.size();
+				cpuPerDecision[0][round] /= variants.size();
 			}
 			for (int v = 1; v < variants.size(); v++) {
 				double[] ratios = ratioOf[v];
@@ -124,10 +134,13 @@ public final class RedisAB {
 				Arrays.sort(sorted);
 				String line = String.format(Locale.ROOT,
 						"summary variant=%s baseline=%s %s rounds=%d ratio_median=%.3f ratio_min=%.3f ratio_max=%.3f ratio_iqr=%.3f-%.3f ratios=%s"
-								+ " median_per_second=%.0f baseline_median_per_second=%.0f%s load_after=%s",
+								+ " median_per_second=%.0f baseline_median_per_second=%.0f cpu_us_per_decision_median=%.2f"
+								+ " baseline_cpu_us_per_decision_median=%.2f cpu_ratio_baseline_over_variant=%.3f%s load_after=%s",
 						variants.get(v), variants.get(0), header, rounds, median(sorted), sorted[0], sorted[rounds - 1],
 						quartile(sorted, 1), quartile(sorted, 3), each,
 						median(sortedCopy(perSecond[v])), median(sortedCopy(perSecond[0])),
+						median(sortedCopy(cpuPerDecision[v])), median(sortedCopy(cpuPerDecision[0])),
+						median(sortedCopy(cpuPerDecision[0])) / median(sortedCopy(cpuPerDecision[v])),
 						abuse && variants.get(v).startsWith("nearcache-")
 								? String.format(Locale.ROOT, " commands_per_refused_median=%.5f commands_per_refused_max=%.5f",
 										median(sortedCopy(commandsPerRefusal)), sortedCopy(commandsPerRefusal)[rounds - 1])

@@ -141,7 +141,7 @@ final class RedisLimiter implements SourcedLimiter {
 
 	/** A refusal remembered for the call, when the policy answers from the near cache; else null. */
 	private @Nullable Decision answerLocally(String key, int cost) {
-		return this.answersLocally ? this.nearCache.answer(key, cost, this) : null;
+		return (this.answersLocally && this.store.hearsEvents()) ? this.nearCache.answer(key, cost, this) : null;
 	}
 
 	/** An acquire in Redis; with a near cache, its refusal is remembered (or its allowance forgets one). */

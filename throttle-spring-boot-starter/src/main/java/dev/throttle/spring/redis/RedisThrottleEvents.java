@@ -45,6 +45,9 @@ final class RedisThrottleEvents implements MessageListener, SubscriptionListener
 
 	private final CompletableFuture<Void> subscribed = new CompletableFuture<>();
 
+	/** Whether the channel has been subscribed: until then no refusal is answered from the near cache. */
+	private volatile boolean listening;
+
 	RedisThrottleEvents(RedisConnectionFactory connectionFactory, String channel, NearCache nearCache, String sender) {
 		this.nearCache = nearCache;
 		this.sender = sender;
@@ -89,7 +92,16 @@ final class RedisThrottleEvents implements MessageListener, SubscriptionListener
 	@Override
 	public void onChannelSubscribed(byte[] channel, long count) {
 		this.nearCache.forgetAll();
+		this.listening = true;
 		this.subscribed.complete(null);
+	}
+
+	/**
+	 * Whether events are heard: the channel was subscribed (Lettuce subscribes again by itself after a
+	 * reconnect, and that subscription forgets everything, {@link #onChannelSubscribed}).
+	 */
+	boolean isListening() {
+		return this.listening;
 	}
 
 	@Override

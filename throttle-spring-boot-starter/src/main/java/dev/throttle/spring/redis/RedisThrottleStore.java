@@ -261,6 +261,17 @@ public final class RedisThrottleStore implements ThrottleStore {
 		return (this.nearCache != null) ? this.nearCache.of(policy) : null;
 	}
 
+	/**
+	 * Whether this store hears other instances' events, so that its near cache may answer: not before
+	 * the channel is first subscribed, and never without a subscription (a connection factory that is
+	 * not a {@link RedisConnectionFactory}): a refusal another instance's reset made untrue would
+	 * otherwise be repeated until its time.
+	 */
+	boolean hearsEvents() {
+		RedisThrottleEvents events = this.events;
+		return events != null && events.isListening();
+	}
+
 	/** Completes once the events channel is subscribed; never without a subscription. */
 	CompletableFuture<Void> eventsSubscribed() {
 		return (this.events != null) ? this.events.subscribed() : new CompletableFuture<>();

@@ -41,6 +41,10 @@ class ConfigurationMetadataTests {
 				new String[] { "throttle.store.redis.key-prefix", "\"throttle\"" },
 				new String[] { "throttle.store.redis.failure-mode", "\"local\"" },
 				new String[] { "throttle.store.redis.timeout", "\"1s\"" },
+				new String[] { "throttle.store.redis.near-cache.enabled", "true" },
+				new String[] { "throttle.store.redis.near-cache.maximum-keys", "100000" },
+				new String[] { "throttle.store.redis.near-cache.minimum-retry-after", "\"50ms\"" },
+				new String[] { "throttle.store.redis.clock", "\"server\"" },
 				new String[] { "throttle.http.headers", "\"ietf\"" }, new String[] { "throttle.policies", null });
 		for (String[] property : documented) {
 			String entry = entry(metadata, property[0]);
@@ -55,7 +59,7 @@ class ConfigurationMetadataTests {
 	void everyPolicyParameterIsABoundPropertyAndTheAlgorithmsAreHinted() throws IOException {
 		for (String parameter : List.of("algorithm", "capacity", "refillTokens", "refillPeriod", "limit", "period",
 				"window", "threshold", "ttl", "initialDelay", "delayExponent", "timeouts", "expireAfter",
-				"resetOnSuccess", "count")) {
+				"resetOnSuccess", "count", "failureMode", "nearCache")) {
 			assertThat(BeanUtils.getPropertyDescriptor(ThrottleProperties.Policy.class, parameter))
 				.as(parameter)
 				.satisfies((descriptor) -> assertThat(descriptor.getWriteMethod()).isNotNull());
