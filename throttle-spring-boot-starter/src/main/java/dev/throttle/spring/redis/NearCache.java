@@ -158,7 +158,10 @@ final class NearCache {
 		/**
 		 * Remembers Redis's refusal of a call sent at {@code sentAt} under {@code sentEpoch}, when its
 		 * wait is long enough to be worth it and the key was not forgotten meanwhile; an allowed call
-		 * drops what was remembered of the key.
+		 * drops what was remembered of the key. Only refusals of cost 1: for them the wait is the time
+		 * until the key's next unit, so until then the refusal's remaining (0) and its times stay what
+		 * Redis would say. A refusal of a larger cost stays a refusal, but units may come back before
+		 * its wait is over (a token bucket's refill, a GCRA interval), which changes RateLimit's r.
 		 */
 		void remember(String key, int cost, Object owner, Decision decision, long sentAt, long sentEpoch) {
 			if (decision.allowed()) {
@@ -168,7 +171,8 @@ final class NearCache {
 				return;
 			}
 			long retry = decision.retryAfterMillis();
-			if (retry < NearCache.this.minimumRetryMillis || retry == Decision.NEVER || this.epoch.get() != sentEpoch) {
+			if (cost != 1 || retry < NearCache.this.minimumRetryMillis || retry == Decision.NEVER
+					|| this.epoch.get() != sentEpoch) {
 				return;
 			}
 			long until = sentAt + nanos(retry) - NearCache.this.slackNanos;

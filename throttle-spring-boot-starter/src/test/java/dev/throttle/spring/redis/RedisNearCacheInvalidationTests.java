@@ -58,7 +58,7 @@ class RedisNearCacheInvalidationTests {
 				"spring.data.redis.url=" + redisUrl, "throttle.store.type=redis",
 				"throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1h",
 				"management.endpoints.web.exposure.include=throttle", "management.endpoint.throttle.access=unrestricted",
-				"spring.main.banner-mode=off", "logging.level.root=WARN")
+				"spring.main.banner-mode=off")
 			.run();
 	}
 

@@ -151,16 +151,20 @@ class RedisNearCacheTests {
 	}
 
 	@Test
-	void aRefusalIsRememberedForItsOwnCostOnly() {
+	void onlyRefusalsOfCostOneAreRememberedAndAnswerOnlyThatCost() {
 		SourcedLimiter limiter = (SourcedLimiter) store(nearCache())
 			.limiter(new TokenBucketPolicy("tb", 5, 1, Duration.ofMinutes(1)));
 		assertThat(limiter.tryAcquire("dave", 4).allowed()).isTrue();
-		Decision refused = limiter.tryAcquire("dave", 3);
-		assertThat(refused.allowed()).isFalse();
-		assertThat(limiter.tryAcquireSourced("dave", 3).source()).isEqualTo(DecisionSource.nearCache("redis"));
+		assertThat(limiter.tryAcquire("dave", 3).allowed()).isFalse();
+		// a refill would give a unit back before cost 3 passes, changing RateLimit's r: not remembered
+		assertThat(limiter.tryAcquireSourced("dave", 3).source()).isEqualTo(DecisionSource.store("redis"));
 		var smaller = limiter.tryAcquireSourced("dave", 1);
 		assertThat(smaller.source()).as("a smaller cost may pass: Redis decides").isEqualTo(DecisionSource.store("redis"));
 		assertThat(smaller.decision().allowed()).isTrue();
+		assertThat(limiter.tryAcquire("dave", 1).allowed()).isFalse();
+		assertThat(limiter.tryAcquireSourced("dave", 1).source()).isEqualTo(DecisionSource.nearCache("redis"));
+		assertThat(limiter.tryAcquireSourced("dave", 2).source()).as("another cost: Redis decides")
+			.isEqualTo(DecisionSource.store("redis"));
 	}
 
 	@Test
