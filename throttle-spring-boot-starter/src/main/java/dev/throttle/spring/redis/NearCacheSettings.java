@@ -18,7 +18,7 @@ import dev.throttle.Policy;
  * every instance. So every policy answers from the near cache by default; the starter turns it off
  * by default for policies that give back every successful call ({@code count: failures}), where a
  * refusal is routinely undone by another instance's success and each give-back would cost a
- * {@code PUBLISH}.
+ * {@code PUBLISH}. Only refusals of calls of cost 1 are remembered (see {@link NearCache}).
  */
 public final class NearCacheSettings {
 
