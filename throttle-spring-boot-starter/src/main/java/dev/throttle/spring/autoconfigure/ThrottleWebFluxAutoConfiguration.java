@@ -59,12 +59,22 @@ public final class ThrottleWebFluxAutoConfiguration {
 	}
 
 	/**
-	 * The 429 problem for API clients, Boot's error page for a browser.
+	 * Boot's error page for a browser, else the ThrottleExceptionHandler's problem; declared before
+	 * that handler so that, ordered alike, it answers first.
 	 */
+	@Bean
+	@ConditionalOnMissingBean
+	WebFluxThrottleExceptionHandler webFluxThrottleExceptionHandler(ObjectProvider<ThrottleExceptionHandler> problems,
+			ThrottleProperties properties) {
+		boolean headers = properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF;
+		return new WebFluxThrottleExceptionHandler(problems.getIfAvailable(() -> new ThrottleExceptionHandler(headers)),
+				headers);
+	}
+
 	@Bean
 	@ConditionalOnMissingBean(ThrottleExceptionHandler.class)
 	ThrottleExceptionHandler throttleExceptionHandler(ThrottleProperties properties) {
-		return new WebFluxThrottleExceptionHandler(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
+		return new ThrottleExceptionHandler(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
 	}
 
 	// --- URL rules, safelist and blocklist, CORS (issue 12, web) ---

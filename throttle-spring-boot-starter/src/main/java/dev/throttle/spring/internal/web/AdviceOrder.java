@@ -40,7 +40,7 @@ public final class AdviceOrder {
 				continue;
 			}
 			Class<?> userType = ClassUtils.getUserClass(type);
-			if (starterHandler.isAssignableFrom(userType)) {
+			if (starterHandler.isAssignableFrom(userType) || userType == WebFluxThrottleExceptionHandler.class) {
 				continue;
 			}
 			if (handlesRefusals(userType)) {
