@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,7 +34,8 @@ class UrlRulesHttpTests {
 	static HttpResponse<String> send(String host, int port, String method, String path, String... headers)
 			throws Exception {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://" + host + ":" + port + path))
-			.method(method, HttpRequest.BodyPublishers.noBody());
+			.method(method, HttpRequest.BodyPublishers.noBody())
+			.timeout(Duration.ofSeconds(30));
 		if (headers.length > 0) {
 			request.headers(headers);
 		}

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -48,7 +49,8 @@ class WebFluxUrlRulesTests {
 
 	static HttpResponse<String> send(int port, String method, String path, String... headers) throws Exception {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-			.method(method, HttpRequest.BodyPublishers.noBody());
+			.method(method, HttpRequest.BodyPublishers.noBody())
+			.timeout(Duration.ofSeconds(30));
 		if (headers.length > 0) {
 			request.headers(headers);
 		}

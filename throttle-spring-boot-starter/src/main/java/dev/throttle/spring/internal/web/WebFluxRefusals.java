@@ -68,7 +68,8 @@ public final class WebFluxRefusals {
 	 * @return whether an error page suits it better than problem+json
 	 */
 	public static boolean prefersHtml(ServerWebExchange exchange) {
-		return Refusals.prefersHtml(exchange.getRequest().getHeaders().get(HttpHeaders.ACCEPT));
+		// getValuesAsList, not get: HttpHeaders.get(String) is not in Spring Framework 6 (Boot 3.5)
+		return Refusals.prefersHtml(exchange.getRequest().getHeaders().getValuesAsList(HttpHeaders.ACCEPT));
 	}
 
 	private static Mono<Void> body(ServerHttpResponse response, HttpStatus status, String json) {
