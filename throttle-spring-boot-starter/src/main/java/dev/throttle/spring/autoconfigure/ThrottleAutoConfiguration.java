@@ -31,6 +31,7 @@ import dev.throttle.spring.internal.aop.ThrottledAdvisor;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.internal.web.ClientAccess;
 
 /**
  * Auto-configuration of throttling: policies from {@code throttle.policies}, a store (memory by
@@ -71,6 +72,15 @@ public final class ThrottleAutoConfiguration {
 			return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
 					policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
 		}, resourceLoader.getClassLoader());
+	}
+
+	/**
+	 * The safelist and blocklist of client addresses, parsed (and checked) at startup.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	ClientAccess throttleClientAccess(ThrottleProperties properties) {
+		return new ClientAccess(properties.getHttp().getSafelist(), properties.getHttp().getBlocklist());
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package dev.throttle.spring.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -189,6 +190,37 @@ public class ThrottleProperties {
 		 * by address.
 		 */
 		private int ipv6Prefix = 64;
+
+		// --- URL rules, safelist and blocklist (issue 12, web) ---
+
+		/**
+		 * Client address ranges (CIDRs such as 10.0.0.0/8 or 2001:db8::/32, or single addresses)
+		 * never throttled, by URL rules or by @Throttled.
+		 */
+		private List<String> safelist = new ArrayList<>();
+
+		/**
+		 * Client address ranges (CIDRs or single addresses) refused with 403 on every request.
+		 */
+		private List<String> blocklist = new ArrayList<>();
+
+		public List<String> getSafelist() {
+			return this.safelist;
+		}
+
+		public void setSafelist(List<String> safelist) {
+			this.safelist = safelist;
+		}
+
+		public List<String> getBlocklist() {
+			return this.blocklist;
+		}
+
+		public void setBlocklist(List<String> blocklist) {
+			this.blocklist = blocklist;
+		}
+
+		// --- end of URL rules, safelist and blocklist ---
 
 		public Headers getHeaders() {
 			return this.headers;
