@@ -166,6 +166,20 @@ class AuthenticationThrottleAutoConfigurationTests {
 			});
 	}
 
+	@Test
+	void bothPropertiesCompleteInAnIdeWithADescription() throws Exception {
+		String metadata;
+		try (java.io.InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			metadata = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+		}
+		for (String name : List.of("throttle.security.authentication.username-policy",
+				"throttle.security.authentication.ip-policy")) {
+			assertThat(metadata).as(name)
+				.containsPattern("\\{[^{}]*\"name\": \"" + java.util.regex.Pattern.quote(name)
+						+ "\"[^{}]*\"description\": \"Policy that throttles login attempts per [^\"]+\"");
+		}
+	}
+
 	private static Authentication attempt(String username, String password) {
 		return UsernamePasswordAuthenticationToken.unauthenticated(username, password);
 	}
