@@ -1,5 +1,7 @@
 package dev.throttle.spring.autoconfigure;
 
+import jakarta.servlet.http.HttpServletRequest;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
@@ -14,6 +16,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.core.env.Environment;
 import org.springframework.security.authentication.ProviderManager;
+import org.springframework.security.web.access.WebInvocationPrivilegeEvaluator;
 import org.springframework.web.context.request.RequestContextHolder;
 
 import dev.throttle.Throttler;
@@ -63,11 +66,43 @@ public final class ThrottleSecurityAutoConfiguration {
 	 * Just before Spring Security's filter chain, wherever {@code spring.security.filter.order} puts it.
 	 */
 	@Bean
-	AuthenticationRefusalFilter authenticationRefusalFilter(Environment environment, ThrottleProperties properties) {
+	AuthenticationRefusalFilter authenticationRefusalFilter(Environment environment, ThrottleProperties properties,
+			ObjectProvider<ErrorPageAccess> errorPageAccess) {
 		int securityOrder = environment.getProperty("spring.security.filter.order", Integer.class,
 				SECURITY_FILTER_ORDER);
+		ErrorPageAccess access = errorPageAccess.getIfAvailable();
 		return new AuthenticationRefusalFilter(securityOrder - 1,
-				properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
+				properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
+				(access != null) ? access::allowed : (request) -> true);
+	}
+
+	@Bean
+	@ConditionalOnClass(WebInvocationPrivilegeEvaluator.class)
+	ErrorPageAccess throttleErrorPageAccess(ObjectProvider<WebInvocationPrivilegeEvaluator> evaluator,
+			Environment environment) {
+		return new ErrorPageAccess(evaluator, environment.getProperty("server.error.path", "/error"));
+	}
+
+	/**
+	 * Whether Spring Security lets an anonymous client see the error page, by its privilege evaluator
+	 * (asked per refusal, which is rare; no evaluator: yes).
+	 */
+	static final class ErrorPageAccess {
+
+		private final ObjectProvider<WebInvocationPrivilegeEvaluator> evaluator;
+
+		private final String path;
+
+		ErrorPageAccess(ObjectProvider<WebInvocationPrivilegeEvaluator> evaluator, String path) {
+			this.evaluator = evaluator;
+			this.path = path;
+		}
+
+		boolean allowed(HttpServletRequest request) {
+			WebInvocationPrivilegeEvaluator privileges = this.evaluator.getIfUnique();
+			return privileges == null || privileges.isAllowed(request.getContextPath(), this.path, "GET", null);
+		}
+
 	}
 
 	static final class OnAuthenticationThrottle extends AnyNestedCondition {

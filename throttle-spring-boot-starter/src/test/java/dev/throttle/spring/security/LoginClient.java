@@ -29,6 +29,21 @@ final class LoginClient {
 			.POST(HttpRequest.BodyPublishers.ofString(body)));
 	}
 
+	/**
+	 * Opens the login page, then posts the form with the CSRF token the page carries.
+	 */
+	HttpResponse<String> formLoginWithCsrf(String username, String password, String... headers) throws Exception {
+		java.util.regex.Matcher token = java.util.regex.Pattern.compile("name=\"_csrf\"[^>]*value=\"([^\"]+)\"")
+			.matcher(get("/login").body());
+		if (!token.find()) {
+			throw new AssertionError("no CSRF token on the login page");
+		}
+		String body = "username=" + encode(username) + "&password=" + encode(password) + "&_csrf="
+				+ encode(token.group(1));
+		return send(request("/login", headers).header("Content-Type", "application/x-www-form-urlencoded")
+			.POST(HttpRequest.BodyPublishers.ofString(body)));
+	}
+
 	HttpResponse<String> basic(String path, String username, String password) throws Exception {
 		String credentials = Base64.getEncoder()
 			.encodeToString((username + ":" + password).getBytes(StandardCharsets.UTF_8));

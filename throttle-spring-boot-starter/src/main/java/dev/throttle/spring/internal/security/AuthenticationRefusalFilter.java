@@ -1,10 +1,14 @@
 package dev.throttle.spring.internal.security;
 
 import java.io.IOException;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.function.Predicate;
 
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.jspecify.annotations.Nullable;
@@ -24,6 +28,11 @@ import dev.throttle.spring.internal.web.ServletRefusals;
  * {@code Retry-After} and the RateLimit headers, problem+json or the 429 error page for a browser
  * (never an ERROR log: nothing escapes to the container).
  *
+ * <p>A browser's error page is rendered by an error dispatch, which goes through Spring Security's
+ * filter chain too: where the application's rules refuse the error page to the client (Spring
+ * Boot's default security, which permits nothing to anonymous clients), the dispatch would turn
+ * the 429 into a redirect to the login page. Such a client gets the problem+json body instead.
+ *
  * <p>It also binds the request to the thread when nothing else did (an application without
  * Spring MVC's request context filter), so that an attempt can be keyed by {@code #ip}.
  */
@@ -33,14 +42,19 @@ public final class AuthenticationRefusalFilter extends OncePerRequestFilter impl
 
 	private final boolean rateLimitHeaders;
 
+	private final Predicate<HttpServletRequest> errorPageAllowed;
+
 	/**
 	 * Creates the filter.
 	 * @param order its order among servlet filters: before Spring Security's
 	 * @param rateLimitHeaders whether refusals carry RateLimit-Policy and RateLimit
+	 * @param errorPageAllowed whether the client of a request may see the application's error page
 	 */
-	public AuthenticationRefusalFilter(int order, boolean rateLimitHeaders) {
+	public AuthenticationRefusalFilter(int order, boolean rateLimitHeaders,
+			Predicate<HttpServletRequest> errorPageAllowed) {
 		this.order = order;
 		this.rateLimitHeaders = rateLimitHeaders;
+		this.errorPageAllowed = errorPageAllowed;
 	}
 
 	@Override
@@ -81,8 +95,32 @@ public final class AuthenticationRefusalFilter extends OncePerRequestFilter impl
 		if (refusal == null || response.isCommitted()) {
 			return false;
 		}
-		ServletRefusals.write(request, response, refusal, this.rateLimitHeaders);
+		boolean errorPage = ServletRefusals.prefersHtml(request) && this.errorPageAllowed.test(request);
+		ServletRefusals.write(errorPage ? request : new AcceptsProblems(request), response, refusal,
+				this.rateLimitHeaders);
 		return true;
+	}
+
+	/** A request that asks for problem+json, whatever it asked for. */
+	private static final class AcceptsProblems extends HttpServletRequestWrapper {
+
+		private static final String PROBLEM_JSON = "application/problem+json";
+
+		AcceptsProblems(HttpServletRequest request) {
+			super(request);
+		}
+
+		@Override
+		public String getHeader(String name) {
+			return "Accept".equalsIgnoreCase(name) ? PROBLEM_JSON : super.getHeader(name);
+		}
+
+		@Override
+		public Enumeration<String> getHeaders(String name) {
+			return "Accept".equalsIgnoreCase(name) ? Collections.enumeration(Collections.singletonList(PROBLEM_JSON))
+					: super.getHeaders(name);
+		}
+
 	}
 
 	/** A refusal that a filter or a container wrapped on its way out. */
