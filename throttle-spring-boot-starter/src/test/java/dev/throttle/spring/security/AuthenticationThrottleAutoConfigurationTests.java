@@ -3,7 +3,6 @@ package dev.throttle.spring.security;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIf;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -31,7 +30,6 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * When {@code throttle.security.authentication} is configured, what backs off, and what any
  * {@code ProviderManager} bean does with it.
  */
-@EnabledIf("dev.throttle.spring.security.SecurityTests#onClassPath")
 class AuthenticationThrottleAutoConfigurationTests {
 
 	private final WebApplicationContextRunner contextRunner = new WebApplicationContextRunner()

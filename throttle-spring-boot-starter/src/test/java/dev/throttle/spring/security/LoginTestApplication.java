@@ -43,7 +43,7 @@ import dev.throttle.ManualTimeSource;
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(LoginTestApplication.Pages.class)
+@Import({ ServletWebSecurity.class, LoginTestApplication.Pages.class })
 class LoginTestApplication {
 
 	@Bean

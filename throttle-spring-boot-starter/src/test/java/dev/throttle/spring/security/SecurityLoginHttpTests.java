@@ -9,7 +9,6 @@ import java.util.Locale;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -29,7 +28,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * application's own; charged before the password is checked, settled by a success, refused with
  * 429 (never 401, never a redirect), an unknown user indistinguishable from a known one.
  */
-@EnabledIf("dev.throttle.spring.security.SecurityTests#onClassPath")
 class SecurityLoginHttpTests {
 
 	@Nested

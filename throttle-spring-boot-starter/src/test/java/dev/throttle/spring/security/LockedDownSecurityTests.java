@@ -3,31 +3,32 @@ package dev.throttle.spring.security;
 import java.net.http.HttpResponse;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIf;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.security.config.Customizer;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.core.userdetails.UserDetailsService;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.security.web.SecurityFilterChain;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An application that declares no security of its own: Spring Boot's default (every request
- * authenticated, form login and HTTP Basic, the error page not permitted to anonymous clients) is
- * throttled as it is; a browser refused there gets problem+json, since its error page would have
- * been a redirect to the login page.
+ * An application secured as Spring Boot's default security secures one (every request
+ * authenticated, form login and HTTP Basic, so the error page too): a browser refused there gets
+ * problem+json, since its error page would have been a redirect to the login page.
  */
-@EnabledIf("dev.throttle.spring.security.SecurityTests#onClassPath")
-@SpringBootTest(classes = BootDefaultSecurityTests.DefaultSecurityApplication.class,
+@SpringBootTest(classes = LockedDownSecurityTests.LockedDownApplication.class,
 		webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1h",
 				"throttle.security.authentication.username-policy=login" })
-class BootDefaultSecurityTests {
+class LockedDownSecurityTests {
 
 	@LocalServerPort
 	int port;
@@ -52,7 +53,16 @@ class BootDefaultSecurityTests {
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
-	static class DefaultSecurityApplication {
+	@Import(ServletWebSecurity.class)
+	static class LockedDownApplication {
+
+		@Bean
+		SecurityFilterChain securityFilterChain(HttpSecurity http) throws Exception {
+			return http.authorizeHttpRequests((requests) -> requests.anyRequest().authenticated())
+				.formLogin(Customizer.withDefaults())
+				.httpBasic(Customizer.withDefaults())
+				.build();
+		}
 
 		@Bean
 		UserDetailsService users() {
