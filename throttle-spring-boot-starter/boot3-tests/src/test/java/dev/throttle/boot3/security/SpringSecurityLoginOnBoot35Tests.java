@@ -15,8 +15,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -37,7 +37,6 @@ import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.security.web.authentication.www.BasicAuthenticationEntryPoint;
 import org.springframework.security.web.servlet.util.matcher.PathPatternRequestMatcher;
-import org.springframework.util.ClassUtils;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -52,10 +51,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * before the password is checked, the right password after the wait signing in, and an unknown
  * user indistinguishable from a known one.
  *
- * <p>Runs in the {@code security} execution of Surefire (this module's pom), the only one whose
- * class path has Spring Security.
+ * <p>Tagged {@code spring-security}: runs in the {@code security} execution of Surefire (this
+ * module's pom), the only one whose class path has Spring Security's web and config modules.
  */
-@EnabledIf("onClassPath")
+@Tag("spring-security")
 @SpringBootTest(classes = SpringSecurityLoginOnBoot35Tests.LoginApplication.class,
 		webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1s,2s,4s",
@@ -65,11 +64,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"throttle.security.authentication.ip-policy=login-ip" })
 @ExtendWith(OutputCaptureExtension.class)
 class SpringSecurityLoginOnBoot35Tests {
-
-	static boolean onClassPath() {
-		return ClassUtils.isPresent("org.springframework.security.web.SecurityFilterChain",
-				SpringSecurityLoginOnBoot35Tests.class.getClassLoader());
-	}
 
 	@LocalServerPort
 	int port;
