@@ -51,10 +51,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * before the password is checked, the right password after the wait signing in, and an unknown
  * user indistinguishable from a known one.
  *
- * <p>Tagged {@code spring-security}: runs in the {@code security} execution of Surefire (this
- * module's pom), the only one whose class path has Spring Security's web and config modules.
+ * <p>Tagged {@code full-classpath}: runs in the Surefire execution of that name (this module's
+ * pom), the only one whose class path has Spring Security's web and config modules.
  */
-@Tag("spring-security")
+@Tag("full-classpath")
 @SpringBootTest(classes = SpringSecurityLoginOnBoot35Tests.LoginApplication.class,
 		webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "throttle.policies.login.algorithm=lockout", "throttle.policies.login.timeouts=1s,2s,4s",
