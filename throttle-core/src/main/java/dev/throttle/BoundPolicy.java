@@ -1,52 +1,128 @@
 package dev.throttle;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
 /**
  * One policy of a {@link Throttler}, bound to its store: what a caller that uses the same policy
  * on every call (an annotated method, a URL rule) holds, so that no call looks the policy up by
- * name. Obtained from {@link Throttler#bound(String)}.
+ * name. Obtained from {@link Throttler#bound(String)}; a plan of the policy from {@link #plan(String)}.
+ *
+ * <p>The numbers it applies may change at run time ({@link Throttler#update}): each call reads them
+ * once, all together, so it sees either the numbers before a change or those after, never a mix.
+ * Keys keep their state across a change, and across the policy's plans, which share their keys.
  *
  * <p>Keys are normalized as {@link Throttler} describes; every decision is told to the
  * throttler's listeners. Thread-safe.
  */
 public final class BoundPolicy {
 
-	private final Policy policy;
+	private static final System.Logger logger = System.getLogger(BoundPolicy.class.getName());
 
-	private final Limiter limiter;
+	/** The most unknown plan names warned about per policy, so that callers cannot fill the memory. */
+	private static final int MAX_WARNED_PLANS = 100;
 
-	/**
-	 * The limiter again when it says who made each decision (a failure policy's), else null: then
-	 * every decision is the store's own, and nothing per call is needed to say so.
-	 */
-	private final SourcedLimiter sourced;
+	private final PolicyBinding.Shared shared;
 
-	/** Who makes the decisions of a plain limiter, and refuses a cost above the policy's maximum. */
-	private final DecisionSource storeSource;
+	/** The plan this applies, or null for the policy's base numbers. */
+	private final @Nullable String plan;
 
-	private final ThrottleListener[] listeners;
+	BoundPolicy(Policy policy, Map<String, ? extends Policy> plans, Function<Policy, Limiter> binder,
+			DecisionSource storeSource, ThrottleListener[] listeners) {
+		this.shared = new PolicyBinding.Shared(policy.name(), binder, storeSource, listeners);
+		this.plan = null;
+		this.shared.base = this;
+		this.shared.current = this.shared.bind(policy, plans);
+	}
 
-	private final Decision neverAllowed;
+	private BoundPolicy(PolicyBinding.Shared shared, String plan) {
+		this.shared = shared;
+		this.plan = plan;
+	}
 
-	BoundPolicy(Policy policy, Limiter limiter, DecisionSource storeSource, ThrottleListener[] listeners) {
-		this.policy = policy;
-		this.limiter = limiter;
-		this.sourced = (limiter instanceof SourcedLimiter sourcedLimiter) ? sourcedLimiter : null;
-		this.storeSource = storeSource;
-		this.listeners = listeners;
-		this.neverAllowed = Decision.neverAllowed(policy.quota());
+	/** The numbers this applies now: one volatile read, and a map lookup only for a plan. */
+	private PolicyBinding.Numbers numbers() {
+		PolicyBinding.Numbers base = this.shared.current;
+		if (this.plan == null) {
+			return base;
+		}
+		PolicyBinding.Numbers planned = base.plans.get(this.plan);
+		return (planned != null) ? planned : base;
 	}
 
 	/**
-	 * Returns the policy.
+	 * Returns the policy as it applies now: the plan's numbers for a plan (the base numbers when the
+	 * plan is no longer configured).
 	 * @return the policy
 	 */
 	public Policy policy() {
-		return this.policy;
+		return numbers().policy;
+	}
+
+	/**
+	 * Returns the plan this applies.
+	 * @return the plan's name, or null for the policy's base numbers
+	 */
+	public @Nullable String plan() {
+		return this.plan;
+	}
+
+	/**
+	 * Returns the policy bound under a plan's numbers, over the same keys. A null or blank name is the
+	 * base numbers; so is a plan the policy does not have, which is logged (a WARN, once per name).
+	 * Cheap enough for every call: one map lookup, no allocation once a plan was asked for.
+	 * @param plan the plan's name, or null
+	 * @return the bound plan, or the bound policy itself for its base numbers
+	 */
+	public BoundPolicy plan(@Nullable String plan) {
+		if (plan == null) {
+			return this.shared.base;
+		}
+		BoundPolicy view = this.shared.views.get(plan);
+		if (view != null) {
+			return view;
+		}
+		if (!this.shared.current.plans.containsKey(plan)) {
+			warnUnlessBlank(plan);
+			return this.shared.base;
+		}
+		return this.shared.views.computeIfAbsent(plan, (name) -> new BoundPolicy(this.shared, name));
+	}
+
+	private void warnUnlessBlank(@Nullable String plan) {
+		if (plan != null && !plan.isBlank() && this.shared.warned.size() < MAX_WARNED_PLANS
+				&& this.shared.warned.add(plan)) {
+			logger.log(System.Logger.Level.WARNING, "throttle: policy ''{0}'' has no plan ''{1}'' (it has {2});"
+					+ " such calls get the policy''s base numbers", this.shared.name, plan,
+					this.shared.current.plans.keySet());
+		}
+	}
+
+	/**
+	 * Returns the policy's plans as they apply now.
+	 * @return plan name to its policy, in configuration order; empty when it has none
+	 */
+	public Map<String, Policy> plans() {
+		Map<String, Policy> plans = new LinkedHashMap<>();
+		this.shared.current.plans.forEach((name, numbers) -> plans.put(name, numbers.policy));
+		return Collections.unmodifiableMap(plans);
+	}
+
+	/**
+	 * Applies new numbers to the policy and its plans, binding each through the store again (so that
+	 * a store drops whatever it keeps per policy). Every call that starts after this returns sees all
+	 * of them. Keys keep their state.
+	 */
+	void update(Policy policy, Map<String, ? extends Policy> plans) {
+		synchronized (this.shared) {
+			this.shared.current = this.shared.bind(policy, plans);
+		}
 	}
 
 	/**
@@ -60,20 +136,21 @@ public final class BoundPolicy {
 	 */
 	public Decision tryAcquire(@Nullable String key, int cost) {
 		checkCost(cost);
-		if (cost > this.policy.maxCost()) {
-			return notify(key, this.neverAllowed, this.storeSource, 0);
+		PolicyBinding.Numbers numbers = numbers();
+		if (cost > numbers.policy.maxCost()) {
+			return notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0);
 		}
-		if (this.listeners.length == 0) {
+		if (this.shared.listeners.length == 0) {
 			// nobody asks who decided, so not even a failure policy's limiter is asked to say it
-			return this.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
+			return numbers.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
 		}
 		long start = System.nanoTime();
-		if (this.sourced != null) {
-			SourcedDecision answer = this.sourced.tryAcquireSourced(Throttler.normalizeKey(key), cost);
-			return notify(key, answer.decision(), answer.source(), System.nanoTime() - start);
+		if (numbers.sourced != null) {
+			SourcedDecision answer = numbers.sourced.tryAcquireSourced(Throttler.normalizeKey(key), cost);
+			return notify(numbers, key, answer.decision(), answer.source(), System.nanoTime() - start);
 		}
-		Decision decision = this.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
-		return notify(key, decision, this.storeSource, System.nanoTime() - start);
+		Decision decision = numbers.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
+		return notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start);
 	}
 
 	/**
@@ -86,19 +163,22 @@ public final class BoundPolicy {
 	 */
 	public CompletionStage<Decision> tryAcquireAsync(@Nullable String key, int cost) {
 		checkCost(cost);
-		if (cost > this.policy.maxCost()) {
-			return CompletableFuture.completedFuture(notify(key, this.neverAllowed, this.storeSource, 0));
+		PolicyBinding.Numbers numbers = numbers();
+		if (cost > numbers.policy.maxCost()) {
+			return CompletableFuture
+				.completedFuture(notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0));
 		}
-		if (this.listeners.length == 0) {
-			return this.limiter.tryAcquireAsync(Throttler.normalizeKey(key), cost);
+		if (this.shared.listeners.length == 0) {
+			return numbers.limiter.tryAcquireAsync(Throttler.normalizeKey(key), cost);
 		}
 		long start = System.nanoTime();
-		if (this.sourced != null) {
-			return this.sourced.tryAcquireSourcedAsync(Throttler.normalizeKey(key), cost)
-				.thenApply((answer) -> notify(key, answer.decision(), answer.source(), System.nanoTime() - start));
+		if (numbers.sourced != null) {
+			return numbers.sourced.tryAcquireSourcedAsync(Throttler.normalizeKey(key), cost)
+				.thenApply((answer) -> notify(numbers, key, answer.decision(), answer.source(),
+						System.nanoTime() - start));
 		}
-		return this.limiter.tryAcquireAsync(Throttler.normalizeKey(key), cost)
-			.thenApply((decision) -> notify(key, decision, this.storeSource, System.nanoTime() - start));
+		return numbers.limiter.tryAcquireAsync(Throttler.normalizeKey(key), cost)
+			.thenApply((decision) -> notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start));
 	}
 
 	/**
@@ -110,7 +190,8 @@ public final class BoundPolicy {
 	public void refund(@Nullable String key, int cost) {
 		if (cost >= 1) {
 			// no call ever took more than maxCost, and a refund never goes past neutral anyway
-			this.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()));
+			PolicyBinding.Numbers numbers = numbers();
+			numbers.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()));
 		}
 	}
 
@@ -124,7 +205,8 @@ public final class BoundPolicy {
 		if (cost < 1) {
 			return CompletableFuture.completedFuture(null);
 		}
-		return this.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()));
+		PolicyBinding.Numbers numbers = numbers();
+		return numbers.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()));
 	}
 
 	/**
@@ -136,7 +218,9 @@ public final class BoundPolicy {
 	 */
 	public void refund(@Nullable String key, int cost, Decision taken) {
 		if (cost >= 1) {
-			this.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()), taken.receipt());
+			PolicyBinding.Numbers numbers = numbers();
+			numbers.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()),
+					taken.receipt());
 		}
 	}
 
@@ -151,7 +235,8 @@ public final class BoundPolicy {
 		if (cost < 1) {
 			return CompletableFuture.completedFuture(null);
 		}
-		return this.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, this.policy.maxCost()),
+		PolicyBinding.Numbers numbers = numbers();
+		return numbers.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()),
 				taken.receipt());
 	}
 
@@ -161,7 +246,7 @@ public final class BoundPolicy {
 	 * @return the decision a call would get now
 	 */
 	public Decision peek(@Nullable String key) {
-		return this.limiter.peek(Throttler.normalizeKey(key));
+		return numbers().limiter.peek(Throttler.normalizeKey(key));
 	}
 
 	/**
@@ -174,7 +259,7 @@ public final class BoundPolicy {
 	 * @return true when the store forgot the key; false when it could not be reached
 	 */
 	public boolean reset(@Nullable String key) {
-		return this.limiter.tryReset(Throttler.normalizeKey(key));
+		return numbers().limiter.tryReset(Throttler.normalizeKey(key));
 	}
 
 	/**
@@ -183,7 +268,7 @@ public final class BoundPolicy {
 	 * @return completes when done
 	 */
 	public CompletionStage<Void> resetAsync(@Nullable String key) {
-		return this.limiter.resetAsync(Throttler.normalizeKey(key));
+		return numbers().limiter.resetAsync(Throttler.normalizeKey(key));
 	}
 
 	private static void checkCost(int cost) {
@@ -192,11 +277,12 @@ public final class BoundPolicy {
 		}
 	}
 
-	private Decision notify(@Nullable String key, Decision decision, DecisionSource source, long storeNanos) {
-		for (ThrottleListener listener : this.listeners) {
-			listener.onDecision(this.policy, decision, source, storeNanos);
+	private Decision notify(PolicyBinding.Numbers numbers, @Nullable String key, Decision decision, DecisionSource source,
+			long storeNanos) {
+		for (ThrottleListener listener : this.shared.listeners) {
+			listener.onDecision(numbers.policy, decision, source, storeNanos);
 			if (!decision.allowed()) {
-				listener.onRejected(this.policy, key, decision);
+				listener.onRejected(numbers.policy, key, decision);
 			}
 		}
 		return decision;

@@ -116,13 +116,19 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 
 		@Override
 		protected Limiter bind(GcraPolicy policy, MemoryCells cells) {
-			return cells.packed(new Transition(policy));
+			return cells.packed(new Transition(policy, cells));
 		}
 
 	}
 
 	/**
-	 * Over one long: the theoretical arrival time (TAT) in microseconds since the epoch.
+	 * Over one long: the theoretical arrival time (TAT) in microseconds, with the emission interval
+	 * it was written under (an id that {@link MemoryCells#rateId} gives it), so that a key's state
+	 * means the same under other numbers of its policy (a plan, a change at run time): what runs
+	 * ahead of now under interval {@code I'} is {@code ceil(ahead * I / I')} under {@code I}, the same
+	 * number of calls (a customer who used a free plan's 10 of 10 per minute has 990 of a pro plan's
+	 * 1,000 per minute left). The Lua twin keeps {@code "<TAT>:<interval>"} and converts alike, in
+	 * doubles, so both round the same way.
 	 *
 	 * <p>The cooldown document's rule, with emission interval {@code I = T/n} (microseconds, rounded
 	 * down) and tolerance {@code n * I} (equal to T when n divides T): the trial score is
@@ -131,8 +137,11 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	 * may retry after {@code trial - n * I - now}. Microseconds keep rates such as 3 per second exact
 	 * to a microsecond instead of rounding them to whole milliseconds. A TAT ahead of now is the
 	 * algorithm's ordinary state, so a clock that stepped back needs no care of its own.
-	 * {@link #EMPTY}, the smallest long, is a TAT long past. With {@code r} whole intervals left, the
-	 * next unit comes once the score is {@code (r + 1) * I} within the tolerance.
+	 * {@link #EMPTY} is a TAT long past. With {@code r} whole intervals left, the next unit comes once
+	 * the score is {@code (r + 1) * I} within the tolerance.
+	 *
+	 * <p>Packing: the interval's id in bits 51 to 62, the TAT's low 51 bits below, read back as the
+	 * TAT nearest to now with those bits (exact within 2^50 us, about 35 years, of now).
 	 *
 	 * <p>Receipt: the TAT the call stored. The call took the span {@code [receipt - cost * I, receipt]}
 	 * of the score; a refund takes back what of that span is still ahead of now and not beyond the
@@ -140,6 +149,17 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	 * span is half gone gives back half.
 	 */
 	static final class Transition implements PackedTransition {
+
+		private static final int TAT_BITS = 51;
+
+		private static final long TAT_MASK = (1L << TAT_BITS) - 1;
+
+		private static final long HALF_RANGE = 1L << (TAT_BITS - 1);
+
+		/** How far ahead a converted score may run: the horizon every store reads times within. */
+		static final long MAX_AHEAD_MICROS = (1L << 39) * 1000;
+
+		private final MemoryCells cells;
 
 		private final int limit;
 
@@ -149,38 +169,73 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 		/** The tolerance, in microseconds. */
 		private final long tolerance;
 
-		Transition(GcraPolicy policy) {
+		/** The interval's id, in the bits above the TAT. */
+		private final long rateBits;
+
+		Transition(GcraPolicy policy, MemoryCells cells) {
+			this.cells = cells;
 			this.limit = policy.limit();
 			this.interval = policy.emissionIntervalMicros();
 			this.tolerance = policy.toleranceMicros();
+			this.rateBits = (long) cells.rateId(this.interval) << TAT_BITS;
+		}
+
+		private long pack(long tat) {
+			return this.rateBits | (tat & TAT_MASK);
+		}
+
+		private static long tat(long state, long nowMicros) {
+			long ahead = ((state & TAT_MASK) - nowMicros) & TAT_MASK;
+			return nowMicros + ((ahead >= HALF_RANGE) ? ahead - (1L << TAT_BITS) : ahead);
+		}
+
+		/** How far the key's score runs ahead of now under this interval, 0 when it does not. */
+		private long ahead(long state, long nowMicros) {
+			if (state == EMPTY) {
+				return 0;
+			}
+			long ahead = tat(state, nowMicros) - nowMicros;
+			if (ahead <= 0) {
+				return 0;
+			}
+			long written = this.cells.rate((int) (state >>> TAT_BITS));
+			return (written == this.interval) ? ahead : convert(ahead, written, this.interval);
+		}
+
+		/**
+		 * What runs {@code ahead} under interval {@code from} is under interval {@code to}: the same
+		 * number of calls, rounded up, at most {@link #MAX_AHEAD_MICROS}. In doubles, as Lua computes it.
+		 */
+		static long convert(long ahead, long from, long to) {
+			return (long) Math.min(Math.ceil((double) ahead * to / from), MAX_AHEAD_MICROS);
 		}
 
 		@Override
 		public long acquire(long state, long now, int cost) {
 			long nowMicros = now * 1000;
-			long trial = Math.max(state, nowMicros) + cost * this.interval;
-			return (trial - nowMicros > this.tolerance) ? REJECTED : trial;
+			long trial = ahead(state, nowMicros) + cost * this.interval;
+			return (trial > this.tolerance) ? REJECTED : pack(nowMicros + trial);
 		}
 
 		@Override
 		public Decision allowed(long next, long now) {
-			long ahead = next - now * 1000;
+			long nowMicros = now * 1000;
+			long tat = tat(next, nowMicros);
+			long ahead = tat - nowMicros;
 			return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000), untilNextUnit(ahead),
-					Math.max(1, next));
+					Math.max(1, tat));
 		}
 
 		@Override
 		public Decision rejected(long state, long now, int cost) {
-			long nowMicros = now * 1000;
-			long ahead = Math.max(state, nowMicros) - nowMicros;
+			long ahead = ahead(state, now * 1000);
 			long retryMicros = ahead + cost * this.interval - this.tolerance;
 			return Decision.reject(this.limit, remaining(ahead), ceilDiv(retryMicros, 1000), ceilDiv(ahead, 1000));
 		}
 
 		@Override
 		public Decision peek(long state, long now) {
-			long nowMicros = now * 1000;
-			long ahead = Math.max(state, nowMicros) - nowMicros;
+			long ahead = ahead(state, now * 1000);
 			if (ahead + this.interval <= this.tolerance) {
 				return Decision.allow(this.limit, remaining(ahead), ceilDiv(ahead, 1000), untilNextUnit(ahead), 0);
 			}
@@ -203,19 +258,25 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 
 		@Override
 		public long refund(long state, long now, int cost) {
-			long tat = state - cost * this.interval;
-			return (tat <= now * 1000) ? EMPTY : tat;
+			long nowMicros = now * 1000;
+			long back = ahead(state, nowMicros) - cost * this.interval;
+			return (back <= 0) ? EMPTY : pack(nowMicros + back);
 		}
 
 		@Override
 		public long refund(long state, long now, int cost, long receipt) {
 			long nowMicros = now * 1000;
-			long ahead = Math.min(receipt, state) - Math.max(receipt - cost * this.interval, nowMicros);
+			long ahead = ahead(state, nowMicros);
 			if (ahead <= 0) {
 				return state;
 			}
-			long tat = state - ahead;
-			return (tat <= nowMicros) ? EMPTY : tat;
+			long tat = nowMicros + ahead;
+			long stillAhead = Math.min(receipt, tat) - Math.max(receipt - cost * this.interval, nowMicros);
+			if (stillAhead <= 0) {
+				return state;
+			}
+			long back = tat - stillAhead;
+			return (back <= nowMicros) ? EMPTY : pack(back);
 		}
 
 		private static long ceilDiv(long dividend, long divisor) {

@@ -13,6 +13,13 @@ public interface ThrottleStore extends AutoCloseable {
 	/**
 	 * Returns the limiter that holds {@code policy}'s keys. Calling it again with an equal policy
 	 * returns a limiter over the same state.
+	 *
+	 * <p>A policy of the same name and algorithm with other numbers (one of its plans, or its numbers
+	 * changed at run time by {@link Throttler#update}) must get a limiter over the same keys, whose
+	 * state each algorithm keeps in a form that means the same under any of its numbers (used tokens,
+	 * a GCRA score with its interval, counts and times). This call is how a store learns that a
+	 * policy's numbers changed: a store that keeps anything per policy (a cache of refusals) drops or
+	 * refreshes it when a name it holds is bound again with other numbers.
 	 * @param policy the policy
 	 * @return the policy's limiter
 	 */

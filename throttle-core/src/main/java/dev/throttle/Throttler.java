@@ -32,8 +32,6 @@ public final class Throttler {
 
 	private final Map<String, BoundPolicy> bound;
 
-	private final Map<String, Policy> policies;
-
 	/**
 	 * Binds {@code policies} to {@code store}.
 	 * @param store where state lives
@@ -54,21 +52,42 @@ public final class Throttler {
 	 */
 	public Throttler(ThrottleStore store, Collection<? extends Policy> policies,
 			List<? extends ThrottleListener> listeners) {
+		this(store, policies, Map.of(), listeners);
+	}
+
+	/**
+	 * Binds {@code policies} and their plans to {@code store}, telling {@code listeners} about every
+	 * decision. A plan overrides numbers of its policy: it is a policy of the same name and algorithm,
+	 * whose keys are the policy's own (a key that moves from one plan to another keeps what it used).
+	 * @param store where state lives
+	 * @param policies the policies, with distinct names
+	 * @param plans by policy name, each policy's plans by plan name; policies without plans may be left out
+	 * @param listeners hear decisions, refusals and store errors, in order
+	 * @throws IllegalArgumentException when two policies share a name, or a plan is not of its policy's
+	 * name and algorithm, or names no policy
+	 */
+	public Throttler(ThrottleStore store, Collection<? extends Policy> policies,
+			Map<String, ? extends Map<String, ? extends Policy>> plans, List<? extends ThrottleListener> listeners) {
 		this.store = store;
 		ThrottleListener[] heard = listeners.toArray(ThrottleListener[]::new);
 		DecisionSource storeSource = DecisionSource.store(store.kind());
 		ThrottleListener storeErrors = new StoreErrors(heard);
 		Map<String, BoundPolicy> bound = new LinkedHashMap<>();
-		Map<String, Policy> byName = new LinkedHashMap<>();
 		for (Policy policy : policies) {
-			if (byName.putIfAbsent(policy.name(), policy) != null) {
+			if (bound.containsKey(policy.name())) {
 				throw new IllegalArgumentException("two policies are named '" + policy.name() + "'");
 			}
-			bound.put(policy.name(),
-					new BoundPolicy(policy, store.limiter(policy, storeErrors), storeSource, heard));
+			Map<String, ? extends Policy> planned = plans.get(policy.name());
+			bound.put(policy.name(), new BoundPolicy(policy, (planned != null) ? planned : Map.of(),
+					(numbers) -> store.limiter(numbers, storeErrors), storeSource, heard));
 		}
-		this.bound = Map.copyOf(bound);
-		this.policies = Collections.unmodifiableMap(byName);
+		for (String name : plans.keySet()) {
+			if (!bound.containsKey(name)) {
+				throw new IllegalArgumentException("plans are given for '" + name + "', which is no policy; known: "
+						+ bound.keySet());
+			}
+		}
+		this.bound = Collections.unmodifiableMap(bound);
 	}
 
 	/**
@@ -80,9 +99,53 @@ public final class Throttler {
 	public BoundPolicy bound(String policy) {
 		BoundPolicy bound = (policy != null) ? this.bound.get(policy) : null;
 		if (bound == null) {
-			throw new IllegalArgumentException("no policy named '" + policy + "'; known: " + this.policies.keySet());
+			throw new IllegalArgumentException("no policy named '" + policy + "'; known: " + this.bound.keySet());
 		}
 		return bound;
+	}
+
+	/**
+	 * Takes {@code cost} units for {@code key} under a plan of {@code policy} if allowed: the plan's
+	 * numbers over the policy's keys. A null, blank or unknown plan means the policy's base numbers
+	 * (see {@link BoundPolicy#plan(String)}).
+	 * @param policy the policy's name
+	 * @param plan the plan's name, or null
+	 * @param key the key (null or blank: the shared bucket)
+	 * @param cost units to take, at least 1
+	 * @return the decision
+	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
+	 */
+	public Decision tryAcquire(String policy, @Nullable String plan, @Nullable String key, int cost) {
+		return bound(policy).plan(plan).tryAcquire(key, cost);
+	}
+
+	/**
+	 * Applies new numbers to a policy and its plans at run time. Keys keep their state; every call
+	 * that starts after this returns gets the new numbers, and no call gets some old and some new.
+	 * Each policy is bound through the store again ({@link ThrottleStore#limiter(Policy)}), which is
+	 * how a store learns of the change and drops what it keeps per policy.
+	 * @param policy the policy's new base numbers (its name says which policy)
+	 * @param plans its plans, by plan name (the plans it had and are not given are gone)
+	 * @throws IllegalArgumentException when no policy has that name, or the algorithm would change, or a
+	 * plan is not of the policy's name and algorithm
+	 */
+	public void update(Policy policy, Map<String, ? extends Policy> plans) {
+		BoundPolicy bound = bound(policy.name());
+		if (!bound.policy().algorithm().equals(policy.algorithm())) {
+			throw new IllegalArgumentException("policy '" + policy.name() + "' cannot change its algorithm at run time ("
+					+ bound.policy().algorithm() + " to " + policy.algorithm() + "): its keys' state would mean nothing");
+		}
+		bound.update(policy, plans);
+	}
+
+	/**
+	 * Returns a policy's plans as they apply now.
+	 * @param policy the policy's name
+	 * @return plan name to its numbers; empty when it has none
+	 * @throws IllegalArgumentException when no policy has that name
+	 */
+	public Map<String, Policy> plans(String policy) {
+		return bound(policy).plans();
 	}
 
 	/**
@@ -203,11 +266,13 @@ public final class Throttler {
 	}
 
 	/**
-	 * Returns every policy, in the order given.
+	 * Returns every policy as it applies now (base numbers), in the order given.
 	 * @return name to policy, unmodifiable
 	 */
 	public Map<String, Policy> policies() {
-		return this.policies;
+		Map<String, Policy> policies = new LinkedHashMap<>();
+		this.bound.forEach((name, bound) -> policies.put(name, bound.policy()));
+		return Collections.unmodifiableMap(policies);
 	}
 
 	/**

@@ -114,22 +114,25 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 	}
 
 	/**
-	 * Over packed (tokens, refilledAt).
+	 * Over packed (used, refilledAt): the tokens taken and not yet refilled, so that a key's state
+	 * means the same under other numbers of its policy (a plan, a change at run time): a customer who
+	 * used 10 of a free plan's 10 has 990 of a pro plan's 1,000 left, and one who used 990 of the pro
+	 * plan is refused under the free one until the refills bring the used tokens below 10.
 	 *
-	 * <p>Refill: {@code periods = (now - refilledAt) / refillPeriod} whole periods add
+	 * <p>Refill: {@code periods = (now - refilledAt) / refillPeriod} whole periods give back
 	 * {@code periods * refillTokens} tokens and move {@code refilledAt} forward by exactly
 	 * {@code periods * refillPeriod}, so the part of a period already elapsed is kept (the source
-	 * document's Redis version set it to now and lost it). Once the bucket is full the clock restarts
+	 * document's Redis version set it to now and lost it). Once nothing is used the clock restarts
 	 * at now: time spent full earns nothing. A missing key is a full bucket. A {@code refilledAt}
 	 * after now (the clock stepped back) has earned nothing yet. The next unit comes with the next
-	 * refill, {@code refilledAt + refillPeriod}.
+	 * refill, {@code refilledAt + refillPeriod}. Tokens left are {@code capacity - used}, below zero
+	 * when a smaller capacity applies than the one the tokens were taken under (reported as 0).
 	 *
-	 * <p>Receipt: when the call's last token is back, {@code refilledAt + ceil(missing / refillTokens)
-	 * * refillPeriod} with {@code missing} the tokens short of full right after the call. Tokens come
-	 * back in the order they were taken, so later calls never move it, and at a refund the call's
-	 * tokens still missing are those the refills from now up to that time have yet to bring (whole
-	 * refills: with several tokens per refill, the last one may be counted whole); never more than
-	 * its cost, nor than the bucket misses.
+	 * <p>Receipt: when the call's last token is back, {@code refilledAt + ceil(used / refillTokens)
+	 * * refillPeriod} with {@code used} right after the call. Tokens come back in the order they were
+	 * taken, so later calls never move it, and at a refund the call's tokens still missing are those
+	 * the refills from now up to that time have yet to bring (whole refills: with several tokens per
+	 * refill, the last one may be counted whole); never more than its cost, nor than the bucket misses.
 	 */
 	static final class Transition implements PackedTransition {
 
@@ -149,64 +152,67 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 		}
 
 		private long refill(long state, long now) {
-			if (state == EMPTY || count(state) >= this.capacity) {
-				return this.cells.pack(this.capacity, now);
+			if (state == EMPTY || count(state) <= 0) {
+				return this.cells.pack(0, now);
 			}
-			int tokens = count(state);
+			int used = count(state);
 			long refilledAt = this.cells.time(state, now);
 			long elapsed = now - refilledAt;
 			if (elapsed < this.periodMillis) {
 				return state;
 			}
 			long periods = elapsed / this.periodMillis;
-			if (periods >= ceilDiv(this.capacity - tokens, this.refillTokens)) {
-				return this.cells.pack(this.capacity, now);
+			if (periods >= ceilDiv(used, this.refillTokens)) {
+				return this.cells.pack(0, now);
 			}
-			return this.cells.pack(tokens + periods * this.refillTokens, refilledAt + periods * this.periodMillis);
+			return this.cells.pack(used - periods * this.refillTokens, refilledAt + periods * this.periodMillis);
 		}
 
-		/** When a refilled state is full again: its last missing token back. */
+		private int tokens(long refilled) {
+			return this.capacity - count(refilled);
+		}
+
+		/** When a refilled state is full again: its last used token back. */
 		private long fullAt(long refilled, long now) {
-			return this.cells.time(refilled, now)
-					+ ceilDiv(this.capacity - count(refilled), this.refillTokens) * this.periodMillis;
+			return this.cells.time(refilled, now) + ceilDiv(count(refilled), this.refillTokens) * this.periodMillis;
 		}
 
 		private long untilFull(long refilled, long now) {
-			return (count(refilled) >= this.capacity) ? 0 : Math.max(0, fullAt(refilled, now) - now);
+			return (count(refilled) <= 0) ? 0 : Math.max(0, fullAt(refilled, now) - now);
 		}
 
 		/** A refilled state that is not full gets its next tokens with the next refill. */
 		private long untilNextRefill(long refilled, long now) {
-			return (count(refilled) >= this.capacity) ? 0 : this.cells.time(refilled, now) + this.periodMillis - now;
+			return (count(refilled) <= 0) ? 0 : this.cells.time(refilled, now) + this.periodMillis - now;
 		}
 
 		@Override
 		public long acquire(long state, long now, int cost) {
 			long refilled = refill(state, now);
-			int tokens = count(refilled);
-			return (tokens < cost) ? REJECTED : this.cells.pack(tokens - cost, this.cells.time(refilled, now));
+			return (tokens(refilled) < cost) ? REJECTED
+					: this.cells.pack(count(refilled) + cost, this.cells.time(refilled, now));
 		}
 
 		@Override
 		public Decision allowed(long next, long now) {
-			return Decision.allow(this.capacity, count(next), untilFull(next, now), untilNextRefill(next, now),
-					Math.max(1, fullAt(next, now)));
+			return Decision.allow(this.capacity, Math.max(0, tokens(next)), untilFull(next, now),
+					untilNextRefill(next, now), Math.max(1, fullAt(next, now)));
 		}
 
 		@Override
 		public Decision rejected(long state, long now, int cost) {
 			long refilled = refill(state, now);
-			int tokens = count(refilled);
+			int tokens = tokens(refilled);
 			long retryAfter = this.cells.time(refilled, now)
-					+ ceilDiv(cost - tokens, this.refillTokens) * this.periodMillis - now;
-			return Decision.reject(this.capacity, tokens, retryAfter, untilFull(refilled, now));
+					+ ceilDiv((long) cost - tokens, this.refillTokens) * this.periodMillis - now;
+			return Decision.reject(this.capacity, Math.max(0, tokens), retryAfter, untilFull(refilled, now));
 		}
 
 		@Override
 		public Decision peek(long state, long now) {
 			long refilled = refill(state, now);
-			if (count(refilled) >= 1) {
-				return Decision.allow(this.capacity, count(refilled), untilFull(refilled, now),
+			if (tokens(refilled) >= 1) {
+				return Decision.allow(this.capacity, tokens(refilled), untilFull(refilled, now),
 						untilNextRefill(refilled, now), 0);
 			}
 			return rejected(state, now, 1);
@@ -215,23 +221,23 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 		@Override
 		public long refund(long state, long now, int cost) {
 			long refilled = refill(state, now);
-			long tokens = Math.min(this.capacity, count(refilled) + (long) cost);
-			return (tokens >= this.capacity) ? EMPTY : this.cells.pack(tokens, this.cells.time(refilled, now));
+			long used = count(refilled) - (long) cost;
+			return (used <= 0) ? EMPTY : this.cells.pack(used, this.cells.time(refilled, now));
 		}
 
 		@Override
 		public long refund(long state, long now, int cost, long receipt) {
 			long refilled = refill(state, now);
-			int tokens = count(refilled);
+			int used = count(refilled);
 			long refilledAt = this.cells.time(refilled, now);
 			long untilBack = receipt - refilledAt;
-			if (tokens >= this.capacity || untilBack <= 0) {
+			if (used <= 0 || untilBack <= 0) {
 				// every token the call took is back already
 				return state;
 			}
 			long stillOut = ceilDiv(untilBack, this.periodMillis) * this.refillTokens;
-			long back = tokens + Math.min(Math.min(cost, stillOut), this.capacity - tokens);
-			return (back >= this.capacity) ? EMPTY : this.cells.pack(back, refilledAt);
+			long left = used - Math.min(Math.min(cost, stillOut), used);
+			return (left <= 0) ? EMPTY : this.cells.pack(left, refilledAt);
 		}
 
 		private static long ceilDiv(long dividend, long divisor) {

@@ -42,6 +42,40 @@ class ThrottlerTests {
 	}
 
 	@Test
+	void aPlanMustHaveItsPolicysNameAndAlgorithmAndAPolicyToBelongTo() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new Throttler(this.store, List.of(API),
+					java.util.Map.of("api", java.util.Map.of("free", new GcraPolicy("other", 1, Duration.ofSeconds(1)))),
+					List.of()))
+			.withMessageContaining("must have the policy's name");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new Throttler(this.store, List.of(API),
+					java.util.Map.of("api", java.util.Map.of("free", new FixedWindowPolicy("api", 1, Duration.ofSeconds(1)))),
+					List.of()))
+			.withMessageContaining("must use the policy's algorithm");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new Throttler(this.store, List.of(API),
+					java.util.Map.of("nope", java.util.Map.of("free", API)), List.of()))
+			.withMessageContaining("which is no policy");
+	}
+
+	@Test
+	void aPolicysAlgorithmCannotChangeAtRunTimeAndAChangeKeepsItsPlansOnlyIfGiven() {
+		Throttler throttler = new Throttler(this.store, List.of(API),
+				java.util.Map.of("api", java.util.Map.of("pro", new GcraPolicy("api", 5, Duration.ofSeconds(10)))),
+				List.of());
+		BoundPolicy pro = throttler.bound("api").plan("pro");
+		assertThat(pro.policy().quota()).isEqualTo(5);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> throttler.update(new FixedWindowPolicy("api", 2, Duration.ofSeconds(1)), java.util.Map.of()))
+			.withMessageContaining("cannot change its algorithm");
+		throttler.update(new GcraPolicy("api", 2, Duration.ofSeconds(10)), java.util.Map.of());
+		assertThat(throttler.plans("api")).isEmpty();
+		assertThat(pro.policy().quota()).as("a plan that is gone: the base numbers").isEqualTo(2);
+		assertThat(throttler.bound("api").plan("gone").policy().quota()).isEqualTo(2);
+	}
+
+	@Test
 	void aCostBelowOneIsAnError() {
 		assertThatIllegalArgumentException().isThrownBy(() -> this.throttler.tryAcquire("api", "k", 0))
 			.withMessage("cost must be at least 1, was 0");

@@ -11,6 +11,7 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -18,7 +19,8 @@ import dev.throttle.spring.annotation.Throttled;
 
 /**
  * The demo's API. Login is throttled twice: per e-mail by an escalating lockout that a successful
- * login clears, and per client address by a token bucket.
+ * login clears, and per client address by a token bucket. Hello is throttled per API key under the
+ * key's plan, or per client address.
  */
 @RestController
 class LoginController {
@@ -37,9 +39,15 @@ class LoginController {
 		return Map.of("email", this.users.authenticate(form.email(), form.password()));
 	}
 
+	/**
+	 * Hello, throttled by the {@code api} policy: per API key under the key's plan ({@code free-key}
+	 * is on {@code free}, {@code pro-key} on {@code pro}, see {@link ApiKeys}); a key without a plan
+	 * gets the base numbers; without a key, per client address under the base numbers.
+	 */
 	@GetMapping("/api/hello")
-	@Throttled(policy = "api", key = "#ip")
-	public Map<String, String> hello() {
+	@Throttled(policy = "api", key = "#apiKey != null && !#apiKey.isBlank() ? 'key:' + #apiKey : #ip",
+			plan = "@apiKeys.planOf(#apiKey)")
+	public Map<String, String> hello(@RequestHeader(name = "X-Api-Key", required = false) String apiKey) {
 		return Map.of("message", "Hello!");
 	}
 

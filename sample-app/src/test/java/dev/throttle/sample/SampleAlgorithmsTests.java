@@ -36,10 +36,16 @@ class SampleAlgorithmsTests {
 	}
 
 	private static String hello(ConfigurableApplicationContext context) throws Exception {
+		return hello(context, null);
+	}
+
+	private static String hello(ConfigurableApplicationContext context, String apiKey) throws Exception {
 		int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-		HttpResponse<String> response = client.send(
-				HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/api/hello")).build(),
-				HttpResponse.BodyHandlers.ofString());
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/api/hello"));
+		if (apiKey != null) {
+			request.header("X-Api-Key", apiKey);
+		}
+		HttpResponse<String> response = client.send(request.build(), HttpResponse.BodyHandlers.ofString());
 		return response.statusCode() + response.headers().firstValue("Retry-After").map((s) -> "/" + s).orElse("");
 	}
 
@@ -67,6 +73,19 @@ class SampleAlgorithmsTests {
 			outcomes.add(hello(context));
 		}
 		return String.join(",", outcomes);
+	}
+
+	@Test
+	void aPlansNumbersCanBeChangedFromTheCommandLine() throws Exception {
+		try (ConfigurableApplicationContext context = start("--throttle.policies.api.plans.free.limit=2",
+				"--throttle.policies.api.plans.free.period=10s")) {
+			List<String> outcomes = new ArrayList<>();
+			for (int i = 0; i < 3; i++) {
+				outcomes.add(hello(context, "free-key"));
+			}
+			assertThat(String.join(",", outcomes)).isEqualTo("200,200,429/5");
+			assertThat(hello(context)).as("the base numbers, per address").isEqualTo("200");
+		}
 	}
 
 	@Test

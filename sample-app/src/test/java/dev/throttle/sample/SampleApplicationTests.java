@@ -150,6 +150,38 @@ class SampleApplicationTests {
 		assertThat(hello.headers().firstValue("RateLimit")).hasValue("\"api\";r=99;t=1");
 	}
 
+	private HttpResponse<String> hello(String apiKey) throws Exception {
+		return client.send(HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + "/api/hello"))
+			.header("X-Api-Key", apiKey)
+			.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	@Test
+	void helloWithADemoApiKeyIsThrottledPerKeyUnderItsPlan() throws Exception {
+		HttpResponse<String> free = hello("free-key");
+		assertThat(free.statusCode()).isEqualTo(200);
+		assertThat(free.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=10;w=60");
+		assertThat(free.headers().firstValue("RateLimit")).hasValue("\"api\";r=9;t=6");
+		HttpResponse<String> pro = hello("pro-key");
+		assertThat(pro.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=1000;w=60");
+		assertThat(pro.headers().firstValue("RateLimit")).as("a key of its own").hasValue("\"api\";r=999;t=1");
+		for (int i = 0; i < 9; i++) {
+			assertThat(hello("free-key").statusCode()).isEqualTo(200);
+		}
+		assertThat(hello("free-key").statusCode()).isEqualTo(429);
+		assertThat(get("/api/hello").headers().firstValue("RateLimit")).as("the address is not the key")
+			.hasValue("\"api\";r=99;t=1");
+	}
+
+	@Test
+	void helloWithAnotherApiKeyIsThrottledPerThatKeyUnderTheBaseNumbers() throws Exception {
+		HttpResponse<String> other = hello("someone-else");
+		assertThat(other.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=100;w=60");
+		assertThat(other.headers().firstValue("RateLimit")).hasValue("\"api\";r=99;t=1");
+		assertThat(hello("someone-else").headers().firstValue("RateLimit")).hasValue("\"api\";r=98;t=1");
+		assertThat(get("/api/hello").headers().firstValue("RateLimit")).hasValue("\"api\";r=99;t=1");
+	}
+
 	@Test
 	void theLoginPageIsServedAtTheRoot() throws Exception {
 		HttpResponse<String> page = get("/");

@@ -1,6 +1,9 @@
 package dev.throttle.memory;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -26,7 +29,13 @@ import dev.throttle.TimeSource;
  * lives (a JVM started with a clock years behind, corrected later, keeps every limit). Times further
  * than that from now never matter: every policy's state is neutral within ten years.
  *
- * <p>Bound once per policy, by one thread; the limiter it returns is thread-safe.
+ * <p>One policy name's cells: a policy bound again under other numbers (a plan, a change at run
+ * time) gets a limiter of its own over the same cells, so its keys keep their state. An algorithm
+ * whose state depends on a number of the policy (GCRA's interval) keeps, with the state, the
+ * {@link #rateId id} of the number it was written under.
+ *
+ * <p>Bound by one thread at a time (the store binds under its lock); the limiters it returns are
+ * thread-safe.
  */
 public final class MemoryCells {
 
@@ -48,7 +57,11 @@ public final class MemoryCells {
 	/** Half the range of the packed time: a packed time is read within this of now. */
 	private static final long HALF_RANGE = 1L << (TIME_BITS - 1);
 
-	private final Policy policy;
+	/** The most numbers {@link #rateId} tells apart per policy name. */
+	public static final int MAX_RATES = 4096;
+
+	/** The policy being bound now. */
+	private Policy policy;
 
 	private final TimeSource clock;
 
@@ -56,13 +69,58 @@ public final class MemoryCells {
 
 	private Cache<Object, ?> cache;
 
-	/** Forgets the limiter's overflow cell (see {@link Room}). */
-	private Runnable clearOverflow;
+	private Room room;
+
+	private boolean packedCells;
+
+	/** Forget the limiters' overflow cells (see {@link Room}). */
+	private final List<Runnable> clearOverflow = new ArrayList<>();
+
+	/** The numbers {@link #rateId} gave ids, by id: replaced, never changed, so reads need no lock. */
+	private volatile long[] rates = new long[0];
 
 	MemoryCells(Policy policy, TimeSource clock, long maximumKeys) {
 		this.policy = policy;
 		this.clock = clock;
 		this.maximumKeys = maximumKeys;
+	}
+
+	/** Sets the policy that the next {@link #packed} or {@link #array} binds: the same name, any numbers. */
+	void rebinding(Policy policy) {
+		this.policy = policy;
+	}
+
+	/**
+	 * Returns the id of a number a packed state's meaning depends on (GCRA's interval), the same for
+	 * equal numbers across every binding of the policy name. Called when binding, never per decision.
+	 * @param rate the number
+	 * @return its id, below {@link #MAX_RATES}
+	 * @throws IllegalStateException when the policy name has had {@link #MAX_RATES} distinct numbers
+	 */
+	public synchronized int rateId(long rate) {
+		long[] known = this.rates;
+		for (int id = 0; id < known.length; id++) {
+			if (known[id] == rate) {
+				return id;
+			}
+		}
+		if (known.length >= MAX_RATES) {
+			throw new IllegalStateException("policy '" + this.policy.name() + "' has been bound with "
+					+ MAX_RATES + " distinct rates, the most its state can tell apart");
+		}
+		long[] more = Arrays.copyOf(known, known.length + 1);
+		more[known.length] = rate;
+		this.rates = more;
+		return known.length;
+	}
+
+	/**
+	 * Returns the number that {@link #rateId} gave an id.
+	 * @param id an id it returned
+	 * @return the number
+	 */
+	public long rate(int id) {
+		return this.rates[id];
 	}
 
 	/**
@@ -71,9 +129,9 @@ public final class MemoryCells {
 	 * @return the limiter
 	 */
 	public Limiter packed(PackedTransition transition) {
-		Cache<Object, PackedLimiter.Cell> cells = newCache();
-		PackedLimiter limiter = new PackedLimiter(this.policy, cells, room(cells), this.clock, transition);
-		this.clearOverflow = limiter::clearOverflow;
+		Cache<Object, PackedLimiter.Cell> cells = cache(true);
+		PackedLimiter limiter = new PackedLimiter(this.policy, cells, this.room, this.clock, transition);
+		this.clearOverflow.add(limiter::clearOverflow);
 		return limiter;
 	}
 
@@ -83,9 +141,9 @@ public final class MemoryCells {
 	 * @return the limiter
 	 */
 	public Limiter array(ArrayTransition transition) {
-		Cache<Object, AtomicReference<long[]>> cells = newCache();
-		ArrayLimiter limiter = new ArrayLimiter(this.policy, cells, room(cells), this.clock, transition);
-		this.clearOverflow = limiter::clearOverflow;
+		Cache<Object, AtomicReference<long[]>> cells = cache(false);
+		ArrayLimiter limiter = new ArrayLimiter(this.policy, cells, this.room, this.clock, transition);
+		this.clearOverflow.add(limiter::clearOverflow);
 		return limiter;
 	}
 
@@ -120,32 +178,42 @@ public final class MemoryCells {
 		return (int) (state >>> TIME_BITS);
 	}
 
-	private Room room(Cache<Object, ?> cells) {
-		return new Room(cells, this.maximumKeys, this.clock);
-	}
-
 	/**
 	 * The cache of the cells: one per policy, idle entries expiring after the policy's idle expiry
 	 * (and {@link #EXPIRY_MARGIN}) on the store's clock. It has no size bound of its own, which would
 	 * evict keys whose state is not neutral yet: {@link Room} bounds it where keys come in.
 	 */
-	private <V> Cache<Object, V> newCache() {
+	@SuppressWarnings("unchecked")
+	private <V> Cache<Object, V> cache(boolean packed) {
+		Duration expiry = this.policy.idleExpiry().plus(EXPIRY_MARGIN);
 		if (this.cache != null) {
-			throw new IllegalStateException("policy '" + this.policy.name() + "' is already bound");
+			if (this.packedCells != packed) {
+				throw new IllegalStateException("policy '" + this.policy.name()
+						+ "' is bound again with an algorithm whose state has another shape: " + this.policy);
+			}
+			// the longest idle expiry of every binding, so that no binding's state is dropped early
+			this.cache.policy().expireAfterAccess().ifPresent((access) -> {
+				if (access.getExpiresAfter().compareTo(expiry) < 0) {
+					access.setExpiresAfter(expiry);
+				}
+			});
+			return (Cache<Object, V>) this.cache;
 		}
 		TimeSource clock = this.clock;
 		Cache<Object, V> cache = Caffeine.newBuilder()
-			.expireAfterAccess(this.policy.idleExpiry().plus(EXPIRY_MARGIN))
+			.expireAfterAccess(expiry)
 			.ticker(() -> clock.currentTimeMillis() * 1_000_000L)
 			.build();
 		this.cache = cache;
+		this.packedCells = packed;
+		this.room = new Room(cache, this.maximumKeys, this.clock);
 		return cache;
 	}
 
-	/** Forgets every key of the policy, and what its overflow cell holds. */
+	/** Forgets every key of the policy, and what its overflow cells hold. */
 	void clear() {
 		cache().invalidateAll();
-		this.clearOverflow.run();
+		this.clearOverflow.forEach(Runnable::run);
 	}
 
 	/** The cache the algorithm's limiter uses, for the store's key count and clear. */

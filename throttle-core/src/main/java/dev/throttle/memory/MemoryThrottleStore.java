@@ -63,14 +63,29 @@ public final class MemoryThrottleStore implements ThrottleStore {
 		this.maximumKeysPerPolicy = maximumKeysPerPolicy;
 	}
 
+	/**
+	 * Returns the limiter of {@code policy}. A policy bound again under other numbers (a plan, a
+	 * change at run time) gets a limiter of its own over the same keys, which keep their state; the
+	 * algorithm must stay the same.
+	 * @throws IllegalArgumentException when the policy's name is bound with another algorithm
+	 */
 	@Override
 	public Limiter limiter(Policy policy) {
 		Bound bound = this.limiters.computeIfAbsent(policy.name(), (name) -> bind(policy));
-		if (!bound.limiter.policy().equals(policy)) {
-			throw new IllegalArgumentException("policy '" + policy.name() + "' is already bound with other settings: "
-					+ bound.limiter.policy());
+		Limiter limiter = bound.byPolicy.get(policy);
+		if (limiter != null) {
+			return limiter;
 		}
-		return bound.limiter;
+		synchronized (bound) {
+			if (!bound.algorithm.equals(policy.algorithm())) {
+				throw new IllegalArgumentException("policy '" + policy.name() + "' is already bound with another"
+						+ " algorithm: " + bound.algorithm + ", not " + policy.algorithm());
+			}
+			return bound.byPolicy.computeIfAbsent(policy, (numbers) -> {
+				bound.cells.rebinding(policy);
+				return policy.algorithm().bindMemory(policy, bound.cells);
+			});
+		}
 	}
 
 	@Override
@@ -106,10 +121,14 @@ public final class MemoryThrottleStore implements ThrottleStore {
 	private Bound bind(Policy policy) {
 		MemoryCells cells = new MemoryCells(policy, this.clock, this.maximumKeysPerPolicy);
 		Limiter limiter = policy.algorithm().bindMemory(policy, cells);
-		return new Bound(cells.cache(), cells, limiter);
+		Map<Policy, Limiter> byPolicy = new ConcurrentHashMap<>();
+		byPolicy.put(policy, limiter);
+		return new Bound(cells.cache(), cells, policy.algorithm(), byPolicy);
 	}
 
-	private record Bound(Cache<Object, ?> cache, MemoryCells cells, Limiter limiter) {
+	/** A policy name's cells, and a limiter per policy bound under that name. */
+	private record Bound(Cache<Object, ?> cache, MemoryCells cells, Algorithm<?> algorithm,
+			Map<Policy, Limiter> byPolicy) {
 	}
 
 }

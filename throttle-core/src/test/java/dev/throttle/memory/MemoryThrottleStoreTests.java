@@ -61,12 +61,17 @@ class MemoryThrottleStoreTests {
 	}
 
 	@Test
-	void aPolicyNameIsBoundToOneSetOfSettings() {
+	void aPolicyNameBoundAgainUnderOtherNumbersSharesItsKeysButNeverChangesAlgorithm() {
 		MemoryThrottleStore store = new MemoryThrottleStore(this.clock, 100);
-		store.limiter(new GcraPolicy("api", 1, Duration.ofMinutes(1)));
-		assertThat(store.limiter(new GcraPolicy("api", 1, Duration.ofMinutes(1)))).isNotNull();
-		assertThatIllegalArgumentException().isThrownBy(() -> store.limiter(new GcraPolicy("api", 2, Duration.ofMinutes(1))))
-			.withMessageContaining("already bound with other settings");
+		Limiter one = store.limiter(new GcraPolicy("api", 1, Duration.ofMinutes(1)));
+		assertThat(store.limiter(new GcraPolicy("api", 1, Duration.ofMinutes(1)))).isSameAs(one);
+		Limiter two = store.limiter(new GcraPolicy("api", 2, Duration.ofMinutes(1)));
+		assertThat(two).isNotSameAs(one);
+		one.tryAcquire("k", 1);
+		assertThat(two.peek("k").remaining()).as("the call under one per minute is one of two").isEqualTo(1);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> store.limiter(new FixedWindowPolicy("api", 2, Duration.ofMinutes(1))))
+			.withMessageContaining("another algorithm");
 	}
 
 	@Test

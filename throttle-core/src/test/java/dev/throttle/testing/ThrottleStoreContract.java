@@ -1227,6 +1227,205 @@ public abstract class ThrottleStoreContract {
 
 	}
 
+	/**
+	 * Plans (issue 13): one policy's keys under several sets of numbers, and numbers changed at run
+	 * time. A key keeps what it used whichever numbers it meets next, on every store.
+	 */
+	@Nested
+	class Plans {
+
+		private Throttler planned(Policy base, Policy free, Policy pro) {
+			return new Throttler(ThrottleStoreContract.this.store, List.of(base),
+					java.util.Map.of(base.name(), java.util.Map.of("free", free, "pro", pro)), List.of());
+		}
+
+		private void take(Throttler throttler, String plan, int calls) {
+			for (int i = 0; i < calls; i++) {
+				assertThat(throttler.tryAcquire("api", plan, "k", 1).allowed()).as("%s call %d", plan, i + 1).isTrue();
+			}
+		}
+
+		@Test
+		void tokenBucketFreeToProAfterTenCallsLeavesNineHundredNinety() {
+			Throttler throttler = planned(TokenBucketPolicy.of("api", 100, Duration.ofSeconds(6)),
+					TokenBucketPolicy.of("api", 10, Duration.ofSeconds(6)),
+					new TokenBucketPolicy("api", 1000, 100, Duration.ofSeconds(6)));
+			take(throttler, "free", 10);
+			assertThat(throttler.tryAcquire("api", "free", "k", 1).allowed()).isFalse();
+			assertThat(throttler.peek("api", "k").remaining()).as("base: 100 - 10").isEqualTo(90);
+			assertThat(throttler.tryAcquire("api", "pro", "k", 1)).isEqualTo(Decision.allow(1000, 989, 6_000));
+		}
+
+		@Test
+		void tokenBucketProToFreeAfterNineHundredNinetyWaitsUntilTheUsedTokensFitTheFreeCapacity() {
+			Throttler throttler = planned(TokenBucketPolicy.of("api", 100, Duration.ofSeconds(6)),
+					TokenBucketPolicy.of("api", 10, Duration.ofSeconds(6)),
+					new TokenBucketPolicy("api", 1000, 100, Duration.ofSeconds(6)));
+			assertThat(throttler.tryAcquire("api", "pro", "k", 990).allowed()).isTrue();
+			assertThat(throttler.tryAcquire("api", "free", "k", 1))
+				.isEqualTo(Decision.reject(10, 0, 981 * 6_000L, 990 * 6_000L));
+			advance(6_000);
+			assertThat(throttler.tryAcquire("api", "pro", "k", 1).remaining()).as("one refill of 100 under pro")
+				.isEqualTo(1000 - 890 - 1);
+		}
+
+		@Test
+		void gcraFreeToProAfterTenCallsLeavesNineHundredNinety() {
+			Throttler throttler = planned(new GcraPolicy("api", 100, Duration.ofMinutes(1)),
+					new GcraPolicy("api", 10, Duration.ofMinutes(1)), new GcraPolicy("api", 1000, Duration.ofMinutes(1)));
+			take(throttler, "free", 10);
+			assertThat(throttler.tryAcquire("api", "free", "k", 1).allowed()).isFalse();
+			assertThat(throttler.tryAcquire("api", "pro", "k", 1)).isEqualTo(Decision.allow(1000, 989, 660));
+		}
+
+		@Test
+		void gcraSwitchingPlanMidPeriodKeepsWhatTheOldRateHasNotYetForgiven() {
+			Throttler throttler = planned(new GcraPolicy("api", 100, Duration.ofMinutes(1)),
+					new GcraPolicy("api", 10, Duration.ofMinutes(1)), new GcraPolicy("api", 1000, Duration.ofMinutes(1)));
+			take(throttler, "free", 10);
+			advance(30_000);
+			assertThat(throttler.tryAcquire("api", "pro", "k", 1).remaining()).as("5 of the 10 still used")
+				.isEqualTo(994);
+			assertThat(throttler.tryAcquire("api", "free", "k", 1)).as("6 used under free: the seventh passes")
+				.isEqualTo(Decision.allow(10, 3, 42_000));
+		}
+
+		@Test
+		void gcraProToFreeAfterNineHundredNinetyWaitsAsFreeForEveryCallUsed() {
+			Throttler throttler = planned(new GcraPolicy("api", 100, Duration.ofMinutes(1)),
+					new GcraPolicy("api", 10, Duration.ofMinutes(1)), new GcraPolicy("api", 1000, Duration.ofMinutes(1)));
+			assertThat(throttler.tryAcquire("api", "pro", "k", 990).allowed()).isTrue();
+			assertThat(throttler.tryAcquire("api", "free", "k", 1))
+				.isEqualTo(Decision.reject(10, 0, 5_886_000, 5_940_000));
+			assertThat(throttler.tryAcquire("api", "pro", "k", 1).remaining()).as("pro still sees 990 used")
+				.isEqualTo(9);
+		}
+
+		@Test
+		void fixedWindowSwitchingPlanMidWindowKeepsTheCountAndTheWindow() {
+			Throttler throttler = planned(new FixedWindowPolicy("api", 100, Duration.ofMinutes(1)),
+					new FixedWindowPolicy("api", 10, Duration.ofMinutes(1)),
+					new FixedWindowPolicy("api", 1000, Duration.ofMinutes(1)));
+			take(throttler, "free", 10);
+			advance(20_000);
+			assertThat(throttler.tryAcquire("api", "free", "k", 1).allowed()).isFalse();
+			assertThat(throttler.tryAcquire("api", "pro", "k", 1)).isEqualTo(Decision.allow(1000, 989, 40_000));
+			advance(40_000);
+			assertThat(throttler.tryAcquire("api", "free", "k", 1)).as("a new window")
+				.isEqualTo(Decision.allow(10, 9, 60_000));
+		}
+
+		@Test
+		void slidingLogKeepsItsAttemptsAcrossPlans() {
+			Throttler throttler = planned(new SlidingLogPolicy("api", 3, Duration.ofSeconds(10), Duration.ofSeconds(1), 1),
+					new SlidingLogPolicy("api", 2, Duration.ofSeconds(10), Duration.ofSeconds(1), 1),
+					new SlidingLogPolicy("api", 5, Duration.ofSeconds(10), Duration.ofSeconds(1), 1));
+			take(throttler, "free", 2);
+			assertThat(throttler.tryAcquire("api", "free", "k", 1).allowed()).isFalse();
+			take(throttler, "pro", 3);
+			assertThat(throttler.tryAcquire("api", "pro", "k", 1).allowed()).as("5 recorded, threshold 5: over")
+				.isFalse();
+		}
+
+		@Test
+		void lockoutKeepsItsRungAcrossPlans() {
+			Throttler throttler = planned(LockoutPolicy.of("api", seconds(1, 2)), LockoutPolicy.of("api", seconds(5, 10)),
+					LockoutPolicy.of("api", seconds(1, 2)));
+			take(throttler, "free", 1);
+			advance(1_000);
+			assertThat(throttler.tryAcquire("api", "free", "k", 1).allowed()).isFalse();
+			take(throttler, "pro", 1);
+			assertThat(throttler.tryAcquire("api", "free", "k", 1)).as("rung 1 of the free ladder, 10 s")
+				.isEqualTo(Decision.reject(1, 0, 10_000, 3_600_000));
+		}
+
+		@Test
+		void anUnknownOrBlankPlanGetsTheBaseNumbers() {
+			Throttler throttler = planned(new FixedWindowPolicy("api", 3, Duration.ofMinutes(1)),
+					new FixedWindowPolicy("api", 1, Duration.ofMinutes(1)),
+					new FixedWindowPolicy("api", 9, Duration.ofMinutes(1)));
+			assertThat(throttler.tryAcquire("api", "gold", "k", 1)).isEqualTo(Decision.allow(3, 2, 60_000));
+			assertThat(throttler.tryAcquire("api", " ", "k", 1)).isEqualTo(Decision.allow(3, 1, 60_000));
+			assertThat(throttler.tryAcquire("api", null, "k", 1)).isEqualTo(Decision.allow(3, 0, 60_000));
+		}
+
+		@Test
+		void aPolicyChangedUnderConcurrentTrafficIsNeverSeenHalfAppliedAndNoKeyLosesItsState() throws Exception {
+			// capacity and refill period change together: a decision under a mix would pair them wrongly
+			TokenBucketPolicy small = new TokenBucketPolicy("cc", 1000, 1, Duration.ofHours(1));
+			TokenBucketPolicy large = new TokenBucketPolicy("cc", 2000, 2, Duration.ofHours(2));
+			Throttler throttler = throttler(small);
+			int threads = 4;
+			int calls = 200;
+			int keys = 20;
+			java.util.concurrent.atomic.AtomicIntegerArray allowed = new java.util.concurrent.atomic.AtomicIntegerArray(keys);
+			java.util.Queue<String> torn = new java.util.concurrent.ConcurrentLinkedQueue<>();
+			java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+			ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
+			try {
+				Future<Integer> changer = pool.submit(() -> {
+					int changes = 0;
+					while (!done.get() || changes < 2) {
+						throttler.update((changes % 2 == 0) ? large : small, java.util.Map.of());
+						changes++;
+					}
+					return changes;
+				});
+				List<Future<?>> callers = new ArrayList<>();
+				for (int t = 0; t < threads; t++) {
+					int thread = t;
+					callers.add(pool.submit(() -> {
+						for (int i = 0; i < calls; i++) {
+							int key = (i + thread * 7) % keys;
+							Decision decision = throttler.tryAcquire("cc", "k" + key);
+							long period = (decision.limit() == 1000) ? 3_600_000 : 7_200_000;
+							if (decision.limit() != 1000 && decision.limit() != 2000
+									|| decision.nextUnitAfterMillis() != period) {
+								torn.add(decision.toString());
+							}
+							if (decision.allowed()) {
+								allowed.incrementAndGet(key);
+							}
+						}
+						return null;
+					}));
+				}
+				for (Future<?> caller : callers) {
+					caller.get(5, TimeUnit.MINUTES);
+				}
+				done.set(true);
+				assertThat(changer.get(5, TimeUnit.MINUTES)).as("changes made under traffic").isGreaterThan(1);
+			}
+			finally {
+				pool.shutdownNow();
+			}
+			assertThat(torn).as("decisions under a mix of old and new numbers").isEmpty();
+			int capacity = throttler.policy("cc").quota();
+			for (int key = 0; key < keys; key++) {
+				assertThat(allowed.get(key)).isEqualTo(threads * calls / keys);
+				assertThat(throttler.peek("cc", "k" + key).remaining()).as("k%d kept what it used", key)
+					.isEqualTo(capacity - allowed.get(key));
+			}
+		}
+
+		@Test
+		void numbersChangedAtRunTimeKeepEachKeysState() {
+			Throttler throttler = throttler(TokenBucketPolicy.of("api", 10, Duration.ofSeconds(6)),
+					new GcraPolicy("g", 10, Duration.ofMinutes(1)), new FixedWindowPolicy("f", 10, Duration.ofMinutes(1)));
+			for (String policy : List.of("api", "g", "f")) {
+				throttler.tryAcquire(policy, "k", 10);
+			}
+			throttler.update(TokenBucketPolicy.of("api", 20, Duration.ofSeconds(6)), java.util.Map.of());
+			throttler.update(new GcraPolicy("g", 20, Duration.ofMinutes(1)), java.util.Map.of());
+			throttler.update(new FixedWindowPolicy("f", 20, Duration.ofMinutes(1)), java.util.Map.of());
+			for (String policy : List.of("api", "g", "f")) {
+				assertThat(throttler.tryAcquire(policy, "k", 1).remaining()).as(policy).isEqualTo(9);
+				assertThat(throttler.policy(policy).quota()).isEqualTo(20);
+			}
+		}
+
+	}
+
 	@FunctionalInterface
 	private interface ThreadBody {
 

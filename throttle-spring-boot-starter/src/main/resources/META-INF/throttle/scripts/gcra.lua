@@ -1,9 +1,14 @@
 -- GCRA: the twin of GcraPolicy.Transition, function for function.
 --
--- State    the theoretical arrival time (TAT) in epoch microseconds; none = a TAT long past
+-- State    "<TAT>:<interval>": the theoretical arrival time (TAT) in epoch microseconds and the
+--          emission interval it was written under; none = a TAT long past. A bare "<TAT>" (written
+--          before intervals were kept) is a TAT under this policy's interval.
 -- P        {limit (n), interval (T/n) in microseconds, tolerance (n * interval) in microseconds}
 -- Receipt  the TAT the call stored
 --
+-- Written under another interval I' (another plan of the policy, numbers changed at run time), what
+-- runs ahead of now is ceil(ahead * I / I') under this one: the same number of calls, in doubles as
+-- the Java twin computes it, at most the horizon.
 -- trial = max(TAT, now) + cost * interval passes when trial - now <= tolerance, and is stored; a
 -- refusal writes nothing, and may retry once the trial would be back within the tolerance. A TAT
 -- ahead of now is the algorithm's ordinary state, so a clock that stepped back needs no care. With
@@ -11,19 +16,35 @@
 -- tolerance. A call took the span [receipt - cost * interval, receipt] of the score: a refund with
 -- its receipt gives back what of that span is still ahead of now and not past the TAT.
 -- Microseconds since the epoch stay below 2^53 (until about 2255), so Lua's doubles hold them; a
--- score that is not a whole number of microseconds within the horizon of now (1e300, inf, nan) is
--- no score.
+-- score or interval that is not a whole number within range (1e300, inf, nan) is no score.
 local limit, interval, tolerance = P[1], P[2], P[3]
 local nowMicros = now * 1000
-local tat = raw and tonumber(raw)
-if not near(tat, nowMicros, HORIZON * 1000) then
+local tat, written = nil, interval
+if raw then
+  local sep = string.find(raw, ':', 1, true)
+  if sep then
+    tat, written = tonumber(string.sub(raw, 1, sep - 1)), tonumber(string.sub(raw, sep + 1))
+  else
+    tat = tonumber(raw)
+  end
+end
+if not (near(tat, nowMicros, HORIZON * 1000) and written ~= nil and written == floor(written) and written >= 1
+    and written < 2^53) then
   tat = nil
+end
+
+local function fmtState(t)
+  return fmt(t) .. ':' .. fmt(interval)
 end
 
 -- how far the score runs ahead of now, in microseconds
 local ahead = 0
 if tat and tat > nowMicros then
   ahead = tat - nowMicros
+  if written ~= interval then
+    ahead = math.min(math.ceil(ahead * interval / written), HORIZON * 1000)
+  end
+  tat = nowMicros + ahead
 end
 
 -- whole intervals left within the tolerance; none when the score runs beyond it
@@ -49,7 +70,7 @@ if op == 'a' then
   if trial > tolerance then
     return rejected(cost)
   end
-  redis.call('SET', key, fmt(nowMicros + trial), 'PX', fmt(ceilDiv(trial, 1000)))
+  redis.call('SET', key, fmtState(nowMicros + trial), 'PX', fmt(ceilDiv(trial, 1000)))
   return {1, limit, remaining(trial), untilNextUnit(trial), ceilDiv(trial, 1000), math.max(1, nowMicros + trial)}
 elseif op == 'p' then
   if ahead + interval <= tolerance then
@@ -69,7 +90,7 @@ elseif op == 'r' then
     if back <= nowMicros then
       redis.call('DEL', key)
     else
-      redis.call('SET', key, fmt(back), 'PX', fmt(ceilDiv(back - nowMicros, 1000)))
+      redis.call('SET', key, fmtState(back), 'PX', fmt(ceilDiv(back - nowMicros, 1000)))
     end
   end
   return {}

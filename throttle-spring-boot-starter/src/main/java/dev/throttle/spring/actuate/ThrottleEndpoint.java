@@ -7,22 +7,30 @@ import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 import dev.throttle.Decision;
 import dev.throttle.Policy;
 import dev.throttle.Throttler;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.autoconfigure.ThrottlePolicies;
 
 /**
- * The {@code throttle} actuator endpoint: {@code GET /actuator/throttle} lists the policies;
+ * The {@code throttle} actuator endpoint: {@code GET /actuator/throttle} lists the policies (with
+ * their plans' numbers);
  * {@code GET /actuator/throttle/{policy}/{key}} shows a key's state without consuming anything;
- * {@code DELETE /actuator/throttle/{policy}/{key}} forgets it (unlocks a user). Like every
+ * {@code DELETE /actuator/throttle/{policy}/{key}} forgets it (unlocks a user);
+ * {@code POST /actuator/throttle/{policy}} with a JSON object of the policy's YAML settings
+ * ({@code {"limit": 2}}) changes them on this instance, keeping every key's state (see
+ * {@link ThrottlePolicies}). Like every
  * endpoint, it is reachable over HTTP only when the application exposes it.
  *
  * <p>Its default access is read-only: a reset unlocks an account, and an application that
@@ -36,12 +44,25 @@ public class ThrottleEndpoint {
 
 	private final Throttler throttler;
 
+	private final @Nullable ThrottlePolicies changes;
+
 	/**
-	 * Creates the endpoint.
+	 * Creates the endpoint, without changes at run time.
 	 * @param throttler the throttler
 	 */
 	public ThrottleEndpoint(Throttler throttler) {
+		this(throttler, null);
+	}
+
+	/**
+	 * Creates the endpoint.
+	 * @param throttler the throttler
+	 * @param changes applies changes at run time, or null when none are allowed
+	 */
+	@Autowired
+	public ThrottleEndpoint(Throttler throttler, @Nullable ThrottlePolicies changes) {
 		this.throttler = throttler;
+		this.changes = changes;
 	}
 
 	/**
@@ -51,7 +72,7 @@ public class ThrottleEndpoint {
 	@ReadOperation
 	public Map<String, Object> policies() {
 		Map<String, Object> policies = new LinkedHashMap<>();
-		this.throttler.policies().forEach((name, policy) -> policies.put(name, describe(policy)));
+		this.throttler.policies().forEach((name, policy) -> policies.put(name, applied(name)));
 		Map<String, Object> description = new LinkedHashMap<>();
 		description.put("store", this.throttler.store().kind());
 		description.put("policies", policies);
@@ -110,6 +131,71 @@ public class ThrottleEndpoint {
 				+ "': the key is not reset in it yet. This instance will reset it in the store when the store answers "
 				+ "again, unless it stops first; retry once the store is back to be sure.");
 		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+	}
+
+	/**
+	 * Changes settings of a policy on this instance (write access only). Over HTTP the request's JSON
+	 * object is the changes ({@code {"limit": 2}}): {@link ThrottleEndpointChanges} hands it to
+	 * {@link #update(String, Map)}. Without changes, this answers the policy as it applies.
+	 * @param policy the policy's name
+	 * @return the policy as now applied (200)
+	 */
+	@WriteOperation
+	public WebEndpointResponse<Map<String, Object>> update(@Selector String policy) {
+		return update(policy, Map.of());
+	}
+
+	/**
+	 * Changes settings of a policy on this instance, validated as at startup; a change with a mistake
+	 * changes nothing. Keys keep their state.
+	 * @param policy the policy's name
+	 * @param changes YAML setting names to new values, for example {@code limit -> 2}
+	 * @return the policy as now applied (200); the mistakes, each naming its property (400); an
+	 * unknown policy (404)
+	 */
+	public WebEndpointResponse<Map<String, Object>> update(String policy, Map<String, Object> changes) {
+		Map<String, Object> body = new LinkedHashMap<>();
+		if (!this.throttler.policies().containsKey(policy)) {
+			body.put("message", "No throttle policy '" + policy + "' (configured: "
+					+ String.join(", ", this.throttler.policies().keySet()) + ")");
+			return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		if (!changes.isEmpty()) {
+			if (this.changes == null) {
+				body.put("message", "This application does not change throttle policies at run time");
+				return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
+			}
+			try {
+				this.changes.update(policy, changes);
+			}
+			catch (ThrottleConfigurationException ex) {
+				body.put("policy", policy);
+				body.put("problems", ex.problems());
+				return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
+			}
+		}
+		body.put("policy", policy);
+		body.putAll(applied(policy));
+		return new WebEndpointResponse<>(body);
+	}
+
+	/** A policy as it applies now: algorithm, settings, plans' numbers and mode. */
+	private Map<String, Object> applied(String name) {
+		Map<String, Object> described = describe(this.throttler.policy(name));
+		Map<String, Policy> plans = this.throttler.plans(name);
+		if (!plans.isEmpty()) {
+			Map<String, Object> numbers = new LinkedHashMap<>();
+			plans.forEach((plan, planned) -> {
+				Map<String, Object> settings = describe(planned);
+				settings.remove("algorithm");
+				numbers.put(plan, settings);
+			});
+			described.put("plans", numbers);
+		}
+		if (this.changes != null) {
+			described.put("mode", this.changes.isShadow(name) ? "shadow" : "enforce");
+		}
+		return described;
 	}
 
 	/** The policy's algorithm and settings by configuration name; durations as ISO-8601 text. */

@@ -63,6 +63,26 @@ public @interface Throttled {
 	int cost() default 1;
 
 	/**
+	 * SpEL for the plan whose numbers the call gets (issue 13), over the same variables as
+	 * {@link #key()}, bean references ({@code @accounts.planOf(#apiKey)}) included: a name under
+	 * {@code throttle.policies.<policy>.plans}. Null, blank or a plan the policy does not have means the
+	 * policy's base numbers (an unknown name is logged once). Empty (the default): the base numbers.
+	 * Parsed once, at startup. The key's state is shared by every plan: a caller who changes plan
+	 * keeps what they used.
+	 * @return the plan expression, or empty
+	 */
+	String plan() default "";
+
+	/**
+	 * SpEL for the units the call takes, evaluated per call over the same variables as {@link #key()}
+	 * ({@code #rows.size()}), in place of {@link #cost()}. A number: below 1 counts as 1; above the
+	 * policy's largest cost the call is refused as one that can never pass. Null or not a number:
+	 * {@link #cost()} (logged once). Parsed and checked at startup.
+	 * @return the cost expression, or empty for {@link #cost()}
+	 */
+	String costExpression() default "";
+
+	/**
 	 * Holds repeated {@link Throttled} annotations.
 	 */
 	@Target({ ElementType.METHOD, ElementType.TYPE })

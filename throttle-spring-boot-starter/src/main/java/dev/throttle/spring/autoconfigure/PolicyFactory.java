@@ -49,20 +49,95 @@ final class PolicyFactory {
 	 */
 	static Policies read(Map<String, ThrottleProperties.Policy> properties) {
 		List<Policy> valid = new ArrayList<>();
+		Map<String, Map<String, Policy>> plans = new LinkedHashMap<>();
 		List<String> problems = new ArrayList<>();
 		Set<String> invalid = new LinkedHashSet<>();
 		properties.forEach((name, settings) -> {
 			List<String> own = new ArrayList<>();
 			Policy policy = create(name, settings, own);
-			if (policy != null) {
+			Map<String, Policy> planned = (policy != null) ? plans(policy, settings, own) : Map.of();
+			if (own.isEmpty()) {
 				valid.add(policy);
+				if (!planned.isEmpty()) {
+					plans.put(name, planned);
+				}
 			}
 			else {
 				problems.addAll(own);
 				invalid.add(name);
 			}
 		});
-		return new Policies(List.copyOf(valid), List.copyOf(problems), Set.copyOf(invalid));
+		return new Policies(List.copyOf(valid), Map.copyOf(plans), List.copyOf(problems), Set.copyOf(invalid));
+	}
+
+	/**
+	 * Builds one policy and its plans, as at startup: what a change at run time applies.
+	 * @param name the policy's name
+	 * @param settings its settings
+	 * @return the policy and its plans
+	 * @throws ThrottleConfigurationException naming each property that is wrong
+	 */
+	static Planned createOne(String name, ThrottleProperties.Policy settings) {
+		List<String> problems = new ArrayList<>();
+		Policy policy = create(name, settings, problems);
+		Map<String, Policy> plans = (policy != null) ? plans(policy, settings, problems) : Map.of();
+		if (!problems.isEmpty()) {
+			throw new ThrottleConfigurationException(problems);
+		}
+		return new Planned(policy, plans);
+	}
+
+	/**
+	 * A policy and its plans.
+	 *
+	 * @param policy the base numbers
+	 * @param plans by plan name, in configuration order
+	 */
+	record Planned(Policy policy, Map<String, Policy> plans) {
+
+	}
+
+	/**
+	 * Builds a policy's plans: each its policy's parameters, with the ones the plan sets over them.
+	 * A plan sets numbers only: never the algorithm, the mode, plans of its own or how calls settle.
+	 */
+	private static Map<String, Policy> plans(Policy policy, ThrottleProperties.Policy settings, List<String> problems) {
+		Map<String, Policy> plans = new LinkedHashMap<>();
+		Algorithm<?> algorithm = policy.algorithm();
+		settings.getPlans().forEach((plan, overrides) -> {
+			String path = PREFIX + policy.name() + ".plans." + plan;
+			if (plan.isBlank() || overrides == null) {
+				problems.add(path + " needs a name and at least one number");
+				return;
+			}
+			if (overrides.getAlgorithm() != null || overrides.getMode() != null || !overrides.getPlans().isEmpty()
+					|| overrides.isResetOnSuccess() || overrides.getCount() != ThrottleProperties.Count.ALL) {
+				problems.add(path + " may set only numbers of the " + algorithm.id() + " algorithm ("
+						+ String.join(", ", algorithm.parameters()) + "): algorithm, mode, plans, reset-on-success"
+						+ " and count are the policy's");
+				return;
+			}
+			Map<String, Object> own = parameters(overrides);
+			for (String parameter : own.keySet()) {
+				if (!algorithm.parameters().contains(parameter)) {
+					problems.add(path + "." + parameter + " means nothing to the " + algorithm.id()
+							+ " algorithm, which takes " + String.join(", ", algorithm.parameters()));
+					return;
+				}
+			}
+			Map<String, Object> merged = parameters(settings);
+			merged.putAll(own);
+			try {
+				plans.put(plan, algorithm.create(policy.name(), merged));
+			}
+			catch (InvalidPolicyException ex) {
+				problems.add(path + "." + ex.parameter() + " " + ex.problem());
+			}
+			catch (IllegalArgumentException ex) {
+				problems.add(path + ": " + ex.getMessage());
+			}
+		});
+		return plans;
 	}
 
 	/**
@@ -109,10 +184,12 @@ final class PolicyFactory {
 	 * What {@code throttle.policies} holds.
 	 *
 	 * @param valid the policies that can be built, in the order configured
+	 * @param plans the plans of the valid policies that have some, by policy name then plan name
 	 * @param problems what is wrong with the others, each naming its property
 	 * @param invalid the names of the policies that have a mistake
 	 */
-	record Policies(List<Policy> valid, List<String> problems, Set<String> invalid) {
+	record Policies(List<Policy> valid, Map<String, Map<String, Policy>> plans, List<String> problems,
+			Set<String> invalid) {
 
 	}
 

@@ -3,6 +3,7 @@ package dev.throttle.spring.autoconfigure;
 import java.util.Map;
 
 import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -13,6 +14,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Import;
@@ -25,6 +28,7 @@ import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
+import dev.throttle.spring.internal.aop.PolicyModes;
 import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottledAdvisor;
@@ -59,19 +63,54 @@ public final class ThrottleAutoConfiguration {
 	Throttler throttler(ThrottleProperties properties, ThrottleStore throttleStore,
 			ObjectProvider<ThrottleListener> listeners) {
 		// only the valid policies: the startup check reports the others with every other mistake, at once
-		return new Throttler(throttleStore, PolicyFactory.read(properties.getPolicies()).valid(),
-				listeners.orderedStream().toList());
+		PolicyFactory.Policies policies = PolicyFactory.read(properties.getPolicies());
+		return new Throttler(throttleStore, policies.valid(), policies.plans(), listeners.orderedStream().toList());
+	}
+
+	/**
+	 * Which policies are in shadow mode: {@code throttle.policies.<name>.mode}, else {@code throttle.mode}.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	PolicyModes throttlePolicyModes(ThrottleProperties properties) {
+		PolicyModes modes = new PolicyModes();
+		properties.getPolicies().forEach((name, policy) -> modes.set(name, isShadow(properties, policy)));
+		return modes;
+	}
+
+	static boolean isShadow(ThrottleProperties properties, ThrottleProperties.Policy policy) {
+		ThrottleProperties.Mode mode = (policy.getMode() != null) ? policy.getMode() : properties.getMode();
+		return mode == ThrottleProperties.Mode.SHADOW;
+	}
+
+	/**
+	 * Changes policies at run time: the actuator, the environment, or the application itself.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	ThrottlePolicies throttlePolicies(Throttler throttler, ThrottleProperties properties, PolicyModes modes) {
+		return new ThrottlePolicies(throttler, properties, modes);
+	}
+
+	@Bean
+	static ApplicationListener<ApplicationEvent> throttleEnvironmentChanges(ObjectProvider<ThrottlePolicies> policies,
+			Environment environment) {
+		return new ThrottleEnvironmentChanges(policies, environment);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	ThrottledMethods throttledMethods(Throttler throttler, ThrottleProperties properties, ResourceLoader resourceLoader) {
+	ThrottledMethods throttledMethods(Throttler throttler, ThrottleProperties properties, ResourceLoader resourceLoader,
+			BeanFactory beanFactory, PolicyModes modes) {
 		Map<String, ThrottleProperties.Policy> policies = properties.getPolicies();
-		return new ThrottledMethods(throttler, (name) -> {
+		ThrottledMethods methods = new ThrottledMethods(throttler, (name) -> {
 			ThrottleProperties.Policy policy = policies.get(name);
 			return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
 					policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
 		}, resourceLoader.getClassLoader());
+		methods.setBeanFactory(beanFactory);
+		methods.setModes(modes);
+		return methods;
 	}
 
 	/**

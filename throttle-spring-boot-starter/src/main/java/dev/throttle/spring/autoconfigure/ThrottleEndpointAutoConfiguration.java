@@ -1,5 +1,6 @@
 package dev.throttle.spring.autoconfigure;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -10,6 +11,7 @@ import org.springframework.context.annotation.Bean;
 
 import dev.throttle.Throttler;
 import dev.throttle.spring.actuate.ThrottleEndpoint;
+import dev.throttle.spring.actuate.ThrottleEndpointChanges;
 
 /**
  * The {@code throttle} actuator endpoint, when Actuator is present and the endpoint is available
@@ -23,8 +25,14 @@ public final class ThrottleEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ThrottleEndpoint throttleEndpoint(Throttler throttler) {
-		return new ThrottleEndpoint(throttler);
+	ThrottleEndpoint throttleEndpoint(Throttler throttler, ObjectProvider<ThrottlePolicies> policies) {
+		return new ThrottleEndpoint(throttler, policies.getIfAvailable());
+	}
+
+	/** Hands {@code POST /actuator/throttle/{policy}}'s JSON object to the endpoint whole. */
+	@Bean
+	static ThrottleEndpointChanges throttleEndpointChanges(ObjectProvider<ThrottleEndpoint> endpoint) {
+		return new ThrottleEndpointChanges(endpoint);
 	}
 
 }

@@ -2,6 +2,7 @@ package dev.throttle.spring.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -11,6 +12,7 @@ import org.springframework.context.annotation.Bean;
 
 import dev.throttle.ThrottleStore;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.internal.aop.PolicyModes;
 import dev.throttle.spring.metrics.MemoryStoreMetrics;
 import dev.throttle.spring.metrics.MicrometerThrottleListener;
 
@@ -30,8 +32,9 @@ public final class ThrottleMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	MicrometerThrottleListener micrometerThrottleListener() {
-		return new MicrometerThrottleListener();
+	MicrometerThrottleListener micrometerThrottleListener(ObjectProvider<PolicyModes> modes) {
+		PolicyModes policyModes = modes.getIfAvailable();
+		return (policyModes != null) ? new MicrometerThrottleListener(policyModes::of) : new MicrometerThrottleListener();
 	}
 
 	@Bean

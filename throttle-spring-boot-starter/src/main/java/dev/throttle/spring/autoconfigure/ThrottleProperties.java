@@ -35,6 +35,22 @@ public class ThrottleProperties {
 	 */
 	private Map<String, Policy> policies = new LinkedHashMap<>();
 
+	// plans, shadow mode (issue 13)
+	/**
+	 * Whether policies refuse calls (enforce) or only count the calls they would refuse (shadow),
+	 * for every policy that does not set its own mode.
+	 */
+	private Mode mode = Mode.ENFORCE;
+
+	public Mode getMode() {
+		return this.mode;
+	}
+
+	public void setMode(Mode mode) {
+		this.mode = mode;
+	}
+	// end of plans, shadow mode
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -114,7 +130,8 @@ public class ThrottleProperties {
 	public static class Memory {
 
 		/**
-		 * Most keys held per policy; idle keys are evicted first.
+		 * Most keys held per policy. No key is evicted to make room: while a policy holds this
+		 * many live keys, a key it does not hold shares the policy's one overflow bucket.
 		 */
 		private long maximumKeys = 1_000_000;
 
@@ -354,6 +371,23 @@ public class ThrottleProperties {
 	}
 
 	/**
+	 * Whether a policy refuses calls or only counts what it would refuse (issue 13).
+	 */
+	public enum Mode {
+
+		/**
+		 * Refuse calls over the limit.
+		 */
+		ENFORCE,
+
+		/**
+		 * Decide and charge as usual, count what would be refused, never refuse.
+		 */
+		SHADOW
+
+	}
+
+	/**
 	 * One policy: an algorithm and its parameters. A parameter left unset takes its algorithm's
 	 * default (dev.throttle.Algorithm, and each policy record's DEFAULT_ constants); one that its
 	 * algorithm does not take fails startup.
@@ -434,6 +468,36 @@ public class ThrottleProperties {
 		 * Which calls use up the limit.
 		 */
 		private Count count = Count.ALL;
+
+		// plans, shadow mode (issue 13)
+		/**
+		 * Plans by name, each overriding some numbers of the policy (limit, capacity, ...) for the
+		 * calls whose @Throttled(plan) names it.
+		 */
+		private Map<String, Policy> plans = new LinkedHashMap<>();
+
+		/**
+		 * Whether the policy refuses calls (enforce) or only counts the calls it would refuse
+		 * (shadow); unset, throttle.mode applies.
+		 */
+		private Mode mode;
+
+		public Map<String, Policy> getPlans() {
+			return this.plans;
+		}
+
+		public void setPlans(Map<String, Policy> plans) {
+			this.plans = plans;
+		}
+
+		public Mode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(Mode mode) {
+			this.mode = mode;
+		}
+		// end of plans, shadow mode
 
 		public String getAlgorithm() {
 			return this.algorithm;

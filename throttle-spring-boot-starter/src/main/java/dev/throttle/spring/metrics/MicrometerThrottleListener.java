@@ -5,6 +5,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -22,8 +24,9 @@ import dev.throttle.ThrottleListener;
  * <li>{@code throttle.decisions} (counter), tagged {@code policy}, {@code store} (who decided:
  * {@code memory}, {@code redis}, or {@code local} when the local failure mode did) and {@code outcome}:
  * {@code allowed} or {@code rejected} when a store decided, {@code error} when no store could and a
- * failure mode's fixed answer ({@code open}, {@code closed}) stood in. Each decision is counted once,
- * under one outcome;</li>
+ * failure mode's fixed answer ({@code open}, {@code closed}) stood in; and {@code mode}: {@code enforce},
+ * or {@code shadow} for a policy in shadow mode, whose {@code rejected} are the calls it would have
+ * refused (and let through). Each decision is counted once, under one outcome;</li>
  * <li>{@code throttle.store.latency} (timer), tagged {@code policy} and {@code store}: how long the
  * decision took in the store, failing included.</li>
  * </ul>
@@ -51,6 +54,25 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
 	private final Map<String, PolicyMeters> meters = new ConcurrentHashMap<>();
 
+	/** Each policy's mode, asked once per policy: true while it is in shadow mode. */
+	private final Function<String, ? extends BooleanSupplier> modes;
+
+	/**
+	 * Creates a listener for policies that all enforce.
+	 */
+	public MicrometerThrottleListener() {
+		this((policy) -> () -> false);
+	}
+
+	/**
+	 * Creates a listener that tags each policy's decisions with its mode.
+	 * @param modes by policy name, whether the policy is in shadow mode now (asked once per policy,
+	 * then read per decision)
+	 */
+	public MicrometerThrottleListener(Function<String, ? extends BooleanSupplier> modes) {
+		this.modes = modes;
+	}
+
 	@Override
 	public void bindTo(MeterRegistry registry) {
 		this.registries.updateAndGet((bound) -> {
@@ -68,9 +90,10 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 		}
 		PolicyMeters policyMeters = this.meters.get(policy.name());
 		if (policyMeters == null) {
-			policyMeters = this.meters.computeIfAbsent(policy.name(), PolicyMeters::new);
+			policyMeters = this.meters.computeIfAbsent(policy.name(),
+					(name) -> new PolicyMeters(name, this.modes.apply(name)));
 		}
-		StoreMeters meters = policyMeters.of(source.store(), registries);
+		StoreMeters meters = policyMeters.of(source.store(), registries, policyMeters.shadow.getAsBoolean());
 		for (Counter counter : source.isFailureMode() ? meters.error
 				: decision.allowed() ? meters.allowed : meters.rejected) {
 			counter.increment();
@@ -87,14 +110,20 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
 		private final AtomicReference<StoreMeters[]> stores = new AtomicReference<>(new StoreMeters[0]);
 
-		PolicyMeters(String policy) {
+		private final AtomicReference<StoreMeters[]> shadowStores = new AtomicReference<>(new StoreMeters[0]);
+
+		final BooleanSupplier shadow;
+
+		PolicyMeters(String policy, BooleanSupplier shadow) {
 			this.policy = policy;
+			this.shadow = shadow;
 		}
 
 		/** The store's meters in {@code registries}: made again when a registry was bound since. */
-		StoreMeters of(String store, MeterRegistry[] registries) {
+		StoreMeters of(String store, MeterRegistry[] registries, boolean shadow) {
+			AtomicReference<StoreMeters[]> stores = shadow ? this.shadowStores : this.stores;
 			for (;;) {
-				StoreMeters[] known = this.stores.get();
+				StoreMeters[] known = stores.get();
 				int index = 0;
 				while (index < known.length && !known[index].isFor(store)) {
 					index++;
@@ -103,8 +132,8 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 					return known[index];
 				}
 				StoreMeters[] updated = Arrays.copyOf(known, Math.max(known.length, index + 1));
-				updated[index] = new StoreMeters(this.policy, store, registries);
-				if (this.stores.compareAndSet(known, updated)) {
+				updated[index] = new StoreMeters(this.policy, store, registries, shadow ? "shadow" : "enforce");
+				if (stores.compareAndSet(known, updated)) {
 					return updated[index];
 				}
 			}
@@ -130,12 +159,12 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
 		private final Timer[] latency;
 
-		StoreMeters(String policy, String store, MeterRegistry[] registries) {
+		StoreMeters(String policy, String store, MeterRegistry[] registries, String mode) {
 			this.store = store;
 			this.registries = registries;
-			this.allowed = counters(policy, store, "allowed", registries);
-			this.rejected = counters(policy, store, "rejected", registries);
-			this.error = counters(policy, store, "error", registries);
+			this.allowed = counters(policy, store, "allowed", mode, registries);
+			this.rejected = counters(policy, store, "rejected", mode, registries);
+			this.error = counters(policy, store, "error", mode, registries);
 			this.latency = new Timer[registries.length];
 			for (int i = 0; i < registries.length; i++) {
 				this.latency[i] = Timer.builder(LATENCY)
@@ -151,7 +180,8 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 			return this.store == store || this.store.equals(store);
 		}
 
-		private static Counter[] counters(String policy, String store, String outcome, MeterRegistry[] registries) {
+		private static Counter[] counters(String policy, String store, String outcome, String mode,
+				MeterRegistry[] registries) {
 			Counter[] counters = new Counter[registries.length];
 			for (int i = 0; i < registries.length; i++) {
 				counters[i] = Counter.builder(DECISIONS)
@@ -159,6 +189,7 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 					.tag("policy", policy)
 					.tag("outcome", outcome)
 					.tag("store", store)
+					.tag("mode", mode)
 					.register(registries[i]);
 			}
 			return counters;

@@ -69,7 +69,8 @@ public final class RedisThrottleStore implements ThrottleStore {
 
 	private final TimeSource clock;
 
-	private final Map<String, RedisLimiter> limiters = new ConcurrentHashMap<>();
+	/** By policy, numbers and all: a policy's plans, and its numbers after a change, each have their own. */
+	private final Map<Policy, RedisLimiter> limiters = new ConcurrentHashMap<>();
 
 	private final AtomicReference<Mono<ReactiveRedisConnection>> connection = new AtomicReference<>();
 
@@ -129,20 +130,21 @@ public final class RedisThrottleStore implements ThrottleStore {
 		connect();
 	}
 
+	/**
+	 * Returns the limiter of {@code policy}: its script over the keys of its name. A policy bound again
+	 * under other numbers (a plan, a change at run time) gets a script of its own over the same keys,
+	 * whose state every script reads whatever numbers wrote it.
+	 */
 	@Override
 	public Limiter limiter(Policy policy) {
-		RedisLimiter limiter = this.limiters.get(policy.name());
+		RedisLimiter limiter = this.limiters.get(policy);
 		if (limiter == null) {
 			RedisLimiter created = new RedisLimiter(this, policy);
-			limiter = this.limiters.putIfAbsent(policy.name(), created);
+			limiter = this.limiters.putIfAbsent(policy, created);
 			if (limiter == null) {
 				limiter = created;
 				loadScriptIfWarm(created);
 			}
-		}
-		if (!limiter.policy().equals(policy)) {
-			throw new IllegalArgumentException(
-					"policy '" + policy.name() + "' is already bound with other settings: " + limiter.policy());
 		}
 		return limiter;
 	}

@@ -75,8 +75,9 @@ class ThrottleEndpointTests {
 			HttpResponse<String> response = send(this.port, "GET", "/actuator/throttle");
 			assertThat(response.statusCode()).isEqualTo(200);
 			assertThat(response.body()).contains("\"store\":\"memory\"")
-				.contains("\"login\":{\"algorithm\":\"lockout\",\"timeouts\":[\"PT1M\",\"PT5M\"],\"expire-after\":\"PT1H\"}")
-				.contains("\"api\":{\"algorithm\":\"gcra\",\"limit\":10,\"period\":\"PT1M\"}");
+				.contains("\"login\":{\"algorithm\":\"lockout\",\"timeouts\":[\"PT1M\",\"PT5M\"],\"expire-after\":\"PT1H\","
+						+ "\"mode\":\"enforce\"}")
+				.contains("\"api\":{\"algorithm\":\"gcra\",\"limit\":10,\"period\":\"PT1M\",\"mode\":\"enforce\"}");
 		}
 
 		@Test

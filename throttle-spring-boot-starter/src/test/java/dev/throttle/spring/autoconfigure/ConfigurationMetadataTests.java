@@ -41,7 +41,8 @@ class ConfigurationMetadataTests {
 				new String[] { "throttle.store.redis.key-prefix", "\"throttle\"" },
 				new String[] { "throttle.store.redis.failure-mode", "\"local\"" },
 				new String[] { "throttle.store.redis.timeout", "\"1s\"" },
-				new String[] { "throttle.http.headers", "\"ietf\"" }, new String[] { "throttle.policies", null });
+				new String[] { "throttle.http.headers", "\"ietf\"" }, new String[] { "throttle.policies", null },
+				new String[] { "throttle.mode", "\"enforce\"" });
 		for (String[] property : documented) {
 			String entry = entry(metadata, property[0]);
 			assertThat(entry).as(property[0]).containsPattern("\"description\": \"[A-Z][^\"]+\"");
@@ -55,7 +56,7 @@ class ConfigurationMetadataTests {
 	void everyPolicyParameterIsABoundPropertyAndTheAlgorithmsAreHinted() throws IOException {
 		for (String parameter : List.of("algorithm", "capacity", "refillTokens", "refillPeriod", "limit", "period",
 				"window", "threshold", "ttl", "initialDelay", "delayExponent", "timeouts", "expireAfter",
-				"resetOnSuccess", "count")) {
+				"resetOnSuccess", "count", "plans", "mode")) {
 			assertThat(BeanUtils.getPropertyDescriptor(ThrottleProperties.Policy.class, parameter))
 				.as(parameter)
 				.satisfies((descriptor) -> assertThat(descriptor.getWriteMethod()).isNotNull());

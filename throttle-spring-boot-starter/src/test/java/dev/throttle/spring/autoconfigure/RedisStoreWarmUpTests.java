@@ -23,6 +23,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
+import dev.throttle.testing.redis.RedisKeys;
 import dev.throttle.Throttler;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.redis.RedisEndpoint;
@@ -87,7 +88,7 @@ class RedisStoreWarmUpTests {
 						.extracting((command) -> command.name().toUpperCase(Locale.ROOT))
 						.contains("EVALSHA", "DEL");
 				}
-				assertThat(connection.sync().keys("*")).as("nothing left behind").isEmpty();
+				assertThat(RedisKeys.matching(connection.sync(), "*")).as("nothing left behind").isEmpty();
 				ResilientThrottleStore store = context.getBean(ResilientThrottleStore.class);
 				assertThat(store.isStoreDown()).isFalse();
 				assertThat(context.getBean(Throttler.class).tryAcquire("api", "alice").allowed()).isTrue();

@@ -95,6 +95,9 @@ class RedisSettlementsDuringOutageTests {
 			assertThat(login.tryAcquire("alice", 1).allowed()).as("alice is locked out in Redis").isFalse();
 			Decision bobByRedis = login.tryAcquire("bob", 1);
 			Decision carolByRedis = login.tryAcquire("carol", 1);
+			for (int i = 0; i < 3; i++) {
+				login.tryAcquire("erin", 1); // nothing is owed for erin: her state shows what the restart kept
+			}
 
 			this.redis.stop();
 			await("the outage is noticed", () -> {
@@ -113,8 +116,10 @@ class RedisSettlementsDuringOutageTests {
 				.isEqualTo(3);
 
 			this.redis.start();
-			assertThat(inRedis.peek("alice").allowed()).as("Redis kept alice's lockout through its restart").isFalse();
-			assertThat(inRedis.peek("bob").remaining()).isEqualTo(2);
+			// what is owed for alice and bob may already be applied by the background probe: erin's
+			// state, which nothing settles, shows that Redis kept its data through the restart
+			assertThat(inRedis.peek("erin").remaining()).as("Redis kept erin's spent window through its restart")
+				.isZero();
 			await("a probe finds Redis", () -> {
 				login.peek("probe");
 				return !store.isStoreDown();
@@ -138,7 +143,7 @@ class RedisSettlementsDuringOutageTests {
 			.extracting(ILoggingEvent::getFormattedMessage)
 			.anySatisfy((message) -> assertThat(message).contains("2 refunds and resets made meanwhile applied to it"));
 		assertThat(this.logs.list).extracting(ILoggingEvent::getFormattedMessage)
-			.allSatisfy((message) -> assertThat(message).doesNotContain("alice", "bob", "carol", "dave"));
+			.allSatisfy((message) -> assertThat(message).doesNotContain("alice", "bob", "carol", "dave", "erin"));
 	}
 
 	private String rawGet(String key) {

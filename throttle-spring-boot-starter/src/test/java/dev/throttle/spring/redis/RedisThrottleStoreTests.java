@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
+import dev.throttle.testing.redis.RedisKeys;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
@@ -135,7 +136,7 @@ class RedisThrottleStoreTests {
 		RedisThrottleStore store = closedAfterTest(
 				new RedisThrottleStore(connectionFactory, "myapp", Duration.ofSeconds(1)));
 		store.limiter(POLICIES.get(2)).tryAcquire("alice@example.com", 1);
-		assertThat(this.redis.keys("*")).containsExactly("myapp:{fw:alice@example.com}");
+		assertThat(RedisKeys.matching(this.redis, "*")).containsExactly("myapp:{fw:alice@example.com}");
 		assertThat(store.redisKey("fw", "alice@example.com")).isEqualTo("myapp:{fw:alice@example.com}");
 		assertThatIllegalArgumentException().isThrownBy(() -> new RedisThrottleStore(connectionFactory, "a{b",
 				Duration.ofSeconds(1)));
@@ -205,8 +206,9 @@ class RedisThrottleStoreTests {
 	void microsecondScoresAreStoredAsPlainIntegersNeverInExponentNotation() {
 		RedisThrottleStore store = store();
 		store.limiter(new GcraPolicy("g", 3, Duration.ofDays(3650))).tryAcquire("k", 1);
-		String score = this.redis.get("throttle:{g:k}");
-		assertThat(score).matches("\\d{16,}");
+		String state = this.redis.get("throttle:{g:k}");
+		assertThat(state).as("the score, and the interval it was written under").matches("\\d{16,}:\\d+");
+		String score = state.substring(0, state.indexOf(':'));
 		List<String> time = this.redis.time();
 		long nowMicros = Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
 		long intervalMicros = Duration.ofDays(3650).toMillis() * 1000 / 3;
@@ -229,11 +231,11 @@ class RedisThrottleStoreTests {
 		long intervalMicros = third.algorithm().scriptNumbers(third)[1]; // P = {limit, interval, tolerance}
 		long expected = clock.currentTimeMillis() * 1000 - 1000 + 2 * intervalMicros;
 		assertThat(expected).isLessThan(1L << 53);
-		assertThat(this.redis.get("throttle:{third:k}")).isEqualTo(Long.toString(expected));
+		assertThat(this.redis.get("throttle:{third:k}")).isEqualTo(expected + ":" + intervalMicros);
 		long period = Duration.ofDays(1825).toMillis();
 		Limiter bucket = store.limiter(TokenBucketPolicy.of("tb-far", 2, Duration.ofMillis(period)));
 		bucket.tryAcquire("k", 2);
-		assertThat(this.redis.get("throttle:{tb-far:k}")).isEqualTo("0:" + clock.currentTimeMillis());
+		assertThat(this.redis.get("throttle:{tb-far:k}")).as("2 tokens used").isEqualTo("2:" + clock.currentTimeMillis());
 		assertThat(bucket.tryAcquire("k", 1)).isEqualTo(Decision.reject(2, 0, period, 2 * period));
 	}
 
@@ -335,12 +337,14 @@ class RedisThrottleStoreTests {
 	}
 
 	@Test
-	void aPolicyNameIsBoundOnce() {
+	void aPolicyBoundAgainUnderOtherNumbersSharesItsKeys() {
 		RedisThrottleStore store = store();
-		assertThat(store.limiter(POLICIES.get(2))).isSameAs(store.limiter(new FixedWindowPolicy("fw", 3,
-				Duration.ofSeconds(10))));
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> store.limiter(new FixedWindowPolicy("fw", 4, Duration.ofSeconds(10))));
+		Limiter three = store.limiter(POLICIES.get(2));
+		assertThat(three).isSameAs(store.limiter(new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10))));
+		Limiter four = store.limiter(new FixedWindowPolicy("fw", 4, Duration.ofSeconds(10)));
+		assertThat(four).isNotSameAs(three);
+		three.tryAcquire("k", 2);
+		assertThat(four.peek("k").remaining()).isEqualTo(2);
 		assertThat(store.kind()).isEqualTo("redis");
 	}
 

@@ -41,14 +41,14 @@ final class Outcomes {
 
 	private static Object now(ThrottledMethod throttled, Taken taken, Object result) {
 		if (!ReturnTypes.isFailure(result)) {
-			ThrottleFlow.settle(throttled.throttles(), taken.keys(), taken.decisions(), taken.request());
+			ThrottleFlow.settle(taken.throttles(), taken.keys(), taken.decisions(), taken.request());
 		}
 		return result;
 	}
 
 	/** The call's outcome is the stage's: settle when it completes, before the caller sees it. */
 	private static Object stage(ThrottledMethod throttled, Taken taken, CompletionStage<?> stage) {
-		List<Throttle> throttles = throttled.throttles();
+		List<Throttle> throttles = taken.throttles();
 		CompletionStage<?> settled = stage.whenComplete((value, error) -> {
 			if (error == null && !ReturnTypes.isFailure(value)) {
 				ThrottleFlow.settle(throttles, taken.keys(), taken.decisions(), taken.request());
@@ -77,7 +77,7 @@ final class Outcomes {
 		if (value != null) {
 			ReactiveAdapter adapter = ReturnTypes.adapterFor(value.getClass());
 			if (adapter != null) {
-				return ReactiveThrottling.follow(value, adapter, throttled.throttles(), taken);
+				return ReactiveThrottling.follow(value, adapter, taken.throttles(), taken);
 			}
 			if (ReturnTypes.hides(value.getClass())) {
 				if (throttled.reportHiddenOutcome()) {
@@ -88,7 +88,7 @@ final class Outcomes {
 				return null;
 			}
 		}
-		ThrottleFlow.settle(throttled.throttles(), taken.keys(), taken.decisions(), taken.request());
+		ThrottleFlow.settle(taken.throttles(), taken.keys(), taken.decisions(), taken.request());
 		return null;
 	}
 

@@ -34,14 +34,14 @@ final class ReactiveThrottling {
 	 */
 	static Object throttle(ThrottledMethod throttled, Object[] arguments, ReactiveThrottleRequestContext requests,
 			ThrottleRequestContext bound, Call call) {
-		List<Throttle> throttles = throttled.throttles();
 		ReactiveAdapter adapter = throttled.plan().adapter();
 		Mono<ThrottleRequestContext> request = (requests != null) ? Mono.deferContextual(requests::current)
 				: Mono.just(bound);
 		Mono<Taken> acquired = request.flatMap((context) -> {
 			String[] keys = throttled.keys().evaluate(arguments, context);
+			List<Throttle> throttles = throttled.throttlesFor(arguments, context);
 			return Mono.fromCompletionStage(ThrottleFlow.acquireAsync(throttles, keys, context))
-				.map((decisions) -> new Taken(keys, decisions, context));
+				.map((decisions) -> new Taken(throttles, keys, decisions, context));
 		});
 		Publisher<Object> result;
 		if (throttled.many()) {
@@ -52,15 +52,16 @@ final class ReactiveThrottling {
 				}
 				// a Publisher that turns out to be a Mono settles on its value, before emitting it: a
 				// caller's Mono.from(..) cancels after the first value and would never see completion
-				return (source instanceof Mono<Object> one) ? settledOnValue(one, throttles, taken)
-						: settledOnCompletion(Flux.from(source), throttles, taken);
+				return (source instanceof Mono<Object> one) ? settledOnValue(one, taken.throttles(), taken)
+						: settledOnCompletion(Flux.from(source), taken.throttles(), taken);
 			});
 		}
 		else if (!throttled.settlesOnSuccess()) {
 			result = acquired.flatMap((taken) -> Mono.from(proceed(call, adapter)));
 		}
 		else {
-			result = acquired.flatMap((taken) -> settledOnValue(Mono.from(proceed(call, adapter)), throttles, taken));
+			result = acquired
+				.flatMap((taken) -> settledOnValue(Mono.from(proceed(call, adapter)), taken.throttles(), taken));
 		}
 		return (adapter != null) ? adapter.fromPublisher(result) : result;
 	}

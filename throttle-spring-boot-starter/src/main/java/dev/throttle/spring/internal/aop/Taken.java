@@ -3,12 +3,14 @@ package dev.throttle.spring.internal.aop;
 import java.util.List;
 
 /**
- * What a throttled call took, kept until the call is settled: its keys, its decisions (whose
- * receipts let a refund undo exactly that call) and its request (told the settled state).
+ * What a throttled call took, kept until the call is settled: its throttles (with the plan and
+ * cost chosen for this call), its keys, its decisions (whose receipts let a refund undo exactly that
+ * call) and its request (told the settled state).
  *
+ * @param throttles the call's throttles, in order
  * @param keys the keys, in throttle order
  * @param decisions the allowed decisions, in throttle order
  * @param request the request the call runs in
  */
-record Taken(String[] keys, List<PolicyDecision> decisions, ThrottleRequestContext request) {
+record Taken(List<Throttle> throttles, String[] keys, List<PolicyDecision> decisions, ThrottleRequestContext request) {
 }

@@ -12,8 +12,32 @@ import dev.throttle.Policy;
  * @param cost units per call
  * @param resetOnSuccess whether a normal return clears the key
  * @param refundOnSuccess whether a normal return gives back what the call took (count: failures)
+ * @param mode whether the policy is in shadow mode (never refuses, sends no headers), read per call
  */
-record Throttle(BoundPolicy bound, int cost, boolean resetOnSuccess, boolean refundOnSuccess) {
+record Throttle(BoundPolicy bound, int cost, boolean resetOnSuccess, boolean refundOnSuccess,
+		PolicyModes.Switch mode) {
+
+	/** The mode of a throttle that always enforces. */
+	static final PolicyModes.Switch ENFORCED = new PolicyModes.Switch();
+
+	/**
+	 * A throttle that always enforces its policy.
+	 * @param bound the policy, bound to the store
+	 * @param cost units per call
+	 * @param resetOnSuccess whether a normal return clears the key
+	 * @param refundOnSuccess whether a normal return gives back what the call took
+	 */
+	Throttle(BoundPolicy bound, int cost, boolean resetOnSuccess, boolean refundOnSuccess) {
+		this(bound, cost, resetOnSuccess, refundOnSuccess, ENFORCED);
+	}
+
+	/**
+	 * Whether the policy only counts what it would refuse, now.
+	 * @return whether it is in shadow mode
+	 */
+	boolean shadow() {
+		return this.mode.getAsBoolean();
+	}
 
 	/**
 	 * Returns the policy.

@@ -59,13 +59,13 @@ final class ThrottleFlow {
 				giveBack(throttles, keys, decisions);
 				throw ex;
 			}
-			if (!decision.allowed()) {
+			if (!decision.allowed() && !throttle.shadow()) {
 				giveBack(throttles, keys, decisions);
 				throw new ThrottledException(throttle.policy(), decision);
 			}
 			decisions.add(new PolicyDecision(throttle.policy(), decision));
 		}
-		request.allowed(decisions);
+		request.allowed(enforced(throttles, decisions));
 		return decisions;
 	}
 
@@ -80,7 +80,7 @@ final class ThrottleFlow {
 			ThrottleRequestContext request) {
 		List<PolicyDecision> decisions = new ArrayList<>(throttles.size());
 		return acquireFrom(0, throttles, keys, decisions).thenApply((ignored) -> {
-			request.allowed(decisions);
+			request.allowed(enforced(throttles, decisions));
 			return decisions;
 		});
 	}
@@ -97,7 +97,7 @@ final class ThrottleFlow {
 					return giveBackAsync(throttles, keys, decisions)
 						.thenCompose((done) -> ThrottleFlow.<Void>failed(error));
 				}
-				if (!decision.allowed()) {
+				if (!decision.allowed() && !throttle.shadow()) {
 					return giveBackAsync(throttles, keys, decisions).thenCompose(
 							(done) -> ThrottleFlow.<Void>failed(new ThrottledException(throttle.policy(), decision)));
 				}
@@ -133,12 +133,17 @@ final class ThrottleFlow {
 			try {
 				if (throttle.resetOnSuccess()) {
 					throttle.bound().reset(keys[i]);
-					reset = (reset != null) ? reset : new ArrayList<>(1);
-					reset.add(resetState(throttle));
+					if (!throttle.shadow()) {
+						reset = (reset != null) ? reset : new ArrayList<>(1);
+						reset.add(resetState(throttle));
+					}
 				}
 				else if (throttle.refundOnSuccess()) {
 					if (decisions != null) {
-						throttle.bound().refund(keys[i], throttle.cost(), decisions.get(i).decision());
+						Decision taken = decisions.get(i).decision();
+						if (taken.allowed()) {
+							throttle.bound().refund(keys[i], throttle.cost(), taken);
+						}
 					}
 					else {
 						throttle.bound().refund(keys[i], throttle.cost());
@@ -184,11 +189,15 @@ final class ThrottleFlow {
 			int slot = i;
 			if (throttle.resetOnSuccess()) {
 				CompletionStage<Void> done = start(() -> throttle.bound().resetAsync(key))
-					.thenRun(() -> reset[slot] = resetState(throttle));
+					.thenRun(() -> reset[slot] = throttle.shadow() ? null : resetState(throttle));
 				all = both(all, logged(done, throttle, true));
 			}
 			else if (throttle.refundOnSuccess()) {
 				Decision taken = (decisions != null) ? decisions.get(i).decision() : null;
+				if (taken != null && !taken.allowed()) {
+					// a shadow policy's would-be refusal took nothing
+					continue;
+				}
 				CompletionStage<Void> refunded = start(
 						() -> (taken != null) ? throttle.bound().refundAsync(key, throttle.cost(), taken)
 								: throttle.bound().refundAsync(key, throttle.cost()));
@@ -209,6 +218,22 @@ final class ThrottleFlow {
 	}
 
 	/** The reset state of a policy reset on success: what a call on a neutral key is told, nothing in use. */
+	/** The decisions whose policies enforce: a shadow policy sends no headers. No copy when none is in shadow. */
+	private static List<PolicyDecision> enforced(List<Throttle> throttles, List<PolicyDecision> decisions) {
+		List<PolicyDecision> enforced = decisions;
+		for (int i = 0; i < decisions.size(); i++) {
+			if (throttles.get(i).shadow()) {
+				if (enforced == decisions) {
+					enforced = new ArrayList<>(decisions.subList(0, i));
+				}
+			}
+			else if (enforced != decisions) {
+				enforced.add(decisions.get(i));
+			}
+		}
+		return enforced;
+	}
+
 	private static PolicyDecision resetState(Throttle throttle) {
 		int quota = throttle.policy().quota();
 		return new PolicyDecision(throttle.policy(), Decision.allow(quota, quota, 0));
@@ -217,6 +242,9 @@ final class ThrottleFlow {
 	private static void giveBack(List<Throttle> throttles, String[] keys, List<PolicyDecision> taken) {
 		for (int i = 0; i < taken.size(); i++) {
 			Throttle throttle = throttles.get(i);
+			if (!taken.get(i).decision().allowed()) {
+				continue;
+			}
 			try {
 				throttle.bound().refund(keys[i], throttle.cost(), taken.get(i).decision());
 			}
@@ -234,6 +262,9 @@ final class ThrottleFlow {
 			Throttle throttle = throttles.get(i);
 			String key = keys[i];
 			Decision decision = taken.get(i).decision();
+			if (!decision.allowed()) {
+				continue;
+			}
 			all = both(all,
 					logged(start(() -> throttle.bound().refundAsync(key, throttle.cost(), decision)), throttle, false));
 		}

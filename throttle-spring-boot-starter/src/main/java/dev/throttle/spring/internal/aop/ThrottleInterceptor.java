@@ -53,10 +53,11 @@ final class ThrottleInterceptor implements MethodInterceptor {
 		}
 		ThrottleRequestContext request = this.requestContext.obtain();
 		String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
-		List<PolicyDecision> decisions = ThrottleFlow.acquire(throttled.throttles(), keys, request);
+		List<Throttle> throttles = throttled.throttlesFor(invocation.getArguments(), request);
+		List<PolicyDecision> decisions = ThrottleFlow.acquire(throttles, keys, request);
 		Object result = invocation.proceed();
-		return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, new Taken(keys, decisions, request), result)
-				: result;
+		return throttled.settlesOnSuccess()
+				? Outcomes.settle(throttled, new Taken(throttles, keys, decisions, request), result) : result;
 	}
 
 }

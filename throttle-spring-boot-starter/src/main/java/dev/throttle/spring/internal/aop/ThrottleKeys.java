@@ -8,6 +8,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.BeanResolver;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -60,6 +61,9 @@ final class ThrottleKeys {
 	/** Whether an expression reads #principal. */
 	private final boolean expressionsUsePrincipal;
 
+	/** Resolves {@code @name} in keys, or null. */
+	private final BeanResolver beans;
+
 	/** 1 once a throttle's null, blank or failed key has been reported: a WARN per throttle, not per call. */
 	private final AtomicIntegerArray warned;
 
@@ -73,7 +77,20 @@ final class ThrottleKeys {
 	 * exist, naming its throttle's index
 	 */
 	ThrottleKeys(Method method, String[] sources, String[] policies, boolean principalAvailable) {
+		this(method, sources, policies, principalAvailable, null);
+	}
+
+	/**
+	 * Parses the keys of a method's throttles, resolving {@code @name} with {@code beans}.
+	 * @param method the method whose parameters the keys name
+	 * @param sources the key expressions as written, one per throttle (blank: the shared bucket)
+	 * @param policies the policy of each throttle, named in messages
+	 * @param principalAvailable whether something (Spring Security) can supply {@code #principal}
+	 * @param beans resolves bean references, or null
+	 */
+	ThrottleKeys(Method method, String[] sources, String[] policies, boolean principalAvailable, BeanResolver beans) {
 		this.method = method;
+		this.beans = beans;
 		this.sources = sources.clone();
 		this.policies = policies.clone();
 		this.kinds = new byte[sources.length];
@@ -183,6 +200,9 @@ final class ThrottleKeys {
 	private MethodBasedEvaluationContext evaluationContext(Object[] arguments, ThrottleRequestContext request) {
 		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
 				this.usesRoot ? new KeyRoot(arguments) : null, this.method, arguments, parameterNames);
+		if (this.beans != null) {
+			context.setBeanResolver(this.beans);
+		}
 		if (this.expressionsUseIp || this.expressionsUsePrincipal) {
 			// The context binds parameters lazily, at the first variable it misses, and that binding
 			// would overwrite #ip with a parameter named ip (a client-chosen value): bind them first,

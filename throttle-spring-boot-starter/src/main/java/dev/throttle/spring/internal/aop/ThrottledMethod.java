@@ -19,6 +19,9 @@ final class ThrottledMethod {
 
 	private final ThrottleKeys keys;
 
+	/** The plan and cost expressions, or null when no throttle has one: then nothing is chosen per call. */
+	private final ThrottleChoices choices;
+
 	private final ReturnTypes.Plan plan;
 
 	private final boolean settlesOnSuccess;
@@ -27,15 +30,27 @@ final class ThrottledMethod {
 	private final AtomicBoolean hiddenOutcomeReported = new AtomicBoolean();
 
 	/**
-	 * Creates a resolved method.
+	 * Creates a resolved method whose throttles choose nothing per call.
 	 * @param method the method, or null for {@link #NONE}
 	 * @param throttles the throttles, in annotation order
 	 * @param keys their keys, in the same order
 	 */
 	ThrottledMethod(Method method, List<Throttle> throttles, ThrottleKeys keys) {
+		this(method, throttles, keys, null);
+	}
+
+	/**
+	 * Creates a resolved method.
+	 * @param method the method, or null for {@link #NONE}
+	 * @param throttles the throttles, in annotation order
+	 * @param keys their keys, in the same order
+	 * @param choices their plan and cost expressions, or null when none has one
+	 */
+	ThrottledMethod(Method method, List<Throttle> throttles, ThrottleKeys keys, ThrottleChoices choices) {
 		this.method = method;
 		this.throttles = List.copyOf(throttles);
 		this.keys = keys;
+		this.choices = choices;
 		this.plan = (method != null) ? ReturnTypes.plan(method)
 				: new ReturnTypes.Plan(ReturnTypes.Kind.VALUE, null, false, "void");
 		this.settlesOnSuccess = this.throttles.stream().anyMatch(Throttle::settlesOnSuccess);
@@ -51,6 +66,17 @@ final class ThrottledMethod {
 
 	ThrottleKeys keys() {
 		return this.keys;
+	}
+
+	/**
+	 * Returns the throttles of one call: {@link #throttles()} itself unless some throttle chooses its
+	 * plan or cost per call.
+	 * @param arguments the call's arguments
+	 * @param request the request the call runs in
+	 * @return the call's throttles, in order
+	 */
+	List<Throttle> throttlesFor(Object[] arguments, ThrottleRequestContext request) {
+		return (this.choices == null) ? this.throttles : this.choices.resolve(this.throttles, arguments, request);
 	}
 
 	/**

@@ -9,6 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.core.MethodClassKey;
 import org.springframework.util.ClassUtils;
 
@@ -40,6 +42,12 @@ public final class ThrottledMethods {
 
 	private volatile EventLoopRule eventLoopRule;
 
+	/** Which policies are in shadow mode. */
+	private volatile PolicyModes modes = new PolicyModes();
+
+	/** Resolves {@code @name} in keys, plans and costs; null until a bean factory is given. */
+	private volatile BeanFactoryResolver beans;
+
 	private record EventLoopRule(boolean storeBlocks) {
 	}
 
@@ -63,6 +71,22 @@ public final class ThrottledMethods {
 		this.throttler = throttler;
 		this.usage = usage;
 		this.principalAvailable = ClassUtils.isPresent(SPRING_SECURITY, classLoader);
+	}
+
+	/**
+	 * Says which policies are in shadow mode (before any method is resolved).
+	 * @param modes the policies' modes
+	 */
+	public void setModes(PolicyModes modes) {
+		this.modes = modes;
+	}
+
+	/**
+	 * Lets key, plan and cost expressions name beans ({@code @accounts.planOf(#apiKey)}).
+	 * @param beanFactory the application's bean factory
+	 */
+	public void setBeanFactory(BeanFactory beanFactory) {
+		this.beans = new BeanFactoryResolver(beanFactory);
 	}
 
 	/**
@@ -186,19 +210,25 @@ public final class ThrottledMethods {
 		List<Throttle> throttles = new ArrayList<>();
 		String[] keys = new String[annotations.size()];
 		String[] policies = new String[annotations.size()];
+		String[] plans = new String[annotations.size()];
+		String[] costs = new String[annotations.size()];
 		for (int i = 0; i < annotations.size(); i++) {
 			throttles.add(throttle(specific, annotations.get(i)));
 			keys[i] = annotations.get(i).key();
 			policies[i] = annotations.get(i).policy();
+			plans[i] = annotations.get(i).plan();
+			costs[i] = annotations.get(i).costExpression();
 		}
 		ThrottleKeys parsed;
+		ThrottleChoices choices;
 		try {
-			parsed = new ThrottleKeys(specific, keys, policies, this.principalAvailable);
+			parsed = new ThrottleKeys(specific, keys, policies, this.principalAvailable, this.beans);
+			choices = ThrottleChoices.parse(specific, plans, costs, policies, this.principalAvailable, this.beans);
 		}
 		catch (ThrottleKeys.InvalidKeyException ex) {
 			throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index())) + ex.getMessage());
 		}
-		ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed);
+		ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed, choices);
 		checkOutcomeIsVisible(built);
 		return built;
 	}
@@ -232,6 +262,11 @@ public final class ThrottledMethods {
 					+ "', which is not configured: add throttle.policies." + annotation.policy()
 					+ ".algorithm (configured: " + String.join(", ", this.throttler.policies().keySet()) + ")");
 		}
+		if (!annotation.costExpression().isBlank() && annotation.cost() != 1) {
+			throw new ThrottleConfigurationException(where(method, annotation) + " sets both cost ("
+					+ annotation.cost() + ") and costExpression (\"" + annotation.costExpression()
+					+ "\"): set one of them");
+		}
 		if (annotation.cost() < 1 || annotation.cost() > policy.maxCost()) {
 			throw new ThrottleConfigurationException(where(method, annotation) + " has cost " + annotation.cost()
 					+ ", but policy '" + policy.name() + "' (" + policy.algorithm() + ") can only grant a cost from 1 to "
@@ -239,7 +274,7 @@ public final class ThrottledMethods {
 		}
 		PolicyUsage usage = Optional.ofNullable(this.usage.apply(policy.name())).orElse(PolicyUsage.DEFAULT);
 		return new Throttle(this.throttler.bound(policy.name()), annotation.cost(), usage.resetOnSuccess(),
-				usage.refundOnSuccess());
+				usage.refundOnSuccess(), this.modes.of(policy.name()));
 	}
 
 	private static String where(Method method, Throttled annotation) {

@@ -1,0 +1,202 @@
+package dev.throttle.spring.internal.aop;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.BeanResolver;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+
+import dev.throttle.BoundPolicy;
+
+/**
+ * What one method's throttles choose per call (issue 13): the plan ({@code @Throttled(plan)}) and
+ * the cost ({@code @Throttled(costExpression)}), each parsed once at startup, its variables
+ * checked as a key's are, and evaluated per call over the call's arguments and request. A method
+ * without either has none of this: its throttles are used as they are, with nothing per call.
+ * Expressions that fail or give nothing usable fall back (the base numbers, the annotation's cost)
+ * and say so once per throttle at WARN, naming the expression, never a value. Thread-safe.
+ */
+final class ThrottleChoices {
+
+	private static final Log logger = LogFactory.getLog(ThrottleChoices.class);
+
+	private static final SpelExpressionParser parser = new SpelExpressionParser();
+
+	private static final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+
+	private final Method method;
+
+	private final String[] policies;
+
+	private final @Nullable Expression[] plans;
+
+	private final @Nullable Expression[] costs;
+
+	private final @Nullable BeanResolver beans;
+
+	private final boolean usesIp;
+
+	private final boolean usesPrincipal;
+
+	private final AtomicIntegerArray warned;
+
+	private ThrottleChoices(Method method, String[] policies, @Nullable Expression[] plans,
+			@Nullable Expression[] costs, @Nullable BeanResolver beans, boolean usesIp, boolean usesPrincipal) {
+		this.method = method;
+		this.policies = policies;
+		this.plans = plans;
+		this.costs = costs;
+		this.beans = beans;
+		this.usesIp = usesIp;
+		this.usesPrincipal = usesPrincipal;
+		this.warned = new AtomicIntegerArray(policies.length * 2);
+	}
+
+	/**
+	 * Parses the plan and cost expressions of a method's throttles.
+	 * @param method the method whose parameters they name
+	 * @param plans the plan expressions, one per throttle (blank: none)
+	 * @param costs the cost expressions, one per throttle (blank: none)
+	 * @param policies the policy of each throttle, named in messages
+	 * @param principalAvailable whether something can supply {@code #principal}
+	 * @param beans resolves {@code @name}, or null
+	 * @return the choices, or null when no throttle has either expression
+	 * @throws ThrottleKeys.InvalidKeyException naming the throttle whose expression is wrong
+	 */
+	static @Nullable ThrottleChoices parse(Method method, String[] plans, String[] costs, String[] policies,
+			boolean principalAvailable, @Nullable BeanResolver beans) {
+		Expression[] planned = new Expression[plans.length];
+		Expression[] costed = new Expression[costs.length];
+		List<KeyVariables> variables = new ArrayList<>();
+		boolean any = false;
+		for (int i = 0; i < plans.length; i++) {
+			planned[i] = parse(plans[i], i, "plan", method, principalAvailable, variables);
+			costed[i] = parse(costs[i], i, "cost", method, principalAvailable, variables);
+			any |= planned[i] != null || costed[i] != null;
+		}
+		if (!any) {
+			return null;
+		}
+		boolean ip = variables.stream().anyMatch((used) -> used.uses(KeyVariables.IP));
+		boolean principal = variables.stream().anyMatch((used) -> used.uses(KeyVariables.PRINCIPAL));
+		return new ThrottleChoices(method, policies.clone(), planned, costed, beans, ip, principal);
+	}
+
+	private static @Nullable Expression parse(String source, int index, String what, Method method,
+			boolean principalAvailable, List<KeyVariables> variables) {
+		if (source.isBlank()) {
+			return null;
+		}
+		Expression expression;
+		try {
+			expression = parser.parseExpression(source);
+		}
+		catch (ParseException ex) {
+			throw new ThrottleKeys.InvalidKeyException(index,
+					": the " + what + " expression '" + source + "' does not parse: " + ex.getMessage(), ex);
+		}
+		KeyVariables used = KeyVariables.of(expression);
+		String problem = used.problem(method, parameterNames, principalAvailable);
+		if (problem != null) {
+			throw new ThrottleKeys.InvalidKeyException(index, ": the " + what + " expression '" + source + "'"
+					+ problem.replace("every call would share one bucket", "it would never apply"), null);
+		}
+		if (used.usesRoot()) {
+			throw new ThrottleKeys.InvalidKeyException(index, ": the " + what + " expression '" + source
+					+ "' reads #root or #this: name the parameters instead", null);
+		}
+		variables.add(used);
+		return expression;
+	}
+
+	/**
+	 * Returns the throttles of one call: each with the plan and cost its expressions choose.
+	 * @param throttles the method's throttles
+	 * @param arguments the call's arguments
+	 * @param request the request the call runs in
+	 * @return the call's throttles, in order
+	 */
+	List<Throttle> resolve(List<Throttle> throttles, Object[] arguments, ThrottleRequestContext request) {
+		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(null, this.method, arguments,
+				parameterNames);
+		if (this.beans != null) {
+			context.setBeanResolver(this.beans);
+		}
+		if (this.usesIp || this.usesPrincipal) {
+			// bind the parameters first, so that #ip and #principal always mean the request's (see ThrottleKeys)
+			context.lookupVariable(" arguments ");
+			if (this.usesIp) {
+				context.setVariable(KeyVariables.IP, request.clientAddress());
+			}
+			if (this.usesPrincipal) {
+				context.setVariable(KeyVariables.PRINCIPAL, request.principalName());
+			}
+		}
+		Throttle[] chosen = new Throttle[throttles.size()];
+		for (int i = 0; i < chosen.length; i++) {
+			Throttle throttle = throttles.get(i);
+			BoundPolicy bound = throttle.bound();
+			int cost = throttle.cost();
+			if (this.plans[i] != null) {
+				Object plan = value(this.plans[i], context, i, "plan");
+				bound = bound.plan((plan != null) ? plan.toString() : null);
+			}
+			if (this.costs[i] != null) {
+				cost = cost(this.costs[i], context, i, cost);
+			}
+			chosen[i] = new Throttle(bound, cost, throttle.resetOnSuccess(), throttle.refundOnSuccess(), throttle.mode());
+		}
+		return List.of(chosen);
+	}
+
+	private int cost(Expression expression, MethodBasedEvaluationContext context, int index, int fallback) {
+		Object value = value(expression, context, index, "cost");
+		if (value instanceof Number number) {
+			double units = number.doubleValue();
+			if (Double.isNaN(units)) {
+				warn(index, "cost", "was not a number");
+				return fallback;
+			}
+			return (int) Math.max(1, Math.min(units, Integer.MAX_VALUE));
+		}
+		if (value != null) {
+			warn(index, "cost", "was a " + value.getClass().getSimpleName() + ", not a number");
+		}
+		else {
+			warn(index, "cost", "was null");
+		}
+		return fallback;
+	}
+
+	private @Nullable Object value(Expression expression, MethodBasedEvaluationContext context, int index,
+			String what) {
+		try {
+			return expression.getValue(context);
+		}
+		catch (RuntimeException ex) {
+			warn(index, what, "could not be evaluated (" + ex.getClass().getSimpleName() + ")");
+			return null;
+		}
+	}
+
+	private void warn(int index, String what, String why) {
+		int slot = index * 2 + ("plan".equals(what) ? 0 : 1);
+		if (this.warned.get(slot) == 0 && this.warned.compareAndSet(slot, 0, 1)) {
+			logger.warn("The " + what + " expression of @Throttled(policy = \"" + this.policies[index] + "\") on "
+					+ ThrottledAnnotations.describe(this.method) + " " + why + ": such calls get "
+					+ ("plan".equals(what) ? "the policy's base numbers" : "the annotation's cost")
+					+ " (said once per throttle)");
+		}
+	}
+
+}
