@@ -20,6 +20,7 @@ import org.springframework.security.web.access.WebInvocationPrivilegeEvaluator;
 import org.springframework.web.context.request.RequestContextHolder;
 
 import dev.throttle.Throttler;
+import dev.throttle.spring.internal.aop.PolicyModes;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
 import dev.throttle.spring.internal.security.AuthenticationRefusalFilter;
 import dev.throttle.spring.internal.security.AuthenticationThrottlePostProcessor;
@@ -48,12 +49,13 @@ public final class ThrottleSecurityAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	AuthenticationThrottle authenticationThrottle(Throttler throttler, ThrottleProperties properties,
-			ObjectProvider<ThrottleRequestContext> requestContext, ObjectProvider<ClientAccess> clientAccess) {
+			ObjectProvider<ThrottleRequestContext> requestContext, ObjectProvider<ClientAccess> clientAccess,
+			ObjectProvider<PolicyModes> modes) {
 		boolean headers = properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF;
 		return new AuthenticationThrottle(throttler, properties,
 				requestContext.getIfAvailable(
 						() -> new ServletThrottleRequestContext(headers, properties.getHttp().getIpv6Prefix())),
-				clientAccess.getIfAvailable(ClientAccess::none));
+				clientAccess.getIfAvailable(ClientAccess::none), modes.getIfAvailable());
 	}
 
 	@Bean

@@ -18,6 +18,7 @@ import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.autoconfigure.ThrottleProperties;
+import dev.throttle.spring.internal.aop.PolicyModes;
 import dev.throttle.spring.internal.aop.ThrottleCharges;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
@@ -80,6 +81,22 @@ public class AuthenticationThrottle {
 	 */
 	public AuthenticationThrottle(Throttler throttler, ThrottleProperties properties,
 			ThrottleRequestContext requestContext, ClientAccess clientAccess) {
+		this(throttler, properties, requestContext, clientAccess, null);
+	}
+
+	/**
+	 * Creates the throttle that {@code throttle.security.authentication} describes, its policies each
+	 * in its mode (one in shadow mode counts what it would refuse and refuses nothing).
+	 * @param throttler the throttler whose policies it names
+	 * @param properties the configuration
+	 * @param requestContext the request an attempt runs in: its {@code #ip}, and the RateLimit headers
+	 * of an allowed attempt
+	 * @param clientAccess the safelist
+	 * @param modes which policies are in shadow mode (null: none)
+	 * @throws ThrottleConfigurationException when a property names a policy that is not configured
+	 */
+	public AuthenticationThrottle(Throttler throttler, ThrottleProperties properties,
+			ThrottleRequestContext requestContext, ClientAccess clientAccess, @Nullable PolicyModes modes) {
 		ThrottleProperties.Authentication settings = properties.getSecurity().getAuthentication();
 		Map<String, ThrottleProperties.Policy> configured = properties.getPolicies();
 		String username = policy(throttler, configured, "username-policy", settings.getUsernamePolicy());
@@ -93,9 +110,10 @@ public class AuthenticationThrottle {
 		}
 		this.byUsername = username != null;
 		this.byAddress = address != null;
-		this.both = names.isEmpty() ? null : ThrottleCharges.of(throttler, names, (name) -> usage(configured.get(name)));
-		this.usernameOnly = (username == null) ? null
-				: (address == null) ? this.both : ThrottleCharges.of(throttler, List.of(username), (name) -> usage(configured.get(name)));
+		this.both = names.isEmpty() ? null
+				: ThrottleCharges.of(throttler, names, (name) -> usage(configured.get(name)), modes);
+		this.usernameOnly = (username == null) ? null : (address == null) ? this.both
+				: ThrottleCharges.of(throttler, List.of(username), (name) -> usage(configured.get(name)), modes);
 		this.requestContext = requestContext;
 		this.clientAccess = clientAccess;
 	}

@@ -151,6 +151,22 @@ class AuthenticationThrottleAutoConfigurationTests {
 	}
 
 	@Test
+	void aPolicyInShadowModeRefusesNoAttempt() {
+		this.contextRunner
+			.withPropertyValues("throttle.security.authentication.username-policy=login",
+					"throttle.policies.login.mode=shadow")
+			.withUserConfiguration(Managers.class)
+			.run((context) -> {
+				ProviderManager manager = context.getBean("parent", ProviderManager.class);
+				for (int i = 0; i < 3; i++) {
+					assertThatExceptionOfType(BadCredentialsException.class)
+						.isThrownBy(() -> manager.authenticate(attempt("alice@example.com", "wrong")));
+				}
+				assertThat(manager.authenticate(attempt("alice@example.com", "right")).isAuthenticated()).isTrue();
+			});
+	}
+
+	@Test
 	void anAttemptThatIsNoUsernameAndPasswordIsNotCharged() {
 		this.contextRunner.withPropertyValues("throttle.security.authentication.username-policy=login")
 			.withUserConfiguration(Managers.class)

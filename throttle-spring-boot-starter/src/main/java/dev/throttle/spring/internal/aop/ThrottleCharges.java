@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
 import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
@@ -30,11 +32,26 @@ public final class ThrottleCharges {
 	 * @return the charges
 	 */
 	public static ThrottleCharges of(Throttler throttler, List<String> policies, Function<String, PolicyUsage> usage) {
+		return of(throttler, policies, usage, null);
+	}
+
+	/**
+	 * Binds policies to the throttler's store, once, each in its mode (a policy in shadow mode
+	 * records what it would refuse and refuses nothing).
+	 * @param throttler the throttler that knows the policies
+	 * @param policies the policy names, in charging order (each configured in the throttler)
+	 * @param usage how each policy settles a success, by name
+	 * @param modes which policies are in shadow mode (null: none)
+	 * @return the charges
+	 */
+	public static ThrottleCharges of(Throttler throttler, List<String> policies, Function<String, PolicyUsage> usage,
+			@Nullable PolicyModes modes) {
 		List<Throttle> throttles = new ArrayList<>(policies.size());
 		for (String name : policies) {
 			PolicyUsage settles = usage.apply(name);
 			settles = (settles != null) ? settles : PolicyUsage.DEFAULT;
-			throttles.add(new Throttle(throttler.bound(name), 1, settles.resetOnSuccess(), settles.refundOnSuccess()));
+			throttles.add(new Throttle(throttler.bound(name), 1, settles.resetOnSuccess(), settles.refundOnSuccess(),
+					(modes != null) ? modes.of(name) : Throttle.ENFORCED));
 		}
 		return new ThrottleCharges(List.copyOf(throttles));
 	}
