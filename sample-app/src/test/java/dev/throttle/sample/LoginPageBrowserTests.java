@@ -143,6 +143,36 @@ class LoginPageBrowserTests {
 				"You can try again now. (button enabled)", "Signed in as alice@example.com. (button enabled)");
 	}
 
+	@Test
+	void springSecuritysLoginFormRefusedShowsThe429PageNotARedirectAndSignsInAfterTheWait() {
+		String login = "http://localhost:" + this.port + "/login";
+		this.browser.get(login);
+		formSignIn("alice@example.com", "nope");
+		this.waiting.until(ExpectedConditions.urlToBe(login + "?error"));
+
+		formSignIn("alice@example.com", "nope");
+		this.waiting.until(ExpectedConditions.titleIs("throttle demo: too many requests"));
+		assertThat(this.browser.getCurrentUrl()).as("the refused post's own answer, not a redirect").isEqualTo(login);
+		assertThat(this.browser.findElement(By.tagName("h1")).getText()).isEqualTo("Too many requests");
+
+		this.clock.advance(Duration.ofSeconds(1));
+		this.browser.get(login);
+		formSignIn("alice@example.com", "wonderland");
+		this.waiting.until(ExpectedConditions.urlToBe("http://localhost:" + this.port + "/account"));
+		assertThat(this.browser.findElement(By.id("email")).getText()).isEqualTo("alice@example.com");
+	}
+
+	/** Spring Security's generated login form (with its CSRF token). */
+	private void formSignIn(String email, String password) {
+		WebElement username = this.browser.findElement(By.name("username"));
+		username.clear();
+		username.sendKeys(email);
+		WebElement passwordField = this.browser.findElement(By.name("password"));
+		passwordField.clear();
+		passwordField.sendKeys(password);
+		this.browser.findElement(By.cssSelector("form button[type=submit]")).click();
+	}
+
 	/**
 	 * The wait is on screen for one real second only, so rather than race it with polls, the page
 	 * itself records each text its status shows, with the button's state at that moment.

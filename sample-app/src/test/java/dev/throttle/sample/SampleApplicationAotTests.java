@@ -110,6 +110,28 @@ class SampleApplicationAotTests {
 		assertThat(refused.body()).contains("\"violated-policies\":[\"api\"]");
 	}
 
+	@Test
+	void springSecuritysHttpBasicIsThrottledByTheSameLockoutWithoutAnErrorInTheLog() throws Exception {
+		assertThat(basic("bob@example.com", "guess").statusCode()).isEqualTo(401);
+		HttpResponse<String> refused = basic("bob@example.com", "builder");
+		assertThat(refused.statusCode()).as(refused.body()).isEqualTo(429);
+		long retryAfter = Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow());
+		assertThat(retryAfter).as("the first rung, 2 s, in whole seconds rounded up").isBetween(1L, 2L);
+		assertThat(refused.body()).contains("\"violated-policies\":[\"login\"]");
+		Thread.sleep(Duration.ofSeconds(retryAfter).plusMillis(100).toMillis());
+		HttpResponse<String> me = basic("bob@example.com", "builder");
+		assertThat(me.statusCode()).as(me.body()).isEqualTo(200);
+		assertThat(me.body()).isEqualTo("{\"email\":\"bob@example.com\"}");
+		assertThat(Files.readString(log)).doesNotContain("ThrottledException").doesNotContain(" ERROR ");
+	}
+
+	private static HttpResponse<String> basic(String email, String password) throws Exception {
+		String credentials = java.util.Base64.getEncoder()
+			.encodeToString((email + ":" + password).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+		return client.send(HttpRequest.newBuilder(uri("/api/me")).header("Authorization", "Basic " + credentials).build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
 	private static int awaitPort() throws Exception {
 		long deadline = System.nanoTime() + STARTUP.toNanos();
 		while (System.nanoTime() < deadline) {

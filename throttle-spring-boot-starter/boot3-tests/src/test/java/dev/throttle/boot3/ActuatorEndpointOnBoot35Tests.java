@@ -54,10 +54,11 @@ class ActuatorEndpointOnBoot35Tests {
 			HttpResponse<String> response = Http.get(this.port, "/actuator/throttle");
 			assertThat(response.statusCode()).isEqualTo(200);
 			assertThat(Http.json(response)).isEqualTo(Map.of("store", "memory", "policies",
-					Map.of("login", Map.of("algorithm", "lockout", "timeouts", List.of("PT1M", "PT5M"), "expire-after", "PT1H"),
-							"api", Map.of("algorithm", "gcra", "limit", 10, "period", "PT1M"),
+					Map.of("login", Map.of("algorithm", "lockout", "timeouts", List.of("PT1M", "PT5M"), "expire-after", "PT1H",
+							"mode", "enforce"),
+							"api", Map.of("algorithm", "gcra", "limit", 10, "period", "PT1M", "mode", "enforce"),
 							"burst", Map.of("algorithm", "token-bucket", "capacity", 5, "refill-tokens", 1,
-									"refill-period", "PT2S"))));
+									"refill-period", "PT2S", "mode", "enforce"))));
 		}
 
 		@Test

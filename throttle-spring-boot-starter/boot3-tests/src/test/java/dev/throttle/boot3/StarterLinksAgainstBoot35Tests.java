@@ -24,6 +24,7 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.asm.AnnotationVisitor;
 import org.springframework.asm.ClassReader;
@@ -46,7 +47,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Boot-4-only reference would be a NoSuchMethodError or NoClassDefFoundError on Boot 3.5, or an
  * annotation silently ignored. Only names given as strings (afterName, ConditionalOnClass(name))
  * may name Boot-4-only classes, and each such list must also name its Boot 3.5 counterpart.
+ * Tagged {@code full-classpath}: it needs every optional dependency of the starter (Spring
+ * Security's web module among them) on the class path.
  */
+@Tag("full-classpath")
 class StarterLinksAgainstBoot35Tests {
 
 	private final ClassLoader classLoader = getClass().getClassLoader();

@@ -476,6 +476,63 @@ public class ThrottleProperties {
 
 	}
 
+	// --- Spring Security logins (issue 12, sec) ---
+
+	private final Security security = new Security();
+
+	public Security getSecurity() {
+		return this.security;
+	}
+
+	/**
+	 * Spring Security integration.
+	 */
+	public static class Security {
+
+		private final Authentication authentication = new Authentication();
+
+		public Authentication getAuthentication() {
+			return this.authentication;
+		}
+
+	}
+
+	/**
+	 * Throttling of Spring Security logins (form login, HTTP Basic, any username and password that
+	 * an AuthenticationManager checks), charged before the password is checked.
+	 */
+	public static class Authentication {
+
+		/**
+		 * Policy that throttles login attempts per username, as submitted, trimmed and lower-cased.
+		 */
+		private String usernamePolicy;
+
+		/**
+		 * Policy that throttles login attempts per client address (#ip).
+		 */
+		private String ipPolicy;
+
+		public String getUsernamePolicy() {
+			return this.usernamePolicy;
+		}
+
+		public void setUsernamePolicy(String usernamePolicy) {
+			this.usernamePolicy = usernamePolicy;
+		}
+
+		public String getIpPolicy() {
+			return this.ipPolicy;
+		}
+
+		public void setIpPolicy(String ipPolicy) {
+			this.ipPolicy = ipPolicy;
+		}
+
+	}
+
+	// --- end of Spring Security logins ---
+
 	/**
 	 * Rate-limit header styles.
 	 */

@@ -1,0 +1,219 @@
+package dev.throttle.spring.security;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
+import org.springframework.security.core.Authentication;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+
+import dev.throttle.ThrottledException;
+import dev.throttle.Throttler;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.autoconfigure.ThrottleProperties;
+import dev.throttle.spring.internal.aop.PolicyModes;
+import dev.throttle.spring.internal.aop.ThrottleCharges;
+import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
+import dev.throttle.spring.internal.web.ClientAccess;
+import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
+
+/**
+ * Throttles Spring Security logins: charges each attempt to check a username and password
+ * (a {@link UsernamePasswordAuthenticationToken}: form login, HTTP Basic, a custom filter that
+ * authenticates through an {@code AuthenticationManager}) before the password is checked, by
+ * {@code throttle.security.authentication.username-policy} (keyed by the username as submitted,
+ * trimmed and lower-cased) and {@code ip-policy} (keyed by {@code #ip}); a refused attempt is a
+ * {@link ThrottledException} and never reaches the password encoder. An unknown username is
+ * charged exactly like a known one: nothing here looks a user up. A successful attempt settles each
+ * policy by its own {@code reset-on-success} and {@code count}; a failed one keeps the charge.
+ * Clients on {@code throttle.http.safelist} are not throttled.
+ *
+ * <p>Auto-configured when Spring Security is present and either property is set; declare a bean of
+ * this type (a subclass that reads the username differently, say) to replace it. Thread-safe.
+ */
+public class AuthenticationThrottle {
+
+	private static final String PREFIX = "throttle.security.authentication.";
+
+	/** Username policy, then address policy, as configured (null when neither is). */
+	private final @Nullable ThrottleCharges both;
+
+	/** The username policy alone, for an attempt outside an HTTP request (null when not configured). */
+	private final @Nullable ThrottleCharges usernameOnly;
+
+	private final boolean byUsername;
+
+	private final boolean byAddress;
+
+	private final ThrottleRequestContext requestContext;
+
+	private final ClientAccess clientAccess;
+
+	/**
+	 * Creates the throttle that {@code throttle.security.authentication} describes, with {@code #ip}
+	 * and the safelist as {@code throttle.http} configures them.
+	 * @param throttler the throttler whose policies it names
+	 * @param properties the configuration
+	 */
+	public AuthenticationThrottle(Throttler throttler, ThrottleProperties properties) {
+		this(throttler, properties,
+				new ServletThrottleRequestContext(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
+						properties.getHttp().getIpv6Prefix()),
+				new ClientAccess(properties.getHttp().getSafelist(), properties.getHttp().getBlocklist()));
+	}
+
+	/**
+	 * Creates the throttle that {@code throttle.security.authentication} describes.
+	 * @param throttler the throttler whose policies it names
+	 * @param properties the configuration
+	 * @param requestContext the request an attempt runs in: its {@code #ip}, and the RateLimit headers
+	 * of an allowed attempt
+	 * @param clientAccess the safelist
+	 * @throws ThrottleConfigurationException when a property names a policy that is not configured
+	 */
+	public AuthenticationThrottle(Throttler throttler, ThrottleProperties properties,
+			ThrottleRequestContext requestContext, ClientAccess clientAccess) {
+		this(throttler, properties, requestContext, clientAccess, null);
+	}
+
+	/**
+	 * Creates the throttle that {@code throttle.security.authentication} describes, its policies each
+	 * in its mode (one in shadow mode counts what it would refuse and refuses nothing).
+	 * @param throttler the throttler whose policies it names
+	 * @param properties the configuration
+	 * @param requestContext the request an attempt runs in: its {@code #ip}, and the RateLimit headers
+	 * of an allowed attempt
+	 * @param clientAccess the safelist
+	 * @param modes which policies are in shadow mode (null: none)
+	 * @throws ThrottleConfigurationException when a property names a policy that is not configured
+	 */
+	public AuthenticationThrottle(Throttler throttler, ThrottleProperties properties,
+			ThrottleRequestContext requestContext, ClientAccess clientAccess, @Nullable PolicyModes modes) {
+		ThrottleProperties.Authentication settings = properties.getSecurity().getAuthentication();
+		Map<String, ThrottleProperties.Policy> configured = properties.getPolicies();
+		String username = policy(throttler, configured, "username-policy", settings.getUsernamePolicy());
+		String address = policy(throttler, configured, "ip-policy", settings.getIpPolicy());
+		List<String> names = new ArrayList<>(2);
+		if (username != null) {
+			names.add(username);
+		}
+		if (address != null) {
+			names.add(address);
+		}
+		this.byUsername = username != null;
+		this.byAddress = address != null;
+		this.both = names.isEmpty() ? null
+				: ThrottleCharges.of(throttler, names, (name) -> usage(configured.get(name)), modes);
+		this.usernameOnly = (username == null) ? null : (address == null) ? this.both
+				: ThrottleCharges.of(throttler, List.of(username), (name) -> usage(configured.get(name)), modes);
+		this.requestContext = requestContext;
+		this.clientAccess = clientAccess;
+	}
+
+	/**
+	 * Charges a login attempt before its password is checked.
+	 * @param attempt what an {@code AuthenticationManager} was asked to authenticate
+	 * @return the charged attempt, whose success the caller reports; null when the attempt is not
+	 * throttled (not a username and password, a safelisted client, nothing configured)
+	 * @throws ThrottledException when a policy refuses the attempt (what an earlier policy took is
+	 * given back)
+	 */
+	public @Nullable Attempt charge(Authentication attempt) {
+		if (this.both == null || !isLogin(attempt)) {
+			return null;
+		}
+		HttpServletRequest request = currentRequest();
+		if (request != null && this.clientAccess.isSafelisted(request.getRemoteAddr())) {
+			return null;
+		}
+		String address = (request != null) ? this.requestContext.clientAddress() : null;
+		if (this.byAddress && address == null) {
+			// no client, so no address to key by: outside an HTTP request only the username policy applies
+			return (this.usernameOnly != null) ? charged(this.usernameOnly, new String[] { username(attempt) }) : null;
+		}
+		String[] keys;
+		if (this.byUsername && this.byAddress) {
+			keys = new String[] { username(attempt), address };
+		}
+		else {
+			keys = new String[] { this.byUsername ? username(attempt) : address };
+		}
+		return charged(this.both, keys);
+	}
+
+	private Attempt charged(ThrottleCharges charges, String[] keys) {
+		ThrottleCharges.Charge charge = charges.acquire(keys, this.requestContext);
+		return charge::succeeded;
+	}
+
+	/**
+	 * Whether an authentication request is a login attempt that this throttle charges: by default
+	 * an unauthenticated {@link UsernamePasswordAuthenticationToken} (not a bearer token or a
+	 * remember-me cookie, which are no guesses at a password).
+	 * @param attempt the authentication request
+	 * @return whether to charge it
+	 */
+	protected boolean isLogin(Authentication attempt) {
+		return attempt instanceof UsernamePasswordAuthenticationToken && !attempt.isAuthenticated();
+	}
+
+	/**
+	 * The username-policy key of an attempt: the username as submitted, trimmed and lower-cased
+	 * with {@link Locale#ROOT} (the same in every server locale), so that {@code " Alice "} and
+	 * {@code "alice"} share one key whether or not such a user exists.
+	 * @param attempt the authentication request
+	 * @return the key; null or blank falls into the policy's one shared bucket
+	 */
+	protected @Nullable String username(Authentication attempt) {
+		String name = attempt.getName();
+		return (name != null) ? name.trim().toLowerCase(Locale.ROOT) : null;
+	}
+
+	private static @Nullable HttpServletRequest currentRequest() {
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		return (attributes instanceof ServletRequestAttributes servlet) ? servlet.getRequest() : null;
+	}
+
+	private static @Nullable String policy(Throttler throttler, Map<String, ThrottleProperties.Policy> configured,
+			String property, @Nullable String name) {
+		if (name == null || name.isBlank()) {
+			return null;
+		}
+		if (!configured.containsKey(name)) {
+			throw new ThrottleConfigurationException(PREFIX + property + " names policy '" + name
+					+ "', which is not configured: add throttle.policies." + name + ".algorithm (configured: "
+					+ String.join(", ", configured.keySet()) + ")");
+		}
+		// a policy whose numbers are invalid is left out here: the startup check reports it with every other mistake
+		return throttler.policies().containsKey(name) ? name : null;
+	}
+
+	private static PolicyUsage usage(ThrottleProperties.@Nullable Policy policy) {
+		return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
+				policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
+	}
+
+	/**
+	 * A charged login attempt.
+	 */
+	@FunctionalInterface
+	public interface Attempt {
+
+		/**
+		 * Settles an attempt that succeeded: resets the keys of reset-on-success policies and gives
+		 * back what count-failures policies took. Never throws. A failed attempt is simply not
+		 * reported: it keeps its charge.
+		 */
+		void succeeded();
+
+	}
+
+}
