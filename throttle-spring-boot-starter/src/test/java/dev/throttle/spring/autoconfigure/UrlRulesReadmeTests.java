@@ -48,7 +48,7 @@ class UrlRulesReadmeTests {
 				ThrottleProperties properties = context.getBean(ThrottleProperties.class);
 				assertThat(properties.getHttp().getRules()).hasSize(2);
 				assertThat(properties.getHttp().getRules().get(0).getPaths()).containsExactly("/api/hello", "/api/reports/**");
-				assertThat(properties.getHttp().getRules().get(1).getCost()).isEqualTo(2);
+				assertThat(properties.getHttp().getRules().get(1).getCost()).isEqualTo("2");
 			});
 	}
 
