@@ -31,7 +31,7 @@ final class HttpRulesFactory {
 		List<HttpRules.Spec> specs = http.getRules()
 			.stream()
 			.map((rule) -> new HttpRules.Spec(rule.getPaths(), rule.getMethods(), rule.getPolicy(), rule.getKey(),
-					rule.getCost()))
+					rule.getCost(), rule.getPlan()))
 			.toList();
 		Map<String, ThrottleProperties.Policy> policies = properties.getPolicies();
 		return new HttpRules(specs, throttler, (name) -> {

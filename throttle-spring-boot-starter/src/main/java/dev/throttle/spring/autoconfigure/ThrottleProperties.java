@@ -380,9 +380,20 @@ public class ThrottleProperties {
 			private String key = "";
 
 			/**
-			 * Units one request takes.
+			 * Units one request takes: a whole number, checked at startup against the policy's
+			 * largest cost, or SpEL over the request variables of the key giving the units per
+			 * request (such as #headers['X-Cost'] or #params['rows']; at least 1, above the policy's
+			 * largest cost a refusal, null or not a number 1).
 			 */
-			private int cost = 1;
+			private String cost = "1";
+
+			// issue 13 (rules): the plan chosen per request
+			/**
+			 * SpEL over the request variables of the key naming the plan of the policy whose numbers
+			 * apply, such as #headers['X-Plan']; null, blank or a plan that is not configured means the
+			 * policy's base numbers. Empty for the base numbers.
+			 */
+			private String plan = "";
 
 			public List<String> getPaths() {
 				return this.paths;
@@ -416,12 +427,20 @@ public class ThrottleProperties {
 				this.key = key;
 			}
 
-			public int getCost() {
+			public String getCost() {
 				return this.cost;
 			}
 
-			public void setCost(int cost) {
+			public void setCost(String cost) {
 				this.cost = cost;
+			}
+
+			public String getPlan() {
+				return this.plan;
+			}
+
+			public void setPlan(String plan) {
+				this.plan = plan;
 			}
 
 		}

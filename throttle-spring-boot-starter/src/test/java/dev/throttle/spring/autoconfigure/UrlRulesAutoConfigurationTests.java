@@ -72,6 +72,29 @@ class UrlRulesAutoConfigurationTests {
 	}
 
 	@Test
+	void aBadPlanOrCostFailsStartupNamingItsProperty() {
+		this.servlet
+			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api",
+					"throttle.http.rules[0].plan=#tier", "throttle.http.rules[0].cost=#headers['X-Cost'",
+					"throttle.http.rules[1].paths=/x", "throttle.http.rules[1].policy=api",
+					"throttle.http.rules[1].plan=#headers[", "throttle.http.rules[1].cost=#weight * 2")
+			.run((context) -> assertThat(failure(context).problems()).hasSize(4)
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].plan '#tier' names #tier"))
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].cost '#headers['X-Cost'' does not parse"))
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[1].plan '#headers[' does not parse"))
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[1].cost '#weight * 2' names #weight")));
+		this.reactive
+			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api",
+					"throttle.http.rules[0].cost=4")
+			.run((context) -> assertThat(failure(context).problems()).singleElement()
+				.satisfies((p) -> assertThat(p).startsWith("throttle.http.rules[0].cost is 4, but policy 'api'")));
+		this.servlet
+			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api",
+					"throttle.http.rules[0].cost=3", "throttle.http.rules[0].plan=#headers['X-Plan']")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void aBadCidrFailsStartupNamingItsProperty() {
 		this.servlet.withPropertyValues("throttle.http.safelist=10.0.0.0/8, 10.0.0.0/99")
 			.run((context) -> assertThat(failure(context).problems())

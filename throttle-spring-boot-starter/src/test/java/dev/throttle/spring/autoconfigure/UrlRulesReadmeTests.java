@@ -48,7 +48,31 @@ class UrlRulesReadmeTests {
 				ThrottleProperties properties = context.getBean(ThrottleProperties.class);
 				assertThat(properties.getHttp().getRules()).hasSize(2);
 				assertThat(properties.getHttp().getRules().get(0).getPaths()).containsExactly("/api/hello", "/api/reports/**");
-				assertThat(properties.getHttp().getRules().get(1).getCost()).isEqualTo(2);
+				assertThat(properties.getHttp().getRules().get(1).getCost()).isEqualTo("2");
+			});
+	}
+
+	@Test
+	void theReadmesPlanAndCostYamlWorksAsPasted() throws Exception {
+		String readme = Files.readString(Path.of("..", "README.md"));
+		int section = readme.indexOf("**Plans and cost per request.**");
+		assertThat(section).isPositive();
+		int start = readme.indexOf("  ```yaml\n", section) + "  ```yaml\n".length();
+		String yaml = readme.substring(start, readme.indexOf("  ```", start)).replaceAll("(?m)^  ", "");
+		List<PropertySource<?>> sources = new YamlPropertySourceLoader().load("README",
+				new ByteArrayResource(yaml.getBytes()));
+		new WebApplicationContextRunner()
+			.withConfiguration(
+					AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleWebMvcAutoConfiguration.class))
+			.withInitializer((context) -> sources.forEach(context.getEnvironment().getPropertySources()::addFirst))
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(HttpRules.class).isEmpty()).isFalse();
+				List<ThrottleProperties.Http.Rule> rules = context.getBean(ThrottleProperties.class).getHttp().getRules();
+				assertThat(rules).hasSize(2);
+				assertThat(rules.get(0).getPlan()).isEqualTo("#headers['X-Plan']");
+				assertThat(rules.get(1).getCost()).isEqualTo("#params['rows']");
+				assertThat(context.getBean(dev.throttle.Throttler.class).plans("api")).containsKeys("free", "pro");
 			});
 	}
 

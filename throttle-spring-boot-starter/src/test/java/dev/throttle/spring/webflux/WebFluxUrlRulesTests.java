@@ -262,4 +262,46 @@ class WebFluxUrlRulesTests {
 
 	}
 
+	@Nested
+	@SpringBootTest(classes = App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+			properties = { "spring.main.web-application-type=reactive", "throttle.policies.api.plans.free.limit=2",
+					"throttle.http.rules[0].paths=/api/hello", "throttle.http.rules[0].policy=api",
+					"throttle.http.rules[0].key=#headers['X-Api-Key']", "throttle.http.rules[0].plan=#headers['X-Plan']",
+					"throttle.http.rules[0].cost=#params['n']" })
+	class PlansAndCost {
+
+		@LocalServerPort
+		int port;
+
+		@Autowired
+		MemoryThrottleStore store;
+
+		@BeforeEach
+		void clearState() {
+			this.store.clear();
+		}
+
+		@Test
+		void thePlanNamedByAHeaderSetsTheNumbersShownAndWhenRefusalsStart() throws Exception {
+			for (int i = 0; i < 2; i++) {
+				HttpResponse<String> allowed = get(this.port, "/api/hello", "X-Api-Key", "k1", "X-Plan", "free");
+				assertThat(allowed.statusCode()).isEqualTo(200);
+				assertThat(allowed.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=2;w=60");
+			}
+			assertThat(get(this.port, "/api/hello", "X-Api-Key", "k1", "X-Plan", "free").statusCode()).isEqualTo(429);
+			HttpResponse<String> base = get(this.port, "/api/hello", "X-Api-Key", "k2", "X-Plan", "unknown");
+			assertThat(base.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=60");
+		}
+
+		@Test
+		void aCostReadFromAQueryParameterIsCharged() throws Exception {
+			HttpResponse<String> allowed = get(this.port, "/api/hello?n=3", "X-Api-Key", "k3");
+			assertThat(allowed.statusCode()).isEqualTo(200);
+			assertThat(allowed.headers().firstValue("RateLimit")).hasValueSatisfying(
+					(value) -> assertThat(value).startsWith("\"api\";r=0;"));
+			assertThat(get(this.port, "/api/hello", "X-Api-Key", "k3").statusCode()).isEqualTo(429);
+		}
+
+	}
+
 }

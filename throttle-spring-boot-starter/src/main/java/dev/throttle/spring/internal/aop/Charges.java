@@ -3,6 +3,8 @@ package dev.throttle.spring.internal.aop;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.throttle.BoundPolicy;
 import dev.throttle.Policy;
 import dev.throttle.ThrottledException;
@@ -52,6 +54,22 @@ public final class Charges {
 		 */
 		public boolean settlesOnSuccess() {
 			return this.throttle.settlesOnSuccess();
+		}
+
+		/**
+		 * The same charge for one call under a plan's numbers and with another cost (issue 13, the
+		 * plan and cost of a URL rule chosen per request).
+		 * @param plan the plan's name; null, blank or not configured: the base numbers
+		 * @param cost units this call takes
+		 * @return the charge, or this one when nothing differs
+		 */
+		public Charge choose(@Nullable String plan, int cost) {
+			Throttle base = this.throttle;
+			BoundPolicy bound = base.bound().plan(plan);
+			if (bound == base.bound() && cost == base.cost()) {
+				return this;
+			}
+			return new Charge(new Throttle(bound, cost, base.resetOnSuccess(), base.refundOnSuccess(), base.mode()));
 		}
 
 	}

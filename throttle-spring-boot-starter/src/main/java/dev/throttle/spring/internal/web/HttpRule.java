@@ -17,8 +17,8 @@ import org.springframework.web.util.pattern.PathPattern;
 import dev.throttle.spring.internal.aop.Charges.Charge;
 
 /**
- * One URL rule, parsed and checked at startup: its path patterns, its methods, its charge and its
- * key. Thread-safe.
+ * One URL rule, parsed and checked at startup: its path patterns, its methods, its charge, its
+ * key, and the plan and cost it may choose per request ({@link RuleChoices}). Thread-safe.
  */
 final class HttpRule {
 
@@ -37,6 +37,9 @@ final class HttpRule {
 
 	private final Charge charge;
 
+	/** The plan and cost chosen per request, or null when the rule chooses neither. */
+	private final @Nullable RuleChoices choices;
+
 	private final String keySource;
 
 	private final KeyKind kind;
@@ -49,12 +52,14 @@ final class HttpRule {
 
 	private final AtomicBoolean warned = new AtomicBoolean();
 
-	HttpRule(String property, PathPattern[] patterns, @Nullable Set<String> methods, Charge charge, String keySource,
-			KeyKind kind, @Nullable Expression expression, boolean usesPrincipal, boolean usesPath) {
+	HttpRule(String property, PathPattern[] patterns, @Nullable Set<String> methods, Charge charge,
+			@Nullable RuleChoices choices, String keySource, KeyKind kind, @Nullable Expression expression,
+			boolean usesPrincipal, boolean usesPath) {
 		this.property = property;
 		this.patterns = patterns;
 		this.methods = methods;
 		this.charge = charge;
+		this.choices = choices;
 		this.keySource = keySource;
 		this.kind = kind;
 		this.expression = expression;
@@ -62,8 +67,12 @@ final class HttpRule {
 		this.usesPath = usesPath;
 	}
 
-	Charge charge() {
-		return this.charge;
+	/**
+	 * The charge of a request: the rule's own, or the one its plan and cost expressions choose.
+	 */
+	Charge charge(RuleRequest request, Map<String, String> pathVariables) {
+		return (this.choices != null) ? this.choices.choose(this.charge, context(request, pathVariables))
+				: this.charge;
 	}
 
 	boolean usesPrincipal() {
@@ -125,7 +134,7 @@ final class HttpRule {
 		return key;
 	}
 
-	private @Nullable String evaluate(RuleRequest request, Map<String, String> pathVariables) {
+	private StandardEvaluationContext context(RuleRequest request, Map<String, String> pathVariables) {
 		StandardEvaluationContext context = new StandardEvaluationContext();
 		context.setVariable("ip", request.ip());
 		context.setVariable("principal", this.usesPrincipal ? request.principal() : null);
@@ -133,6 +142,11 @@ final class HttpRule {
 		context.setVariable("headers", new Lookup(request::header));
 		context.setVariable("params", new Lookup(request::param));
 		context.setVariable("path", pathVariables);
+		return context;
+	}
+
+	private @Nullable String evaluate(RuleRequest request, Map<String, String> pathVariables) {
+		StandardEvaluationContext context = context(request, pathVariables);
 		try {
 			Object value = this.expression.getValue(context);
 			return (value != null) ? value.toString() : null;

@@ -10,11 +10,6 @@ import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
-import org.springframework.expression.ParseException;
-import org.springframework.expression.spel.SpelNode;
-import org.springframework.expression.spel.ast.VariableReference;
-import org.springframework.expression.spel.standard.SpelExpression;
-import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
@@ -29,17 +24,12 @@ import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
 
 /**
  * The URL rules of {@code throttle.http.rules}, parsed and checked at startup: every mistake (an
- * unknown policy, a path that is no pattern, a key that does not parse or names a variable that
- * does not exist) is reported at once, each naming its property ({@code throttle.http.rules[1].key}).
+ * unknown policy, a path that is no pattern, a key, plan or cost that does not parse or names a
+ * variable that does not exist, a cost the policy can never grant) is reported at once, each naming its property ({@code throttle.http.rules[1].key}).
  * Paths are Spring {@link PathPattern}s, matched regardless of case against every spelling of the
  * request's path (see {@link RulePaths}). Immutable and thread-safe.
  */
 public final class HttpRules {
-
-	private static final Set<String> VARIABLES = Set.of("ip", "principal", "request", "headers", "params", "path",
-			"root", "this");
-
-	private static final SpelExpressionParser expressions = new SpelExpressionParser();
 
 	private final List<HttpRule> rules;
 
@@ -52,9 +42,24 @@ public final class HttpRules {
 	 * @param methods HTTP methods, or empty for every method
 	 * @param policy the policy's name
 	 * @param key SpEL over the request, or blank for one bucket shared by every request
-	 * @param cost units per request
+	 * @param cost units per request (a whole number), or SpEL over the request giving them, or blank for 1
+	 * @param plan SpEL over the request naming the plan whose numbers apply, or blank for the base numbers
 	 */
-	public record Spec(List<String> paths, List<String> methods, String policy, String key, int cost) {
+	public record Spec(List<String> paths, List<String> methods, String policy, String key, String cost,
+			String plan) {
+
+		/**
+		 * A rule with a numeric cost and no plan.
+		 * @param paths path patterns
+		 * @param methods HTTP methods, or empty for every method
+		 * @param policy the policy's name
+		 * @param key SpEL over the request, or blank for one shared bucket
+		 * @param cost units per request
+		 */
+		public Spec(List<String> paths, List<String> methods, String policy, String key, int cost) {
+			this(paths, methods, policy, key, Integer.toString(cost), "");
+		}
+
 	}
 
 	/**
@@ -130,14 +135,15 @@ public final class HttpRules {
 	}
 
 	/**
-	 * The charges of matched rules, in order.
+	 * The charges of matched rules, in order, each under the plan and with the cost its rule chooses.
 	 * @param matched the matches
+	 * @param request the request
 	 * @return their charges
 	 */
-	static List<Charge> charges(List<Matched> matched) {
+	static List<Charge> charges(List<Matched> matched, HttpRule.RuleRequest request) {
 		List<Charge> charges = new ArrayList<>(matched.size());
 		for (Matched match : matched) {
-			charges.add(match.rule().charge());
+			charges.add(match.rule().charge(request, match.pathVariables()));
 		}
 		return charges;
 	}
@@ -199,51 +205,50 @@ public final class HttpRules {
 					: "names '" + spec.policy() + "', which is not configured") + ": name one of throttle.policies ("
 					+ String.join(", ", throttler.policies().keySet()) + ")");
 		}
-		else if (spec.cost() < 1 || spec.cost() > policy.maxCost()) {
-			problems.add(property + ".cost is " + spec.cost() + ", but policy '" + policy.name() + "' ("
-					+ policy.algorithm() + ") can only grant a cost from 1 to " + policy.maxCost());
+		String costSource = (spec.cost() != null) ? spec.cost().trim() : "";
+		int cost = 1;
+		Expression costExpression = null;
+		Set<String> variables = new LinkedHashSet<>();
+		if (RuleChoices.isNumber(costSource)) {
+			cost = parseCost(property, costSource, policy, problems);
 		}
+		else if (!costSource.isEmpty()) {
+			costExpression = RuleChoices.parse(property + ".cost", costSource, "it would never apply",
+					principalProblem, variables, problems);
+		}
+		String planSource = (spec.plan() != null) ? spec.plan().trim() : "";
+		Expression planExpression = planSource.isEmpty() ? null : RuleChoices.parse(property + ".plan", planSource,
+				"it would never apply", principalProblem, variables, problems);
 		String source = (spec.key() != null) ? spec.key().trim() : "";
 		HttpRule.KeyKind kind = source.isEmpty() ? HttpRule.KeyKind.SHARED : source.equals("#ip") ? HttpRule.KeyKind.IP
 				: source.equals("#principal") ? HttpRule.KeyKind.PRINCIPAL : HttpRule.KeyKind.EXPRESSION;
-		Expression expression = null;
-		Set<String> variables = new LinkedHashSet<>();
-		if (!source.isEmpty()) {
-			try {
-				expression = expressions.parseExpression(source);
-				collect(((SpelExpression) expression).getAST(), variables);
-				for (String name : variables) {
-					if (!VARIABLES.contains(name)) {
-						problems.add(property + ".key '" + source + "' names #" + name + ", which a rule's key does not "
-								+ "have, so every request would share one bucket: use #ip, #principal, #request, "
-								+ "#headers['Name'], #params['name'] or #path['variable']");
-					}
-				}
-			}
-			catch (ParseException ex) {
-				problems.add(property + ".key '" + source + "' does not parse: " + ex.getMessage());
-			}
-		}
+		Expression expression = source.isEmpty() ? null : RuleChoices.parse(property + ".key", source,
+				"every request would share one bucket", principalProblem, variables, problems);
 		boolean usesPrincipal = variables.contains("principal");
-		if (usesPrincipal && principalProblem != null) {
-			problems.add(property + ".key '" + source + "' uses #principal, but " + principalProblem);
-		}
 		if (problems.size() > before) {
 			return null;
 		}
-		Charge charge = Charges.of(throttler.bound(policy.name()), spec.cost(),
+		Charge charge = Charges.of(throttler.bound(policy.name()), cost,
 				(usage.apply(policy.name()) != null) ? usage.apply(policy.name()) : PolicyUsage.DEFAULT);
-		return new HttpRule(property, patterns.toArray(new PathPattern[0]), methods, charge, source, kind,
+		RuleChoices choices = (planExpression != null || costExpression != null)
+				? new RuleChoices(property, planExpression, costExpression) : null;
+		return new HttpRule(property, patterns.toArray(new PathPattern[0]), methods, charge, choices, source, kind,
 				(kind == HttpRule.KeyKind.EXPRESSION) ? expression : null, usesPrincipal, variables.contains("path"));
 	}
 
-	private static void collect(SpelNode node, Set<String> names) {
-		if (node instanceof VariableReference) {
-			names.add(node.toStringAST().substring(1));
+	private static int parseCost(String property, String source, @Nullable Policy policy, List<String> problems) {
+		int cost;
+		try {
+			cost = Integer.parseInt(source);
 		}
-		for (int i = 0; i < node.getChildCount(); i++) {
-			collect(node.getChild(i), names);
+		catch (NumberFormatException ex) {
+			cost = Integer.MAX_VALUE;
 		}
+		if (policy != null && (cost < 1 || cost > policy.maxCost())) {
+			problems.add(property + ".cost is " + source + ", but policy '" + policy.name() + "' ("
+					+ policy.algorithm() + ") can only grant a cost from 1 to " + policy.maxCost());
+		}
+		return cost;
 	}
 
 }

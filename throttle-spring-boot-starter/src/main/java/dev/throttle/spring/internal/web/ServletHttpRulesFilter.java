@@ -95,8 +95,9 @@ public final class ServletHttpRulesFilter extends OncePerRequestFilter implement
 			chain.doFilter(request, response);
 			return;
 		}
-		List<Charge> charges = HttpRules.charges(matched);
-		String[] keys = HttpRules.keys(matched, new Request(request, this.ipv6Prefix));
+		Request ruleRequest = new Request(request, this.ipv6Prefix);
+		List<Charge> charges = HttpRules.charges(matched, ruleRequest);
+		String[] keys = HttpRules.keys(matched, ruleRequest);
 		Headers headers = new Headers(response, this.writeHeaders);
 		List<PolicyDecision> decisions;
 		try {

@@ -88,10 +88,11 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 		Mono<Optional<String>> principal = this.rules.usePrincipal()
 				? exchange.getPrincipal().map(Principal::getName).map(Optional::of).defaultIfEmpty(Optional.empty())
 				: Mono.just(Optional.empty());
-		List<Charge> charges = HttpRules.charges(matched);
 		Headers headers = new Headers(exchange, this.writeHeaders);
 		return principal.flatMap((name) -> {
-			String[] keys = HttpRules.keys(matched, new Request(exchange, name.orElse(null), this.ipv6Prefix));
+			Request ruleRequest = new Request(exchange, name.orElse(null), this.ipv6Prefix);
+			List<Charge> charges = HttpRules.charges(matched, ruleRequest);
+			String[] keys = HttpRules.keys(matched, ruleRequest);
 			return Mono.fromCompletionStage(() -> Charges.acquireAsync(charges, keys, headers))
 				.onErrorResume(ThrottledException.class, (refusal) -> {
 					cors(exchange);

@@ -77,8 +77,10 @@ class HttpRulesTests {
 				new HttpRules.Spec(List.of("/api/reports/**"), List.of(), "reports", "#ip", 2)), this.throttler,
 				(name) -> PolicyUsage.DEFAULT, null);
 		List<HttpRules.Matched> matched = match(rules, "GET", "/api/reports/7");
-		assertThat(HttpRules.charges(matched)).extracting((charge) -> charge.policy().name()).containsExactly("api", "reports");
-		assertThat(HttpRules.charges(matched)).extracting((charge) -> charge.cost()).containsExactly(1, 2);
+		HttpRule.RuleRequest request = request(new MockHttpServletRequest("GET", "/api/reports/7"));
+		assertThat(HttpRules.charges(matched, request)).extracting((charge) -> charge.policy().name())
+			.containsExactly("api", "reports");
+		assertThat(HttpRules.charges(matched, request)).extracting((charge) -> charge.cost()).containsExactly(1, 2);
 		assertThat(match(rules, "GET", "/api/hello")).hasSize(1);
 	}
 
@@ -128,6 +130,65 @@ class HttpRulesTests {
 				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[4].cost is 9, but policy 'api'"))
 				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[4].key '#principal' uses #principal, but Spring Security"))
 				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[5].policy is missing")));
+	}
+
+	@Test
+	void aRuleWithoutPlanOrCostExpressionChargesItsOwnChargeEveryTime() {
+		HttpRules rules = rules(rule("/api/**"));
+		List<HttpRules.Matched> matched = match(rules, "GET", "/api/x");
+		HttpRule.RuleRequest request = request(new MockHttpServletRequest("GET", "/api/x"));
+		assertThat(HttpRules.charges(matched, request).get(0)).isSameAs(HttpRules.charges(matched, request).get(0));
+	}
+
+	@Test
+	void aPlanExpressionChoosesThePlansNumbersPerRequestAndUnknownOrMissingMeansTheBase() {
+		Throttler planned = new Throttler(new MemoryThrottleStore(), List.of(new GcraPolicy("api", 5, Duration.ofMinutes(1))),
+				Map.of("api", Map.of("pro", new GcraPolicy("api", 50, Duration.ofMinutes(1)))), List.of());
+		HttpRules rules = new HttpRules(List.of(new HttpRules.Spec(List.of("/**"), List.of(), "api", "#ip", "1",
+				"#headers['X-Plan']")), planned, (name) -> PolicyUsage.DEFAULT, null);
+		List<HttpRules.Matched> matched = match(rules, "GET", "/x");
+		MockHttpServletRequest pro = new MockHttpServletRequest("GET", "/x");
+		pro.addHeader("X-Plan", "pro");
+		MockHttpServletRequest unknown = new MockHttpServletRequest("GET", "/x");
+		unknown.addHeader("X-Plan", "gold");
+		assertThat(HttpRules.charges(matched, request(pro)).get(0).policy().maxCost()).isEqualTo(50);
+		assertThat(HttpRules.charges(matched, request(unknown)).get(0).policy().maxCost()).isEqualTo(5);
+		assertThat(HttpRules.charges(matched, request(new MockHttpServletRequest("GET", "/x"))).get(0).policy().maxCost())
+			.isEqualTo(5);
+	}
+
+	@Test
+	void aCostExpressionIsAtLeastOneReadsNumbersInTextAndFallsBackToOne() {
+		HttpRules rules = new HttpRules(List.of(new HttpRules.Spec(List.of("/**"), List.of(), "api", "#ip",
+				"#params['rows']", "")), this.throttler, (name) -> PolicyUsage.DEFAULT, null);
+		List<HttpRules.Matched> matched = match(rules, "GET", "/x");
+		assertThat(cost(matched, "rows=3")).isEqualTo(3);
+		assertThat(cost(matched, "rows=0")).as("at least 1").isEqualTo(1);
+		assertThat(cost(matched, "rows=99")).as("over the maximum: refused when charged, not here").isEqualTo(99);
+		assertThat(cost(matched, "rows=many")).as("not a number").isEqualTo(1);
+		assertThat(cost(matched, null)).as("null").isEqualTo(1);
+	}
+
+	private static int cost(List<HttpRules.Matched> matched, String query) {
+		MockHttpServletRequest request = new MockHttpServletRequest("GET", "/x");
+		request.setQueryString(query);
+		return HttpRules.charges(matched, request(request)).get(0).cost();
+	}
+
+	@Test
+	void planAndCostMistakesAreNamedByTheirProperty() {
+		assertThatExceptionOfType(ThrottleConfigurationException.class).isThrownBy(() -> new HttpRules(List.of(
+				new HttpRules.Spec(List.of("/x"), List.of(), "api", "#ip", "#rows", "#headers['X-Plan'"),
+				new HttpRules.Spec(List.of("/x"), List.of(), "api", "#ip", "#params['n'] *", "#tier"),
+				new HttpRules.Spec(List.of("/x"), List.of(), "api", "#ip", "0", "#principal")),
+				this.throttler, (name) -> PolicyUsage.DEFAULT, "Spring Security is not on the classpath"))
+			.satisfies((ex) -> assertThat(ex.problems()).hasSize(6)
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].cost '#rows' names #rows"))
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].plan '#headers['X-Plan'' does not parse"))
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[1].cost '#params['n'] *' does not parse"))
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[1].plan '#tier' names #tier, which a rule's plan"))
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[2].cost is 0, but policy 'api'"))
+				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[2].plan '#principal' uses #principal, but Spring Security")));
 	}
 
 	@Test

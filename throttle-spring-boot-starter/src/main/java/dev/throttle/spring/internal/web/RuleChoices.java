@@ -1,0 +1,182 @@
+package dev.throttle.spring.internal.web;
+
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+
+import dev.throttle.spring.internal.aop.Charges.Charge;
+
+/**
+ * What one URL rule chooses per request (issue 13): the plan ({@code throttle.http.rules[i].plan})
+ * and the cost when it is an expression ({@code throttle.http.rules[i].cost}), both SpEL over the
+ * request variables of the rule's key, parsed and checked at startup. Evaluated as
+ * {@code @Throttled(plan, costExpression)} are: a plan that is null, blank or not configured means
+ * the base numbers; a cost is at least 1, a cost above the policy's maximum is refused as a request
+ * that can never pass, and a cost that is null, no number or fails is the rule's default of 1.
+ * Request data are text, so a cost that is a string holding a number ({@code #headers['X-Cost']})
+ * counts as that number. Failures are said once per rule and property at WARN, naming the
+ * expression, never a value. A rule without either expression has no choices: its charge is used
+ * as it is, with nothing evaluated per request. Thread-safe.
+ */
+final class RuleChoices {
+
+	private static final Log logger = LogFactory.getLog(RuleChoices.class);
+
+	/** The variables a rule's expressions may read. */
+	static final Set<String> VARIABLES = Set.of("ip", "principal", "request", "headers", "params", "path", "root",
+			"this");
+
+	private static final SpelExpressionParser parser = new SpelExpressionParser();
+
+	/** The cost of a request whose cost expression gives nothing usable. */
+	private static final int DEFAULT_COST = 1;
+
+	private final String property;
+
+	private final @Nullable Expression plan;
+
+	private final @Nullable Expression cost;
+
+	private final AtomicBoolean planWarned = new AtomicBoolean();
+
+	private final AtomicBoolean costWarned = new AtomicBoolean();
+
+	RuleChoices(String property, @Nullable Expression plan, @Nullable Expression cost) {
+		this.property = property;
+		this.plan = plan;
+		this.cost = cost;
+	}
+
+	/**
+	 * Parses one of a rule's expressions and checks the variables it reads.
+	 * @param property the property, such as {@code throttle.http.rules[1].plan}
+	 * @param source the expression, trimmed and not empty
+	 * @param consequence what a wrong variable would cause, for the message
+	 * @param principalProblem why {@code #principal} cannot work where the filter runs, or null when it can
+	 * @param variables collects the variables read
+	 * @param problems collects the mistakes, each naming the property
+	 * @return the expression, or null when it is wrong
+	 */
+	static @Nullable Expression parse(String property, String source, String consequence,
+			@Nullable String principalProblem, Set<String> variables, List<String> problems) {
+		Expression expression;
+		Set<String> names = new LinkedHashSet<>();
+		try {
+			expression = parser.parseExpression(source);
+			collect(((SpelExpression) expression).getAST(), names);
+		}
+		catch (ParseException ex) {
+			problems.add(property + " '" + source + "' does not parse: " + ex.getMessage());
+			return null;
+		}
+		int before = problems.size();
+		String what = property.substring(property.lastIndexOf('.') + 1);
+		for (String name : names) {
+			if (!VARIABLES.contains(name)) {
+				problems.add(property + " '" + source + "' names #" + name + ", which a rule's " + what
+						+ " does not have, so " + consequence + ": use #ip, #principal, #request, "
+						+ "#headers['Name'], #params['name'] or #path['variable']");
+			}
+		}
+		if (names.contains("principal") && principalProblem != null) {
+			problems.add(property + " '" + source + "' uses #principal, but " + principalProblem);
+		}
+		variables.addAll(names);
+		return (problems.size() > before) ? null : expression;
+	}
+
+	/**
+	 * Whether a cost is a whole number rather than an expression.
+	 * @param source the cost, trimmed
+	 * @return whether it is digits, with an optional sign
+	 */
+	static boolean isNumber(String source) {
+		return source.matches("[+-]?\\d+");
+	}
+
+	/**
+	 * The charge of one request: the rule's charge under the chosen plan, with the chosen cost.
+	 * @param charge the rule's charge (its base numbers and numeric cost)
+	 * @param context the request's variables
+	 * @return the charge to take
+	 */
+	Charge choose(Charge charge, EvaluationContext context) {
+		String plan = null;
+		if (this.plan != null) {
+			Object value = value(this.plan, context, this.planWarned, "plan");
+			plan = (value != null) ? value.toString() : null;
+		}
+		int units = (this.cost != null) ? cost(context) : charge.cost();
+		return charge.choose(plan, units);
+	}
+
+	private int cost(EvaluationContext context) {
+		Object value = value(this.cost, context, this.costWarned, "cost");
+		if (value instanceof String text) {
+			try {
+				value = Double.valueOf(text.trim());
+			}
+			catch (NumberFormatException ex) {
+				warn(this.costWarned, "cost", "was text that is not a number");
+				return DEFAULT_COST;
+			}
+		}
+		if (value instanceof Number number) {
+			double units = number.doubleValue();
+			if (Double.isNaN(units)) {
+				warn(this.costWarned, "cost", "was not a number");
+				return DEFAULT_COST;
+			}
+			return (int) Math.max(1, Math.min(units, Integer.MAX_VALUE));
+		}
+		if (value != null) {
+			warn(this.costWarned, "cost", "was a " + value.getClass().getSimpleName() + ", not a number");
+		}
+		else {
+			warn(this.costWarned, "cost", "was null");
+		}
+		return DEFAULT_COST;
+	}
+
+	private @Nullable Object value(Expression expression, EvaluationContext context, AtomicBoolean warned,
+			String what) {
+		try {
+			return expression.getValue(context);
+		}
+		catch (RuntimeException ex) {
+			warn(warned, what, "could not be evaluated (" + ex.getClass().getSimpleName() + ")");
+			return null;
+		}
+	}
+
+	private void warn(AtomicBoolean warned, String what, String why) {
+		if (!warned.get() && warned.compareAndSet(false, true)) {
+			Expression expression = "plan".equals(what) ? this.plan : this.cost;
+			logger.warn("The " + what + " '" + expression.getExpressionString() + "' of " + this.property + " " + why
+					+ ": such requests get " + ("plan".equals(what) ? "the policy's base numbers" : "a cost of 1")
+					+ " (said once per rule)");
+		}
+	}
+
+	private static void collect(SpelNode node, Set<String> names) {
+		if (node instanceof VariableReference) {
+			names.add(node.toStringAST().substring(1));
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			collect(node.getChild(i), names);
+		}
+	}
+
+}
