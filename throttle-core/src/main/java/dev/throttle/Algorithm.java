@@ -147,9 +147,8 @@ public abstract class Algorithm<P extends Policy> {
 	 * @return its settings, for example {@code capacity -> 10, refill-tokens -> 1, refill-period -> PT1S}
 	 */
 	public final Map<String, Object> settings(Policy policy) {
-		List<? extends Policy> limits = policy.limits();
-		if (limits.size() != 1 || limits.get(0) != policy) {
-			return Map.of("limits", limits.stream().map(this::settings).toList());
+		if (policy.severalLimits()) {
+			return Map.of("limits", policy.limits().stream().map(this::settings).toList());
 		}
 		List<Object> values = values(this.type.cast(policy));
 		Map<String, Object> settings = new LinkedHashMap<>();
@@ -183,10 +182,10 @@ public abstract class Algorithm<P extends Policy> {
 	 * @return the policy's limiter
 	 */
 	public final Limiter bindMemory(Policy policy, MemoryCells cells) {
-		List<? extends Policy> limits = policy.limits();
-		if (limits.size() == 1 && limits.get(0) == policy) {
+		if (!policy.severalLimits()) {
 			return bind(this.type.cast(policy), cells);
 		}
+		List<? extends Policy> limits = policy.limits();
 		PackedTransition[] transitions = new PackedTransition[limits.size()];
 		for (int i = 0; i < transitions.length; i++) {
 			transitions[i] = transition(this.type.cast(limits.get(i)), cells);

@@ -28,8 +28,7 @@ public record MultiLimitPolicy(String name, List<Policy> limits) implements Poli
 					+ " algorithm: only token-bucket, gcra and fixed-window take several limits");
 		}
 		for (Policy limit : limits) {
-			if (!limit.name().equals(name) || !limit.algorithm().equals(algorithm) || limit.limits().size() != 1
-					|| limit.limits().get(0) != limit) {
+			if (!limit.name().equals(name) || !limit.algorithm().equals(algorithm) || limit.severalLimits()) {
 				throw new InvalidPolicyException(name, "limits",
 						"must all be single limits of policy '" + name + "' and of one algorithm, was " + limit);
 			}
@@ -43,6 +42,11 @@ public record MultiLimitPolicy(String name, List<Policy> limits) implements Poli
 	 */
 	public static MultiLimitPolicy of(Policy... limits) {
 		return new MultiLimitPolicy(limits[0].name(), List.of(limits));
+	}
+
+	@Override
+	public boolean severalLimits() {
+		return true;
 	}
 
 	@Override

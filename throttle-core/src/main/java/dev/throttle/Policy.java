@@ -68,4 +68,13 @@ public interface Policy {
 		return List.of(this);
 	}
 
+	/**
+	 * Returns whether this policy's {@link #limits()} are several limits whose state a store keeps
+	 * together, one part per limit: true for a {@link MultiLimitPolicy}, even of one limit.
+	 * @return false for a policy that is its only limit
+	 */
+	default boolean severalLimits() {
+		return false;
+	}
+
 }
