@@ -1,6 +1,7 @@
 package dev.throttle.spring.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -409,6 +410,23 @@ public class ThrottleProperties {
 			this.mode = mode;
 		}
 		// end of plans, shadow mode
+
+		// several limits in one policy (issue 13)
+		/**
+		 * Several limits that every call must pass, each with the algorithm's numbers (capacity,
+		 * refill-period, ...), such as 10 a second and 1,000 an hour; instead of the policy's own
+		 * numbers. Token-bucket, gcra and fixed-window only.
+		 */
+		private List<Policy> limits = new ArrayList<>();
+
+		public List<Policy> getLimits() {
+			return this.limits;
+		}
+
+		public void setLimits(List<Policy> limits) {
+			this.limits = limits;
+		}
+		// end of several limits
 
 		public String getAlgorithm() {
 			return this.algorithm;
