@@ -17,9 +17,16 @@ public final class DecisionSource {
 
 	private final String failureMode;
 
+	private final boolean nearCache;
+
 	private DecisionSource(String store, String failureMode) {
+		this(store, failureMode, false);
+	}
+
+	private DecisionSource(String store, String failureMode, boolean nearCache) {
 		this.store = Objects.requireNonNull(store, "store");
 		this.failureMode = failureMode;
+		this.nearCache = nearCache;
 	}
 
 	/**
@@ -30,6 +37,25 @@ public final class DecisionSource {
 	 */
 	public static DecisionSource store(String store) {
 		return new DecisionSource(store, null);
+	}
+
+	/**
+	 * The store's own refusal, repeated on this instance without asking the store: a refusal the
+	 * store gave earlier and that is still true (the Redis store's near cache of refusals).
+	 * @param store the kind of the store whose refusal it is
+	 * @return the source
+	 */
+	public static DecisionSource nearCache(String store) {
+		return new DecisionSource(store, null, true);
+	}
+
+	/**
+	 * Whether the decision was made on this instance from a refusal the store gave earlier, without a
+	 * call to the store.
+	 * @return true for a near cache's answer
+	 */
+	public boolean isNearCache() {
+		return this.nearCache;
 	}
 
 	/**
@@ -63,20 +89,24 @@ public final class DecisionSource {
 	@Override
 	public boolean equals(Object other) {
 		return (this == other) || (other instanceof DecisionSource source && this.store.equals(source.store)
-				&& Objects.equals(this.failureMode, source.failureMode));
+				&& Objects.equals(this.failureMode, source.failureMode) && this.nearCache == source.nearCache);
 	}
 
 	@Override
 	public int hashCode() {
-		return Objects.hash(this.store, this.failureMode);
+		return Objects.hash(this.store, this.failureMode, this.nearCache);
 	}
 
 	/**
 	 * Returns the store's name, followed by the failure mode that answered for it, if any.
-	 * @return for example {@code redis}, {@code local} or {@code redis (failure-mode closed)}
+	 * @return for example {@code redis}, {@code local}, {@code redis (near cache)} or
+	 * {@code redis (failure-mode closed)}
 	 */
 	@Override
 	public String toString() {
+		if (this.nearCache) {
+			return this.store + " (near cache)";
+		}
 		return (this.failureMode != null) ? this.store + " (failure-mode " + this.failureMode + ")" : this.store;
 	}
 

@@ -52,6 +52,8 @@ public final class Workload {
 	 */
 	public static int limit(String regime) {
 		return switch (regime) {
+			// the abuser's regime: 10 calls a minute, so a key over it is refused for up to 6 s at a time
+			case "abuse" -> 10;
 			case "api" -> 100;
 			case "high" -> 1_000_000;
 			default -> throw new IllegalArgumentException("unknown regime " + regime);
@@ -98,7 +100,7 @@ public final class Workload {
 		boolean api = regime.equals("api");
 		return switch (algorithm) {
 			case "token-bucket" -> new TokenBucketPolicy(POLICY, limit, refillTokens(regime), refillPeriod(regime));
-			case "gcra" -> new GcraPolicy(POLICY, limit, Duration.ofSeconds(1));
+			case "gcra" -> new GcraPolicy(POLICY, limit, regime.equals("abuse") ? Duration.ofMinutes(1) : Duration.ofSeconds(1));
 			case "fixed-window" -> new FixedWindowPolicy(POLICY, limit, Duration.ofSeconds(1));
 			// a ladder that starts at the api token period and doubles; forgotten after a second idle
 			case "lockout" -> api ? new LockoutPolicy(POLICY, List.of(Duration.ofMillis(10), Duration.ofMillis(20),
@@ -149,32 +151,33 @@ public final class Workload {
 			java.util.Arrays.fill(sequence, hot);
 			return sequence;
 		}
-		if (!kind.equals("zipf")) {
+		if (!kind.equals("zipf") && !kind.equals("zipf10k")) {
 			throw new IllegalArgumentException("unknown key distribution " + kind);
 		}
 		String[] keys = distinctKeys(kind);
+		int distinct = keys.length;
 		SplittableRandom random = new SplittableRandom(seed);
 		// rank r (0-based) gets key permutation[r], so hot keys are not neighbours in memory
-		int[] permutation = new int[ZIPF_KEYS];
-		for (int i = 0; i < ZIPF_KEYS; i++) {
+		int[] permutation = new int[distinct];
+		for (int i = 0; i < distinct; i++) {
 			permutation[i] = i;
 		}
-		for (int i = ZIPF_KEYS - 1; i > 0; i--) {
+		for (int i = distinct - 1; i > 0; i--) {
 			int j = random.nextInt(i + 1);
 			int t = permutation[i];
 			permutation[i] = permutation[j];
 			permutation[j] = t;
 		}
-		double[] cumulative = new double[ZIPF_KEYS];
+		double[] cumulative = new double[distinct];
 		double sum = 0;
-		for (int r = 0; r < ZIPF_KEYS; r++) {
+		for (int r = 0; r < distinct; r++) {
 			sum += 1.0 / Math.pow(r + 1, ZIPF_EXPONENT);
 			cumulative[r] = sum;
 		}
 		for (int i = 0; i < SEQUENCE_LENGTH; i++) {
 			double u = random.nextDouble() * sum;
 			int rank = java.util.Arrays.binarySearch(cumulative, u);
-			rank = (rank >= 0) ? rank : Math.min(-rank - 1, ZIPF_KEYS - 1);
+			rank = (rank >= 0) ? rank : Math.min(-rank - 1, distinct - 1);
 			sequence[i] = keys[permutation[rank]];
 		}
 		return sequence;
@@ -186,7 +189,7 @@ public final class Workload {
 	 * @return the keys
 	 */
 	public static String[] distinctKeys(String kind) {
-		int n = kind.equals("hot") ? 1 : ZIPF_KEYS;
+		int n = kind.equals("hot") ? 1 : kind.equals("zipf10k") ? 10_000 : ZIPF_KEYS;
 		String[] keys = new String[n];
 		for (int i = 0; i < n; i++) {
 			keys[i] = key(i);

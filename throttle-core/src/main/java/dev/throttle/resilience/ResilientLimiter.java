@@ -35,7 +35,12 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	private final Limiter store;
 
+	/** The store's limiter again when it says who decided (a near cache answers some calls), else null. */
+	private final SourcedLimiter sourcedStore;
+
 	private final DecisionSource storeSource;
+
+	private final DecisionSource nearCacheSource;
 
 	private final Fallback fallback;
 
@@ -47,11 +52,13 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	private final ThrottleListener listener;
 
-	ResilientLimiter(Policy policy, Limiter store, DecisionSource storeSource, Fallback fallback, StoreHealth health,
-			Settlements settlements, ThrottleListener listener) {
+	ResilientLimiter(Policy policy, Limiter store, DecisionSource storeSource, DecisionSource nearCacheSource,
+			Fallback fallback, StoreHealth health, Settlements settlements, ThrottleListener listener) {
 		this.policy = policy;
 		this.store = store;
+		this.sourcedStore = (store instanceof SourcedLimiter sourced) ? sourced : null;
 		this.storeSource = storeSource;
+		this.nearCacheSource = nearCacheSource;
 		this.fallback = fallback;
 		this.health = health;
 		this.settlements = settlements;
@@ -66,13 +73,37 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	@Override
 	public Decision tryAcquire(String key, int cost) {
-		return call(key, () -> this.store.tryAcquire(key, cost), () -> this.fallback.tryAcquire(key, cost).decision());
+		if (this.sourcedStore != null) {
+			// asked who decided: a near cache's answer is no sign that the store answers
+			return tryAcquireSourced(key, cost).decision();
+		}
+		return call(key, () -> this.store.tryAcquire(key, cost), () -> instead(key, cost).decision());
 	}
 
 	@Override
 	public SourcedDecision tryAcquireSourced(String key, int cost) {
-		return call(key, () -> new SourcedDecision(this.store.tryAcquire(key, cost), this.storeSource),
-				() -> this.fallback.tryAcquire(key, cost));
+		return call(key, () -> storeDecision(key, cost), () -> instead(key, cost));
+	}
+
+	private SourcedDecision storeDecision(String key, int cost) {
+		return (this.sourcedStore != null) ? this.sourcedStore.tryAcquireSourced(key, cost)
+				: new SourcedDecision(this.store.tryAcquire(key, cost), this.storeSource);
+	}
+
+	/**
+	 * The answer while the store cannot give one: a refusal the store gave earlier and that is still
+	 * true, else the fallback's.
+	 */
+	private SourcedDecision instead(String key, int cost) {
+		Decision remembered = null;
+		try {
+			remembered = this.store.rememberedRefusal(key, cost);
+		}
+		catch (RuntimeException ex) {
+			// it must never throw; if it does, the fallback answers
+		}
+		return (remembered != null) ? new SourcedDecision(remembered, this.nearCacheSource)
+				: this.fallback.tryAcquire(key, cost);
 	}
 
 	/**
@@ -140,21 +171,36 @@ final class ResilientLimiter implements SourcedLimiter {
 	@Override
 	public boolean tryReset(String key) {
 		this.fallback.reset(key);
-		return settle(key, true, 0, 0);
+		boolean reset = settle(key, true, 0, 0);
+		if (!reset) {
+			// the store forgets its remembered refusal once it has the reset; this instance at once
+			this.store.forgetRemembered(key);
+		}
+		return reset;
 	}
 
 	@Override
 	public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-		return callAsync(key, () -> this.store.tryAcquireAsync(key, cost),
-				() -> this.fallback.tryAcquire(key, cost).decision());
+		if (this.sourcedStore != null) {
+			return tryAcquireSourcedAsync(key, cost).thenApply(SourcedDecision::decision);
+		}
+		return callAsync(key, () -> this.store.tryAcquireAsync(key, cost), () -> instead(key, cost).decision());
 	}
 
 	@Override
 	public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
+		if (this.sourcedStore != null) {
+			return callAsync(key, () -> this.sourcedStore.tryAcquireSourcedAsync(key, cost), () -> instead(key, cost));
+		}
 		return callAsync(key,
 				() -> this.store.tryAcquireAsync(key, cost)
 					.thenApply((decision) -> new SourcedDecision(decision, this.storeSource)),
-				() -> this.fallback.tryAcquire(key, cost));
+				() -> instead(key, cost));
+	}
+
+	@Override
+	public Decision rememberedRefusal(String key, int cost) {
+		return this.store.rememberedRefusal(key, cost);
 	}
 
 	@Override
@@ -182,7 +228,13 @@ final class ResilientLimiter implements SourcedLimiter {
 	@Override
 	public CompletionStage<Void> resetAsync(String key) {
 		this.fallback.reset(key);
+		this.store.forgetRemembered(key);
 		return settleAsync(key, true, 0, 0);
+	}
+
+	@Override
+	public void forgetRemembered(String key) {
+		this.store.forgetRemembered(key);
 	}
 
 	private <T> T call(String key, Supplier<T> store, Supplier<T> fallback) {
@@ -195,7 +247,7 @@ final class ResilientLimiter implements SourcedLimiter {
 			catch (RuntimeException ex) {
 				return answerInstead(failed(ex), fallback);
 			}
-			this.health.answered();
+			answered(result);
 			return result;
 		}
 		return answerInstead(error, fallback);
@@ -209,7 +261,7 @@ final class ResilientLimiter implements SourcedLimiter {
 					if (failure != null) {
 						return answerInstead(failed(unwrap(failure)), fallback);
 					}
-					this.health.answered();
+					answered(result);
 					return result;
 				});
 			}
@@ -307,6 +359,13 @@ final class ResilientLimiter implements SourcedLimiter {
 		}
 		this.health.probe(this.store, key);
 		return this.health.unavailable();
+	}
+
+	/** Counts an answer of the store, unless a near cache gave it without asking the store. */
+	private void answered(Object result) {
+		if (!(result instanceof SourcedDecision sourced && sourced.source().isNearCache())) {
+			this.health.answered();
+		}
 	}
 
 	private RuntimeException failed(RuntimeException error) {

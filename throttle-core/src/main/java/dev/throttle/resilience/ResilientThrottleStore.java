@@ -3,6 +3,7 @@ package dev.throttle.resilience;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Locale;
+import java.util.Map;
 
 import dev.throttle.DecisionSource;
 import dev.throttle.Limiter;
@@ -49,6 +50,16 @@ import dev.throttle.memory.MemoryThrottleStore;
  * are {@link dev.throttle.SourcedLimiter}s: each decision says whether the store, the local store or
  * a fixed answer of the failure mode made it.
  *
+ * <p>Failure modes per policy: {@link #ResilientThrottleStore(ThrottleStore, FailureMode, ThrottleStore,
+ * TimeSource, Map)} takes a mode for some policies by name (a login lockout that fails closed while
+ * an API limit fails to the local store); the others take the store's mode.
+ *
+ * <p>What the store refused stays refused: before any failure mode answers a call, the store's
+ * limiter is asked for a refusal it remembers and knows to be still true
+ * ({@link Limiter#rememberedRefusal}, the Redis store's near cache), so a key the store refused
+ * before an outage is refused until its Retry-After, whatever the mode; the mode answers only for
+ * keys nothing is known about. Such answers are sourced {@link DecisionSource#nearCache}.
+ *
  * <p>{@link FailureMode#LOCAL} keeps a bounded memory store on this instance: during an outage each
  * instance enforces the policy on its own traffic; its state is not merged back into the store. A
  * reset clears both, so a user unlocked during normal operation is not locked again by stale local
@@ -71,7 +82,12 @@ public final class ResilientThrottleStore implements ThrottleStore {
 
 	private final ThrottleStore local;
 
+	/** Failure modes of the policies that do not take {@link #mode}, by policy name. */
+	private final Map<String, FailureMode> policyModes;
+
 	private final DecisionSource storeSource;
+
+	private final DecisionSource nearCacheSource;
 
 	private final Fallback.Sources fallbackSources;
 
@@ -104,16 +120,35 @@ public final class ResilientThrottleStore implements ThrottleStore {
 	 * {@code local} is null in {@link FailureMode#LOCAL}
 	 */
 	public ResilientThrottleStore(ThrottleStore primary, FailureMode mode, ThrottleStore local, TimeSource clock) {
-		if (primary == null || mode == null || clock == null) {
+		this(primary, mode, local, clock, Map.of());
+	}
+
+	/**
+	 * Wraps {@code primary}, with failure modes of their own for some policies.
+	 * @param primary the store that decides while it can, such as the Redis store
+	 * @param mode what to answer while it cannot, for policies not in {@code policyModes}
+	 * @param local the store that decides in {@link FailureMode#LOCAL} (a bounded
+	 * {@link MemoryThrottleStore}); may be null when no policy fails to it
+	 * @param clock the clock that tells when what the store is owed has expired
+	 * @param policyModes failure modes by policy name, overriding {@code mode}
+	 * @throws IllegalArgumentException when {@code primary}, {@code mode}, {@code clock} or
+	 * {@code policyModes} is null, or {@code local} is null while some policy fails to it
+	 */
+	public ResilientThrottleStore(ThrottleStore primary, FailureMode mode, ThrottleStore local, TimeSource clock,
+			Map<String, FailureMode> policyModes) {
+		if (primary == null || mode == null || clock == null || policyModes == null) {
 			throw new IllegalArgumentException("primary store, failure mode and clock are required");
 		}
-		if (mode == FailureMode.LOCAL && local == null) {
+		boolean anyLocal = mode == FailureMode.LOCAL || policyModes.containsValue(FailureMode.LOCAL);
+		if (anyLocal && local == null) {
 			throw new IllegalArgumentException("failure-mode local needs a local store");
 		}
 		this.primary = primary;
 		this.mode = mode;
-		this.local = (mode == FailureMode.LOCAL) ? local : null;
+		this.local = anyLocal ? local : null;
+		this.policyModes = Map.copyOf(policyModes);
 		this.storeSource = DecisionSource.store(primary.kind());
+		this.nearCacheSource = DecisionSource.nearCache(primary.kind());
 		this.fallbackSources = Fallback.Sources.of(primary.kind());
 		this.settlements = new Settlements(primary.kind(), clock);
 		this.health = new StoreHealth(primary.kind(), mode.name().toLowerCase(Locale.ROOT), this.settlements);
@@ -148,9 +183,10 @@ public final class ResilientThrottleStore implements ThrottleStore {
 	 */
 	@Override
 	public Limiter limiter(Policy policy, ThrottleListener listener) {
-		Limiter local = (this.local != null) ? this.local.limiter(policy) : null;
-		return new ResilientLimiter(policy, this.primary.limiter(policy), this.storeSource,
-				Fallback.of(this.mode, policy, local, this.fallbackSources), this.health, this.settlements,
+		FailureMode policyMode = failureMode(policy.name());
+		Limiter local = (policyMode == FailureMode.LOCAL) ? this.local.limiter(policy) : null;
+		return new ResilientLimiter(policy, this.primary.limiter(policy), this.storeSource, this.nearCacheSource,
+				Fallback.of(policyMode, policy, local, this.fallbackSources), this.health, this.settlements,
 				(listener != null) ? listener : NO_LISTENER);
 	}
 
@@ -171,11 +207,28 @@ public final class ResilientThrottleStore implements ThrottleStore {
 	}
 
 	/**
-	 * Returns the failure mode.
+	 * Returns the failure mode of the policies that have none of their own.
 	 * @return the mode
 	 */
 	public FailureMode failureMode() {
 		return this.mode;
+	}
+
+	/**
+	 * Returns the failure mode of a policy: its own, or the store's.
+	 * @param policy the policy's name
+	 * @return the mode
+	 */
+	public FailureMode failureMode(String policy) {
+		return this.policyModes.getOrDefault(policy, this.mode);
+	}
+
+	/**
+	 * Returns the wrapped store.
+	 * @return the store that decides while it can
+	 */
+	public ThrottleStore store() {
+		return this.primary;
 	}
 
 	/**

@@ -1,5 +1,8 @@
 package dev.throttle.spring.autoconfigure;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -16,6 +19,7 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.redis.NearCacheSettings;
 import dev.throttle.spring.redis.RedisThrottleStore;
 
 /**
@@ -28,6 +32,9 @@ import dev.throttle.spring.redis.RedisThrottleStore;
 @ConditionalOnProperty(name = "throttle.store.type", havingValue = "redis")
 @ConditionalOnClass(ReactiveRedisConnectionFactory.class)
 class RedisStoreConfiguration {
+
+	/** The longest the start waits for Redis to answer whether it runs TIME inside scripts. */
+	private static final java.time.Duration CLOCK_CHECK_BOUND = java.time.Duration.ofSeconds(2);
 
 	@Bean
 	@ConditionalOnMissingBean(ThrottleStore.class)
@@ -42,17 +49,62 @@ class RedisStoreConfiguration {
 					+ "(a ReactiveRedisConnectionFactory): use spring-boot-starter-data-redis with "
 					+ "spring.data.redis.client-type=lettuce (the default), not Jedis");
 		}
+		boolean clientClock = redis.getClock() == ThrottleProperties.RedisClock.CLIENT;
 		RedisThrottleStore store;
 		try {
-			store = new RedisThrottleStore(factory, redis.getKeyPrefix(), redis.getTimeout());
+			store = new RedisThrottleStore(factory, redis.getKeyPrefix(), redis.getTimeout(),
+					clientClock ? throttleTimeSource : null, nearCache(properties));
 		}
 		catch (IllegalArgumentException ex) {
 			throw new ThrottleConfigurationException(ex.getMessage(), ex);
 		}
+		if (!clientClock) {
+			checkServerClock(store);
+		}
 		FailureMode mode = redis.getFailureMode();
-		MemoryThrottleStore local = (mode == FailureMode.LOCAL)
-				? new MemoryThrottleStore(throttleTimeSource, localMaximumKeys) : null;
-		return new ResilientThrottleStore(store, mode, local, throttleTimeSource);
+		Map<String, FailureMode> policyModes = new LinkedHashMap<>();
+		properties.getPolicies().forEach((name, policy) -> {
+			if (policy.getFailureMode() != null) {
+				policyModes.put(name, policy.getFailureMode());
+			}
+		});
+		boolean anyLocal = mode == FailureMode.LOCAL || policyModes.containsValue(FailureMode.LOCAL);
+		MemoryThrottleStore local = anyLocal ? new MemoryThrottleStore(throttleTimeSource, localMaximumKeys) : null;
+		return new ResilientThrottleStore(store, mode, local, throttleTimeSource, policyModes);
+	}
+
+	/**
+	 * The near cache: on for every policy but those that give back every successful call
+	 * ({@code count: failures}), unless a policy says otherwise.
+	 */
+	private static NearCacheSettings nearCache(ThrottleProperties properties) {
+		ThrottleProperties.NearCache nearCache = properties.getStore().getRedis().getNearCache();
+		if (!nearCache.isEnabled()) {
+			return NearCacheSettings.disabled();
+		}
+		NearCacheSettings settings = NearCacheSettings.of(nearCache.getMaximumKeys(), nearCache.getMinimumRetryAfter());
+		for (Map.Entry<String, ThrottleProperties.Policy> policy : properties.getPolicies().entrySet()) {
+			Boolean own = policy.getValue().getNearCache();
+			boolean answers = (own != null) ? own : policy.getValue().getCount() != ThrottleProperties.Count.FAILURES;
+			settings = settings.withPolicy(policy.getKey(), answers);
+		}
+		return settings;
+	}
+
+	/**
+	 * Fails the start when Redis refuses {@code TIME} inside scripts, which every decision on the
+	 * server's clock runs, naming the property that avoids it. A Redis that does not answer is no
+	 * failure: the failure mode applies.
+	 */
+	private static void checkServerClock(RedisThrottleStore store) {
+		String refusal = store.serverTimeRefusal(CLOCK_CHECK_BOUND);
+		if (refusal != null) {
+			store.close();
+			throw new ThrottleConfigurationException("Redis refuses TIME inside scripts (" + refusal + "), which "
+					+ "throttle.store.redis.clock=server (the default) needs: set throttle.store.redis.clock=client to "
+					+ "pass the application's time with each call instead (decisions then shift by the clock skew "
+					+ "between application servers)");
+		}
 	}
 
 	@Bean

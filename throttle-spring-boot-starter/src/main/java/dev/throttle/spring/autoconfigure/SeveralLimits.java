@@ -45,7 +45,8 @@ final class SeveralLimits {
 				continue;
 			}
 			if (limit.getAlgorithm() != null || limit.getMode() != null || !limit.getPlans().isEmpty()
-					|| !limit.getLimits().isEmpty() || limit.isResetOnSuccess()
+					|| !limit.getLimits().isEmpty() || limit.isResetOnSuccess() || limit.getFailureMode() != null
+					|| limit.getNearCache() != null
 					|| limit.getCount() != ThrottleProperties.Count.ALL) {
 				problems.add(at + " may set only numbers of the " + algorithm.id() + " algorithm ("
 						+ String.join(", ", algorithm.parameters()) + ")");

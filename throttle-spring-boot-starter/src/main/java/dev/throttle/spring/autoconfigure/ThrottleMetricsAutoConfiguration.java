@@ -12,9 +12,11 @@ import org.springframework.context.annotation.Bean;
 
 import dev.throttle.ThrottleStore;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.internal.aop.PolicyModes;
 import dev.throttle.spring.metrics.MemoryStoreMetrics;
 import dev.throttle.spring.metrics.MicrometerThrottleListener;
+import dev.throttle.spring.metrics.NearCacheMetrics;
 
 /**
  * Micrometer meters for throttling, when the application has a {@link MeterRegistry}:
@@ -42,6 +44,20 @@ public final class ThrottleMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	MemoryStoreMetrics throttleMemoryStoreMetrics(MemoryThrottleStore throttleStore) {
 		return new MemoryStoreMetrics(throttleStore);
+	}
+
+	/** The gauge {@code throttle.near-cache.size}, for the Redis store (wrapped in its failure mode). */
+	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.data.redis.connection.ReactiveRedisConnectionFactory")
+	static class NearCacheMetricsConfiguration {
+
+		@Bean
+		@ConditionalOnBean(ResilientThrottleStore.class)
+		@ConditionalOnMissingBean
+		NearCacheMetrics throttleNearCacheMetrics(ResilientThrottleStore throttleStore) {
+			return new NearCacheMetrics(throttleStore.store());
+		}
+
 	}
 
 }

@@ -189,6 +189,90 @@ public class ThrottleProperties {
 			this.timeout = timeout;
 		}
 
+		// near cache of refusals and the clock of the scripts (issue 14)
+
+		private final NearCache nearCache = new NearCache();
+
+		/**
+		 * Whose clock the scripts read: the Redis server's TIME, or this application's time passed
+		 * with each call, for a Redis that refuses TIME inside scripts (decisions then shift by the
+		 * skew between application servers).
+		 */
+		private RedisClock clock = RedisClock.SERVER;
+
+		public NearCache getNearCache() {
+			return this.nearCache;
+		}
+
+		public RedisClock getClock() {
+			return this.clock;
+		}
+
+		public void setClock(RedisClock clock) {
+			this.clock = clock;
+		}
+
+	}
+
+	/**
+	 * Refusals remembered on each instance until their Retry-After, so that calls of a refused key are
+	 * refused without a Redis call; dropped on every instance when a key is reset or given back, or a
+	 * policy changes (events on {@code <key-prefix>:events}).
+	 */
+	public static class NearCache {
+
+		/**
+		 * Whether refusals are remembered and invalidation events published and heard.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Most refused keys remembered per policy on this instance, about 200 bytes each.
+		 */
+		private long maximumKeys = 100000;
+
+		/**
+		 * Shortest Retry-After worth remembering.
+		 */
+		private Duration minimumRetryAfter = Duration.ofMillis(50);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public long getMaximumKeys() {
+			return this.maximumKeys;
+		}
+
+		public void setMaximumKeys(long maximumKeys) {
+			this.maximumKeys = maximumKeys;
+		}
+
+		public Duration getMinimumRetryAfter() {
+			return this.minimumRetryAfter;
+		}
+
+		public void setMinimumRetryAfter(Duration minimumRetryAfter) {
+			this.minimumRetryAfter = minimumRetryAfter;
+		}
+
+	}
+
+	/**
+	 * Whose clock the Redis scripts read.
+	 */
+	public enum RedisClock {
+
+		/** The Redis server's TIME: application servers' clocks never matter. */
+		SERVER,
+
+		/** This application's time, passed with each call: for a Redis that refuses TIME in scripts. */
+		CLIENT
+
 	}
 
 	/**
@@ -427,6 +511,37 @@ public class ThrottleProperties {
 			this.limits = limits;
 		}
 		// end of several limits
+
+		// per-policy store settings (issue 14)
+
+		/**
+		 * What this policy's decisions do while Redis cannot be reached, instead of
+		 * throttle.store.redis.failure-mode.
+		 */
+		private FailureMode failureMode;
+
+		/**
+		 * Whether this policy's calls are refused from refusals remembered on the instance while Redis
+		 * answers (they are remembered either way, and answer during an outage). Defaults to true,
+		 * except for count=failures, whose successful calls give back what they took.
+		 */
+		private Boolean nearCache;
+
+		public FailureMode getFailureMode() {
+			return this.failureMode;
+		}
+
+		public void setFailureMode(FailureMode failureMode) {
+			this.failureMode = failureMode;
+		}
+
+		public Boolean getNearCache() {
+			return this.nearCache;
+		}
+
+		public void setNearCache(Boolean nearCache) {
+			this.nearCache = nearCache;
+		}
 
 		public String getAlgorithm() {
 			return this.algorithm;

@@ -24,9 +24,11 @@ import dev.throttle.ThrottleListener;
  * <li>{@code throttle.decisions} (counter), tagged {@code policy}, {@code store} (who decided:
  * {@code memory}, {@code redis}, or {@code local} when the local failure mode did) and {@code outcome}:
  * {@code allowed} or {@code rejected} when a store decided, {@code error} when no store could and a
- * failure mode's fixed answer ({@code open}, {@code closed}) stood in; and {@code mode}: {@code enforce},
+ * failure mode's fixed answer ({@code open}, {@code closed}) stood in; {@code mode}: {@code enforce},
  * or {@code shadow} for a policy in shadow mode, whose {@code rejected} are the calls it would have
- * refused (and let through). Each decision is counted once, under one outcome;</li>
+ * refused (and let through); and {@code near-cache}: {@code true} for a refusal the Redis store's
+ * near cache repeated on this instance without a Redis call (decided locally), {@code false}
+ * otherwise. Each decision is counted once, under one outcome;</li>
  * <li>{@code throttle.store.latency} (timer), tagged {@code policy} and {@code store}: how long the
  * decision took in the store, failing included.</li>
  * </ul>
@@ -93,7 +95,8 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 			policyMeters = this.meters.computeIfAbsent(policy.name(),
 					(name) -> new PolicyMeters(name, this.modes.apply(name)));
 		}
-		StoreMeters meters = policyMeters.of(source.store(), registries, policyMeters.shadow.getAsBoolean());
+		StoreMeters meters = policyMeters.of(source.store(), source.isNearCache(), registries,
+				policyMeters.shadow.getAsBoolean());
 		for (Counter counter : source.isFailureMode() ? meters.error
 				: decision.allowed() ? meters.allowed : meters.rejected) {
 			counter.increment();
@@ -120,19 +123,19 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 		}
 
 		/** The store's meters in {@code registries}: made again when a registry was bound since. */
-		StoreMeters of(String store, MeterRegistry[] registries, boolean shadow) {
+		StoreMeters of(String store, boolean nearCache, MeterRegistry[] registries, boolean shadow) {
 			AtomicReference<StoreMeters[]> stores = shadow ? this.shadowStores : this.stores;
 			for (;;) {
 				StoreMeters[] known = stores.get();
 				int index = 0;
-				while (index < known.length && !known[index].isFor(store)) {
+				while (index < known.length && !known[index].isFor(store, nearCache)) {
 					index++;
 				}
 				if (index < known.length && known[index].registries == registries) {
 					return known[index];
 				}
 				StoreMeters[] updated = Arrays.copyOf(known, Math.max(known.length, index + 1));
-				updated[index] = new StoreMeters(this.policy, store, registries, shadow ? "shadow" : "enforce");
+				updated[index] = new StoreMeters(this.policy, store, nearCache, registries, shadow ? "shadow" : "enforce");
 				if (stores.compareAndSet(known, updated)) {
 					return updated[index];
 				}
@@ -149,6 +152,8 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
 		private final String store;
 
+		private final boolean nearCache;
+
 		private final MeterRegistry[] registries;
 
 		private final Counter[] allowed;
@@ -159,12 +164,13 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
 		private final Timer[] latency;
 
-		StoreMeters(String policy, String store, MeterRegistry[] registries, String mode) {
+		StoreMeters(String policy, String store, boolean nearCache, MeterRegistry[] registries, String mode) {
 			this.store = store;
+			this.nearCache = nearCache;
 			this.registries = registries;
-			this.allowed = counters(policy, store, "allowed", mode, registries);
-			this.rejected = counters(policy, store, "rejected", mode, registries);
-			this.error = counters(policy, store, "error", mode, registries);
+			this.allowed = counters(policy, store, nearCache, "allowed", mode, registries);
+			this.rejected = counters(policy, store, nearCache, "rejected", mode, registries);
+			this.error = counters(policy, store, nearCache, "error", mode, registries);
 			this.latency = new Timer[registries.length];
 			for (int i = 0; i < registries.length; i++) {
 				this.latency[i] = Timer.builder(LATENCY)
@@ -175,12 +181,12 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 			}
 		}
 
-		boolean isFor(String store) {
+		boolean isFor(String store, boolean nearCache) {
 			// store names are the constants of a few DecisionSources: usually the same String instance
-			return this.store == store || this.store.equals(store);
+			return this.nearCache == nearCache && (this.store == store || this.store.equals(store));
 		}
 
-		private static Counter[] counters(String policy, String store, String outcome, String mode,
+		private static Counter[] counters(String policy, String store, boolean nearCache, String outcome, String mode,
 				MeterRegistry[] registries) {
 			Counter[] counters = new Counter[registries.length];
 			for (int i = 0; i < registries.length; i++) {
@@ -190,6 +196,7 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 					.tag("outcome", outcome)
 					.tag("store", store)
 					.tag("mode", mode)
+					.tag("near-cache", Boolean.toString(nearCache))
 					.register(registries[i]);
 			}
 			return counters;

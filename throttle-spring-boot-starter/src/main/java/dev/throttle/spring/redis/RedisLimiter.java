@@ -2,13 +2,9 @@ package dev.throttle.spring.redis;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import reactor.core.publisher.Mono;
 
@@ -16,16 +12,25 @@ import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.script.RedisScript;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.throttle.Decision;
-import dev.throttle.Limiter;
+import dev.throttle.DecisionSource;
 import dev.throttle.Policy;
+import dev.throttle.SourcedDecision;
+import dev.throttle.SourcedLimiter;
 
 /**
  * One policy's keys in Redis, through the policy's own script (its numbers are part of the script's
  * text, see {@link RedisThrottleScripts}): a call sends the key, the operation, the cost, now (empty
- * on Redis time) and, for a refund of one call, that call's receipt. Thread-safe.
+ * on Redis time) and, for a refund of one call, that call's receipt.
+ *
+ * <p>With the store's near cache, an acquire first looks for a refusal it remembers (when the policy
+ * answers from it) and remembers the refusals Redis gives (always: a failure policy answers from them
+ * during an outage, {@link #rememberedRefusal}); a reset or a refund forgets the key here once Redis
+ * has it, then publishes it to the other instances. Thread-safe.
  */
-final class RedisLimiter implements Limiter {
+final class RedisLimiter implements SourcedLimiter {
 
 	private static final byte[] ACQUIRE = { 'a' };
 
@@ -52,9 +57,18 @@ final class RedisLimiter implements Limiter {
 	/** {@code <prefix>:{<policy>:} as text; a key completes it with {@code <key>}}. */
 	private final String keyStart;
 
-	private final Duration timeout;
+	/** The timeout on every call, and the failure it turns into. */
+	private final CallBounds bounds;
 
-	private final long waitNanos;
+	/** The policy's remembered refusals; null without a near cache. */
+	private final NearCache.@Nullable Entries nearCache;
+
+	/** Whether calls are answered from {@link #nearCache} while Redis answers. */
+	private final boolean answersLocally;
+
+	private final DecisionSource storeSource;
+
+	private final DecisionSource nearCacheSource;
 
 	RedisLimiter(RedisThrottleStore store, Policy policy) {
 		this.store = store;
@@ -64,8 +78,13 @@ final class RedisLimiter implements Limiter {
 		this.sha1 = script.getSha1();
 		this.scriptBytes = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
 		this.keyStart = store.keyPrefix() + ":{" + policy.name() + ":";
-		this.timeout = store.timeout();
-		this.waitNanos = this.timeout.toNanos();
+		this.bounds = new CallBounds(store, policy.name(), store.timeout());
+		this.nearCache = store.nearCacheOf(policy.name());
+		// a policy of several limits answers from Redis: a refusal remembered here would lose its limits' items
+		this.answersLocally = this.nearCache != null && store.nearCacheSettings().answersFor(policy)
+				&& !policy.severalLimits();
+		this.storeSource = DecisionSource.store(store.kind());
+		this.nearCacheSource = DecisionSource.nearCache(store.kind());
 	}
 
 	private static byte[] ascii(String text) {
@@ -77,23 +96,72 @@ final class RedisLimiter implements Limiter {
 		return this.policy;
 	}
 
-	// The synchronous methods bound the call by waiting on its future for at most the timeout, and
-	// cancel it (so Lettuce drops the command) when it has not answered by then: the same bound and
-	// the same failure as the asynchronous methods' Reactor timeout, without its per-call cost (a task
-	// scheduled and cancelled on Reactor's timer, and a description string built per subscription),
-	// which was a third of the client's CPU per decision under 64 callers (benchmarks/README.md).
-
 	@Override
 	public Decision tryAcquire(String key, int cost) {
 		if (cost > this.policy.maxCost()) {
 			return Decision.neverAllowed(this.policy.quota());
 		}
-		return await(decide(key, ACQUIRE, cost).toFuture(), "tryAcquire");
+		Decision local = answerLocally(key, cost);
+		return (local != null) ? local : this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire");
+	}
+
+	@Override
+	public SourcedDecision tryAcquireSourced(String key, int cost) {
+		if (cost > this.policy.maxCost()) {
+			return new SourcedDecision(Decision.neverAllowed(this.policy.quota()), this.storeSource);
+		}
+		Decision local = answerLocally(key, cost);
+		return (local != null) ? new SourcedDecision(local, this.nearCacheSource)
+				: new SourcedDecision(this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire"), this.storeSource);
+	}
+
+	@Override
+	public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
+		if (cost > this.policy.maxCost()) {
+			return CompletableFuture
+				.completedFuture(new SourcedDecision(Decision.neverAllowed(this.policy.quota()), this.storeSource));
+		}
+		Decision local = answerLocally(key, cost);
+		if (local != null) {
+			return CompletableFuture.completedFuture(new SourcedDecision(local, this.nearCacheSource));
+		}
+		return this.bounds.bounded(acquire(key, cost), "tryAcquire").map((decision) -> new SourcedDecision(decision, this.storeSource))
+			.toFuture();
+	}
+
+	@Override
+	public @Nullable Decision rememberedRefusal(String key, int cost) {
+		return (this.nearCache != null) ? this.nearCache.answer(key, cost, this) : null;
+	}
+
+	@Override
+	public void forgetRemembered(String key) {
+		if (this.nearCache != null) {
+			this.nearCache.forget(key);
+		}
+	}
+
+	/** A refusal remembered for the call, when the policy answers from the near cache; else null. */
+	private @Nullable Decision answerLocally(String key, int cost) {
+		return (this.answersLocally && this.store.hearsEvents()) ? this.nearCache.answer(key, cost, this) : null;
+	}
+
+	/** An acquire in Redis; with a near cache, its refusal is remembered (or its allowance forgets one). */
+	private Mono<Decision> acquire(String key, int cost) {
+		NearCache.Entries entries = this.nearCache;
+		if (entries == null) {
+			return decide(key, ACQUIRE, cost);
+		}
+		long sentAt = entries.now();
+		long sentEpoch = entries.epoch();
+		return decide(key, ACQUIRE, cost)
+			.doOnNext((decision) -> entries.remember(key, cost, this, decision, sentAt, sentEpoch));
 	}
 
 	@Override
 	public void refund(String key, int cost) {
-		await(run(key, REFUND, Math.min(cost, this.policy.maxCost())).toFuture(), "refund");
+		this.bounds.await(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally).toFuture(),
+				"refund");
 	}
 
 	@Override
@@ -102,7 +170,8 @@ final class RedisLimiter implements Limiter {
 			refund(key, cost);
 			return;
 		}
-		await(refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt).toFuture(), "refund");
+		this.bounds.await(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt), this.answersLocally)
+			.toFuture(), "refund");
 	}
 
 	/** A call of several limits gives back to each limit by its own receipt (see several.lua). */
@@ -112,7 +181,8 @@ final class RedisLimiter implements Limiter {
 			refund(key, cost, taken.receipt());
 			return;
 		}
-		await(eval(key, REFUND, Math.min(cost, this.policy.maxCost()), RedisThrottleScripts.receipts(taken)).then().toFuture(), "refund");
+		this.bounds.await(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), taken), this.answersLocally)
+			.toFuture(), "refund");
 	}
 
 	@Override
@@ -120,18 +190,18 @@ final class RedisLimiter implements Limiter {
 		if (taken.limitCount() == 1) {
 			return refundAsync(key, cost, taken.receipt());
 		}
-		return bounded(eval(key, REFUND, Math.min(cost, this.policy.maxCost()), RedisThrottleScripts.receipts(taken)).then(), "refund")
-			.toFuture();
+		return this.bounds.bounded(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), taken),
+				this.answersLocally), "refund").toFuture();
 	}
 
 	@Override
 	public Decision peek(String key) {
-		return await(decide(key, PEEK, 1).toFuture(), "peek");
+		return this.bounds.await(decide(key, PEEK, 1).toFuture(), "peek");
 	}
 
 	@Override
 	public void reset(String key) {
-		await(delete(key).toFuture(), "reset");
+		this.bounds.await(deleted(key).toFuture(), "reset");
 	}
 
 	@Override
@@ -139,12 +209,17 @@ final class RedisLimiter implements Limiter {
 		if (cost > this.policy.maxCost()) {
 			return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
 		}
-		return bounded(decide(key, ACQUIRE, cost), "tryAcquire").toFuture();
+		Decision local = answerLocally(key, cost);
+		if (local != null) {
+			return CompletableFuture.completedFuture(local);
+		}
+		return this.bounds.bounded(acquire(key, cost), "tryAcquire").toFuture();
 	}
 
 	@Override
 	public CompletionStage<Void> refundAsync(String key, int cost) {
-		return bounded(run(key, REFUND, Math.min(cost, this.policy.maxCost())), "refund").toFuture();
+		return this.bounds.bounded(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally),
+				"refund").toFuture();
 	}
 
 	@Override
@@ -152,26 +227,48 @@ final class RedisLimiter implements Limiter {
 		if (receipt == 0) {
 			return refundAsync(key, cost);
 		}
-		return bounded(refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt), "refund").toFuture();
+		return this.bounds.bounded(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt),
+				this.answersLocally), "refund").toFuture();
 	}
 
 	@Override
 	public CompletionStage<Void> resetAsync(String key) {
-		return bounded(delete(key), "reset").toFuture();
+		return this.bounds.bounded(deleted(key), "reset").toFuture();
+	}
+
+	/**
+	 * A reset or refund, then (once Redis has it, so that no refusal from before can be remembered
+	 * again) the key forgotten here and, when {@code publish}, on every instance. Resets are always
+	 * published; refunds when the policy answers from the near cache (where it does not, a refusal
+	 * remembered elsewhere only answers during an outage).
+	 */
+	private Mono<Void> settled(String key, Mono<Void> change, boolean publish) {
+		NearCache.Entries entries = this.nearCache;
+		if (entries == null) {
+			return change;
+		}
+		Mono<Void> forgotten = change.then(Mono.fromRunnable(() -> entries.forget(key)));
+		return publish ? forgotten.then(this.store.publishKey(this.policy.name(), key))
+				: forgotten;
 	}
 
 	@Override
 	public CompletionStage<Decision> peekAsync(String key) {
-		return bounded(decide(key, PEEK, 1), "peek").toFuture();
+		return this.bounds.bounded(decide(key, PEEK, 1), "peek").toFuture();
 	}
 
 	/** The call's decision, unbounded: callers bound it with {@link #await} or {@link #bounded}. */
 	private Mono<Decision> decide(String key, byte[] operation, int cost) {
-		return eval(key, operation, cost, null).map(RedisLimiter::decision);
+		return eval(key, operation, cost, null).map(ScriptReply::decision);
 	}
 
 	private Mono<Void> run(String key, byte[] operation, int cost) {
 		return eval(key, operation, cost, null).then();
+	}
+
+	/** A refund of exactly what a call of several limits took: each limit's receipt, joined by {@code ,}. */
+	private Mono<Void> refundTaken(String key, int cost, Decision taken) {
+		return eval(key, REFUND, cost, RedisThrottleScripts.receipts(taken)).then();
 	}
 
 	/** A refund of exactly what the call with {@code receipt} took: the receipt is the fourth argument. */
@@ -179,9 +276,19 @@ final class RedisLimiter implements Limiter {
 		return eval(key, REFUND, cost, ascii(Long.toString(receipt))).then();
 	}
 
-	private Mono<Void> delete(String key) {
+	/**
+	 * A {@code DEL}; with a near cache, the {@code DEL} and its event in one script (one round trip,
+	 * and on a Cluster the event leaves from the key's own node once the key is gone), then the key
+	 * forgotten here.
+	 */
+	private Mono<Void> deleted(String key) {
 		ByteBuffer redisKey = keyBuffer(key);
-		return this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then();
+		NearCache.Entries entries = this.nearCache;
+		if (entries == null) {
+			return this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then();
+		}
+		return this.store.resetAndPublish(redisKey, this.policy.name(), key)
+			.then(Mono.fromRunnable(() -> entries.forget(key)));
 	}
 
 	/** One EVALSHA (EVAL when Redis lost the script) of the policy's script; {@code receipt} may be null. */
@@ -225,50 +332,6 @@ final class RedisLimiter implements Limiter {
 		return ByteBuffer.wrap((this.keyStart + key + "}").getBytes(StandardCharsets.UTF_8));
 	}
 
-	private <T> Mono<T> bounded(Mono<T> call, String operation) {
-		return call.timeout(this.timeout)
-			.onErrorMap((ex) -> !(ex instanceof RedisStoreException), (ex) -> failure(operation, ex));
-	}
-
-	private RedisStoreException failure(String operation, Throwable ex) {
-		if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException) && !isErrorReply(ex)) {
-			this.store.connectionFailed();
-		}
-		String reason = (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms"
-				: String.valueOf(ex.getMessage());
-		return new RedisStoreException(
-				"Redis " + operation + " for throttle policy '" + this.policy.name() + "' failed: " + reason, ex);
-	}
-
-	private <T> T await(CompletableFuture<T> future, String operation) {
-		try {
-			return future.get(this.waitNanos, TimeUnit.NANOSECONDS);
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			throw (cause instanceof RedisStoreException failure) ? failure : failure(operation, cause);
-		}
-		catch (TimeoutException ex) {
-			future.cancel(true);
-			throw failure(operation, ex);
-		}
-		catch (InterruptedException ex) {
-			future.cancel(true);
-			Thread.currentThread().interrupt();
-			throw failure(operation, ex);
-		}
-	}
-
-	/** Whether Redis answered with an error (the connection works; obtaining it again cannot help). */
-	private static boolean isErrorReply(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
-				return true;
-			}
-		}
-		return false;
-	}
-
 	private static boolean isNoScript(Throwable ex) {
 		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
 			String message = cause.getMessage();
@@ -277,54 +340,6 @@ final class RedisLimiter implements Limiter {
 			}
 		}
 		return false;
-	}
-
-	/**
-	 * Turns a script's {@code {allowed, limit, remaining, wait, resetAfter, receipt}} into a decision:
-	 * {@code wait} is a refusal's retry-after and an allowed call's time until its next unit.
-	 */
-	static Decision decision(List<Object> reply) {
-		List<?> values = reply;
-		if (values.size() == 1 && values.get(0) instanceof List<?> nested) {
-			values = nested;
-		}
-		if (values.size() > 6 && values.size() % 6 == 0) {
-			// several limits: six numbers per limit
-			Decision[] parts = new Decision[values.size() / 6];
-			for (int i = 0; i < parts.length; i++) {
-				parts[i] = decision(values, 6 * i);
-			}
-			return Decision.ofLimits(parts);
-		}
-		if (values.size() != 6) {
-			throw new IllegalStateException("unexpected script reply " + reply);
-		}
-		return decision(values, 0);
-	}
-
-	private static Decision decision(List<?> values, int at) {
-		boolean allowed = number(values.get(at)) == 1;
-		int limit = (int) number(values.get(at + 1));
-		// never negative, whatever a script computed from state that other settings wrote
-		int remaining = (int) Math.max(0, number(values.get(at + 2)));
-		long wait = Math.max(0, number(values.get(at + 3)));
-		long resetAfter = Math.max(0, number(values.get(at + 4)));
-		long receipt = Math.max(0, number(values.get(at + 5)));
-		return allowed ? Decision.allow(limit, remaining, resetAfter, wait, receipt)
-				: Decision.reject(limit, remaining, wait, resetAfter);
-	}
-
-	private static long number(Object value) {
-		if (value instanceof Number number) {
-			return number.longValue();
-		}
-		if (value instanceof ByteBuffer buffer) {
-			return Long.parseLong(StandardCharsets.US_ASCII.decode(buffer.duplicate()).toString());
-		}
-		if (value instanceof byte[] bytes) {
-			return Long.parseLong(new String(bytes, StandardCharsets.US_ASCII));
-		}
-		return Long.parseLong(String.valueOf(value));
 	}
 
 }

@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 
 import reactor.core.publisher.Mono;
 
@@ -14,6 +13,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
@@ -37,11 +37,15 @@ import dev.throttle.TimeSource;
  * failures into a failure mode. The synchronous methods wait for the answer; the {@code *Async}
  * methods never block.
  *
- * <p>The connection comes from the factory once, on a background thread, and is kept: with Lettuce's
- * shared native connection this is the one auto-reconnecting connection the application already
- * uses, so no call ever waits for a connect. While no connection has been obtained yet (Redis down
- * at startup), calls wait at most the timeout and a new attempt starts with the next call. After a
- * failure other than a timeout the connection is obtained again, in case the factory replaced it.
+ * <p>The connection comes from the factory once, on a background thread, and is kept
+ * ({@link StoreConnection}).
+ *
+ * <p>Near cache of refusals ({@link NearCacheSettings}, off unless given): a refusal whose Retry-After
+ * is long enough is remembered on this instance until its time has passed, and later calls for the
+ * key are refused here, with the time left, without a call to Redis ({@link NearCache}). Resets,
+ * refunds and policy changes are published on {@code <key-prefix>:events} and drop the key's entry on
+ * every instance ({@link RedisThrottleEvents}). A policy bound again with other settings (a change
+ * at run time) gets a new limiter, and its remembered refusals are dropped everywhere.
  *
  * <p>Thread-safe; lock-free on the decision path.
  */
@@ -56,31 +60,33 @@ public final class RedisThrottleStore implements ThrottleStore {
 	/** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
 	private static final ByteBuffer REDIS_TIME = ByteBuffer.allocate(0);
 
-	private final ReactiveRedisConnectionFactory connectionFactory;
+	/** A reset with a near cache: the key deleted, then the event published from the same node. */
+	private static final ByteBuffer RESET_SCRIPT = ByteBuffer.wrap(
+			"redis.call('DEL', KEYS[1]) redis.call('PUBLISH', ARGV[1], ARGV[2]) return 1".getBytes(StandardCharsets.US_ASCII))
+		.asReadOnlyBuffer();
 
 	private final String keyPrefix;
 
 	private final Duration timeout;
-
-	private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(2);
-
-	/** Warm up once, at startup: a reconnect during an outage must not queue extra commands. */
-	private final java.util.concurrent.atomic.AtomicBoolean warmedUp = new java.util.concurrent.atomic.AtomicBoolean();
 
 	private final TimeSource clock;
 
 	/** By policy, numbers and all: a policy's plans, and its numbers after a change, each have their own. */
 	private final Map<Policy, RedisLimiter> limiters = new ConcurrentHashMap<>();
 
-	private final AtomicReference<Mono<ReactiveRedisConnection>> connection = new AtomicReference<>();
+	private final StoreConnection connection;
 
-	private final AtomicReference<CompletableFuture<ReactiveRedisConnection>> connecting = new AtomicReference<>();
+	/** Refusals remembered on this instance; null without a near cache. */
+	private final @Nullable NearCache nearCache;
 
-	/** Completes when the warm-up has run, whether or not Redis answered it. */
-	private final CompletableFuture<Void> warmUpDone = new CompletableFuture<>();
+	/** The events channel's subscription; null without a near cache or without an imperative factory. */
+	private final @Nullable RedisThrottleEvents events;
 
-	/** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
-	private volatile ReactiveRedisConnection warmConnection;
+	/** This store's name in the events it publishes. */
+	private final String sender = RedisThrottleEvents.newSender();
+
+	/** {@code <key-prefix>:events}; null when nothing is published. */
+	private final @Nullable ByteBuffer channel;
 
 	/**
 	 * Creates a store with the default key prefix and timeout.
@@ -101,8 +107,9 @@ public final class RedisThrottleStore implements ThrottleStore {
 	}
 
 	/**
-	 * Creates a store; with a {@code clock}, decisions read it instead of the Redis server's clock
-	 * (tests drive a {@link dev.throttle.ManualTimeSource} this way). Production code passes null.
+	 * Creates a store without a near cache; with a {@code clock}, decisions read it instead of the
+	 * Redis server's clock ({@code throttle.store.redis.clock=client}, and tests that drive a
+	 * {@link dev.throttle.ManualTimeSource}).
 	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
 	 * @param keyPrefix the first part of every key
 	 * @param timeout the longest any call waits for Redis
@@ -112,6 +119,23 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 */
 	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout,
 			@Nullable TimeSource clock) {
+		this(connectionFactory, keyPrefix, timeout, clock, NearCacheSettings.disabled());
+	}
+
+	/**
+	 * Creates a store, with a near cache of refusals unless {@code nearCache} is disabled. Its events
+	 * are subscribed to through a listener container on {@code connectionFactory} when it is also a
+	 * {@link RedisConnectionFactory} (as Lettuce's is); otherwise this instance publishes its events
+	 * but hears none.
+	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+	 * @param keyPrefix the first part of every key
+	 * @param timeout the longest any call waits for Redis
+	 * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
+	 * @param nearCache the near cache's settings
+	 * @throws IllegalArgumentException when a setting is invalid, with a message that names its property
+	 */
+	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout,
+			@Nullable TimeSource clock, NearCacheSettings nearCache) {
 		if (connectionFactory == null) {
 			throw new IllegalArgumentException("connectionFactory is required");
 		}
@@ -122,18 +146,36 @@ public final class RedisThrottleStore implements ThrottleStore {
 		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
 			throw new IllegalArgumentException("throttle.store.redis.timeout must be positive, was " + timeout);
 		}
-		this.connectionFactory = connectionFactory;
 		this.keyPrefix = keyPrefix;
 		this.timeout = timeout;
 		this.clock = clock;
+		this.connection = new StoreConnection(connectionFactory, this.limiters::values);
+		if (nearCache != null && nearCache.isEnabled()) {
+			this.nearCache = new NearCache(nearCache, clock);
+			String channelName = keyPrefix + ":events";
+			this.channel = ByteBuffer.wrap(channelName.getBytes(StandardCharsets.UTF_8));
+			this.events = (connectionFactory instanceof RedisConnectionFactory imperative)
+					? new RedisThrottleEvents(imperative, channelName, this.nearCache, this.sender) : null;
+		}
+		else {
+			this.nearCache = null;
+			this.channel = null;
+			this.events = null;
+		}
 		// connect now, off this thread, so that the first request does not pay for it
-		connect();
+		this.connection.connect();
+		if (this.events != null) {
+			this.events.start();
+		}
 	}
 
 	/**
 	 * Returns the limiter of {@code policy}: its script over the keys of its name. A policy bound again
-	 * under other numbers (a plan, a change at run time) gets a script of its own over the same keys,
-	 * whose state every script reads whatever numbers wrote it.
+	 * under other numbers (a plan, a change at run time) gets a limiter and script of its own over the
+	 * same keys, whose state every script reads whatever numbers wrote it; limiters handed out before
+	 * keep their own numbers. A remembered refusal answers only the limiter that was refused, so one
+	 * under other numbers never answers these; still, every instance is told to forget the policy's
+	 * refusals, so that a change made everywhere takes effect everywhere at once.
 	 */
 	@Override
 	public Limiter limiter(Policy policy) {
@@ -143,10 +185,23 @@ public final class RedisThrottleStore implements ThrottleStore {
 			limiter = this.limiters.putIfAbsent(policy, created);
 			if (limiter == null) {
 				limiter = created;
-				loadScriptIfWarm(created);
+				this.connection.loadScriptIfWarm(created);
+				if (this.limiters.keySet().stream().anyMatch((p) -> p.name().equals(policy.name()) && !p.equals(policy))) {
+					policyChanged(policy.name());
+				}
 			}
 		}
 		return limiter;
+	}
+
+	/** Forgets the policy's remembered refusals here, and tells every other instance to. */
+	private void policyChanged(String policy) {
+		if (this.nearCache != null) {
+			this.nearCache.forgetPolicy(policy);
+			publish(RedisThrottleEvents.policyMessage(this.sender, policy)).subscribe((done) -> {
+			}, (ex) -> {
+			});
+		}
 	}
 
 	@Override
@@ -180,6 +235,97 @@ public final class RedisThrottleStore implements ThrottleStore {
 		return this.timeout;
 	}
 
+	/**
+	 * Returns the near cache's settings.
+	 * @return the settings; disabled when the store has no near cache
+	 */
+	public NearCacheSettings nearCacheSettings() {
+		return (this.nearCache != null) ? this.nearCache.settings() : NearCacheSettings.disabled();
+	}
+
+	/**
+	 * Returns how many refusals this instance remembers, all policies together: the gauge
+	 * {@code throttle.near-cache.size}.
+	 * @return an estimate (entries past their time may still be counted); 0 without a near cache
+	 */
+	public long nearCacheSize() {
+		return (this.nearCache != null) ? this.nearCache.size() : 0;
+	}
+
+	/** The near cache's entries of a policy, or null without a near cache. */
+	NearCache.@Nullable Entries nearCacheOf(String policy) {
+		return (this.nearCache != null) ? this.nearCache.of(policy) : null;
+	}
+
+	/**
+	 * Whether this store hears other instances' events, so that its near cache may answer: not before
+	 * the channel is first subscribed, and never without a subscription (a connection factory that is
+	 * not a {@link RedisConnectionFactory}): a refusal another instance's reset made untrue would
+	 * otherwise be repeated until its time.
+	 */
+	boolean hearsEvents() {
+		RedisThrottleEvents events = this.events;
+		return events != null && events.isListening();
+	}
+
+	/** Completes once the events channel is subscribed; never without a subscription. */
+	CompletableFuture<Void> eventsSubscribed() {
+		return (this.events != null) ? this.events.subscribed() : new CompletableFuture<>();
+	}
+
+	/** Deletes a key and publishes that it was reset, in one script. */
+	Mono<Void> resetAndPublish(ByteBuffer redisKey, String policy, String key) {
+		ByteBuffer message = RedisThrottleEvents.keyMessage(this.sender, policy, key);
+		ByteBuffer channel = this.channel.duplicate();
+		return connection().flatMap((connection) -> connection.scriptingCommands()
+			.eval(RESET_SCRIPT.duplicate(), org.springframework.data.redis.connection.ReturnType.INTEGER, 1, redisKey,
+					channel, message)
+			.then());
+	}
+
+	/** Publishes that a key of a policy was reset or given back ({@link #publish}). */
+	Mono<Void> publishKey(String policy, String key) {
+		return publish(RedisThrottleEvents.keyMessage(this.sender, policy, key));
+	}
+
+	/**
+	 * Publishes an event on {@code <key-prefix>:events} when the store has a near cache (every
+	 * instance's may hold the key); completes at once otherwise.
+	 */
+	Mono<Void> publish(ByteBuffer message) {
+		if (this.channel == null) {
+			return Mono.empty();
+		}
+		ByteBuffer channel = this.channel.duplicate();
+		return connection().flatMap((connection) -> connection.pubSubCommands().publish(channel, message)).then();
+	}
+
+	/**
+	 * Asks Redis to run {@code TIME} inside a script, as every decision does on the server's clock:
+	 * some managed Redis offerings refuse it. Waits for the connection and the answer at most
+	 * {@code bound}.
+	 * @param bound the longest wait
+	 * @return Redis's error when it refused; null when it ran it, or did not answer (a Redis that is
+	 * down is the failure mode's business, not a configuration error)
+	 */
+	public @Nullable String serverTimeRefusal(Duration bound) {
+		ByteBuffer script = ByteBuffer.wrap("return redis.call('TIME')".getBytes(StandardCharsets.US_ASCII));
+		try {
+			connection().flatMap((connection) -> connection.scriptingCommands()
+				.eval(script, org.springframework.data.redis.connection.ReturnType.MULTI, 0)
+				.collectList()).block(bound);
+			return null;
+		}
+		catch (RuntimeException ex) {
+			for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+				if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
+					return cause.getMessage();
+				}
+			}
+			return null;
+		}
+	}
+
 	/** The {@code now} argument of a script: empty (use Redis TIME) or the override clock's reading. */
 	ByteBuffer nowArgument() {
 		return (this.clock != null)
@@ -187,78 +333,14 @@ public final class RedisThrottleStore implements ThrottleStore {
 				: REDIS_TIME;
 	}
 
-	/**
-	 * The store's connection; obtained once (on a background thread, since a connect may block)
-	 * and then reused.
-	 */
+	/** The store's connection ({@link StoreConnection#get}). */
 	Mono<ReactiveRedisConnection> connection() {
-		Mono<ReactiveRedisConnection> ready = this.connection.get();
-		return (ready != null) ? ready : Mono.fromFuture(connect(), true);
+		return this.connection.get();
 	}
 
-	/**
-	 * Forgets the connection after a call failed other than by timing out (say, the factory closed
-	 * and replaced its shared connection), so the next call obtains it again. Cheap when nothing
-	 * changed: the factory hands back its existing shared connection.
-	 */
+	/** Obtains the connection again at the next call ({@link StoreConnection#failed}). */
 	void connectionFailed() {
-		this.connection.set(null);
-		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
-		if (pending != null && pending.isDone()) {
-			this.connecting.compareAndSet(pending, null);
-		}
-	}
-
-	private CompletableFuture<ReactiveRedisConnection> connect() {
-		for (;;) {
-			CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
-			if (pending != null && !pending.isCompletedExceptionally()) {
-				return pending;
-			}
-			CompletableFuture<ReactiveRedisConnection> attempt = new CompletableFuture<>();
-			if (this.connecting.compareAndSet(pending, attempt)) {
-				Thread thread = new Thread(() -> {
-					try {
-						ReactiveRedisConnection obtained = this.connectionFactory.getReactiveConnection();
-						this.connection.set(Mono.just(obtained));
-						attempt.complete(obtained);
-						if (this.warmedUp.compareAndSet(false, true)) {
-							warmUp(obtained);
-						}
-					}
-					catch (RuntimeException | Error ex) {
-						attempt.completeExceptionally(ex);
-					}
-				}, "throttle-redis-connect");
-				thread.setDaemon(true);
-				thread.start();
-				return attempt;
-			}
-		}
-	}
-
-	/**
-	 * Opens the (lazy) native connection and loads the scripts, on this background thread and
-	 * after the connection is published (calls never wait for it), so that the first decisions
-	 * after startup need not spend their timeout on a TCP connect and a NOSCRIPT round trip. Best
-	 * effort: a failure here only means the first call pays instead.
-	 */
-	private void warmUp(ReactiveRedisConnection connection) {
-		try {
-			connection.ping().block(WARM_UP_TIMEOUT);
-			// from here on a policy bound later has its script loaded as it is bound; the ones bound
-			// so far are loaded now (a policy bound meanwhile may be loaded twice, which is harmless)
-			this.warmConnection = connection;
-			for (RedisLimiter limiter : this.limiters.values()) {
-				connection.scriptingCommands().scriptLoad(ByteBuffer.wrap(limiter.scriptBytes())).block(WARM_UP_TIMEOUT);
-			}
-		}
-		catch (RuntimeException ex) {
-			// Redis down or a cluster that routes SCRIPT LOAD elsewhere: EVALSHA falls back to EVAL
-		}
-		finally {
-			this.warmUpDone.complete(null);
-		}
+		this.connection.failed();
 	}
 
 	/**
@@ -267,37 +349,20 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 * @return the warm-up's completion
 	 */
 	CompletableFuture<Void> warmUpDone() {
-		return this.warmUpDone;
+		return this.connection.warmUpDone();
 	}
 
 	/**
-	 * Loads a newly bound policy's script without waiting for it, once the warm-up has run: the
-	 * store connects (and warms up) as it is created, usually before the throttler binds its
-	 * policies. Best effort, like the warm-up: a script not loaded costs its first call an EVAL.
-	 */
-	private void loadScriptIfWarm(RedisLimiter limiter) {
-		ReactiveRedisConnection connection = this.warmConnection;
-		if (connection != null) {
-			connection.scriptingCommands()
-				.scriptLoad(ByteBuffer.wrap(limiter.scriptBytes()))
-				.subscribe((sha) -> {
-				}, (ex) -> {
-				});
-		}
-	}
-
-	/**
-	 * Releases the store's reactive connection handle. With Lettuce's shared native connection (the
-	 * default) the connection itself stays open: it belongs to the application's connection factory.
+	 * Releases the store's reactive connection handle and its events subscription. With Lettuce's
+	 * shared native connection (the default) the connection itself stays open: it belongs to the
+	 * application's connection factory.
 	 */
 	@Override
 	public void close() {
-		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.getAndSet(null);
-		this.connection.set(null);
-		this.warmConnection = null;
-		if (pending != null) {
-			pending.thenAccept(ReactiveRedisConnection::close);
+		if (this.events != null) {
+			this.events.stop();
 		}
+		this.connection.close();
 	}
 
 }

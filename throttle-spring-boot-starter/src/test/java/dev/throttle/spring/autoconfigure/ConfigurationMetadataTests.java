@@ -41,6 +41,10 @@ class ConfigurationMetadataTests {
 				new String[] { "throttle.store.redis.key-prefix", "\"throttle\"" },
 				new String[] { "throttle.store.redis.failure-mode", "\"local\"" },
 				new String[] { "throttle.store.redis.timeout", "\"1s\"" },
+				new String[] { "throttle.store.redis.near-cache.enabled", "true" },
+				new String[] { "throttle.store.redis.near-cache.maximum-keys", "100000" },
+				new String[] { "throttle.store.redis.near-cache.minimum-retry-after", "\"50ms\"" },
+				new String[] { "throttle.store.redis.clock", "\"server\"" },
 				new String[] { "throttle.http.headers", "\"ietf\"" }, new String[] { "throttle.policies", null },
 				new String[] { "throttle.mode", "\"enforce\"" });
 		for (String[] property : documented) {
@@ -56,7 +60,7 @@ class ConfigurationMetadataTests {
 	void everyPolicyParameterIsABoundPropertyAndTheAlgorithmsAreHinted() throws IOException {
 		for (String parameter : List.of("algorithm", "capacity", "refillTokens", "refillPeriod", "limit", "period",
 				"window", "threshold", "ttl", "initialDelay", "delayExponent", "timeouts", "expireAfter",
-				"resetOnSuccess", "count", "plans", "mode")) {
+				"resetOnSuccess", "count", "plans", "mode", "failureMode", "nearCache")) {
 			assertThat(BeanUtils.getPropertyDescriptor(ThrottleProperties.Policy.class, parameter))
 				.as(parameter)
 				.satisfies((descriptor) -> assertThat(descriptor.getWriteMethod()).isNotNull());

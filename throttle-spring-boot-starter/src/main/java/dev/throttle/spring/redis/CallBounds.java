@@ -1,0 +1,84 @@
+package dev.throttle.spring.redis;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import reactor.core.publisher.Mono;
+
+/**
+ * The timeout of one policy's Redis calls, and what a failed call becomes: a
+ * {@link RedisStoreException} that names the operation and the policy, never the key. After a
+ * failure other than a timeout or an error reply, the store obtains its connection again.
+ *
+ * <p>The synchronous calls bound the call by waiting on its future for at most the timeout, and
+ * cancel it (so Lettuce drops the command) when it has not answered by then: the same bound and the
+ * same failure as the asynchronous calls' Reactor timeout, without its per-call cost (a task
+ * scheduled and cancelled on Reactor's timer, and a description string built per subscription),
+ * which was a third of the client's CPU per decision under 64 callers (benchmarks/README.md).
+ * Thread-safe.
+ */
+final class CallBounds {
+
+	private final RedisThrottleStore store;
+
+	private final String policy;
+
+	private final Duration timeout;
+
+	private final long waitNanos;
+
+	CallBounds(RedisThrottleStore store, String policy, Duration timeout) {
+		this.store = store;
+		this.policy = policy;
+		this.timeout = timeout;
+		this.waitNanos = timeout.toNanos();
+	}
+
+	<T> Mono<T> bounded(Mono<T> call, String operation) {
+		return call.timeout(this.timeout)
+			.onErrorMap((ex) -> !(ex instanceof RedisStoreException), (ex) -> failure(operation, ex));
+	}
+
+	private RedisStoreException failure(String operation, Throwable ex) {
+		if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException) && !isErrorReply(ex)) {
+			this.store.connectionFailed();
+		}
+		String reason = (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms"
+				: String.valueOf(ex.getMessage());
+		return new RedisStoreException(
+				"Redis " + operation + " for throttle policy '" + this.policy + "' failed: " + reason, ex);
+	}
+
+	<T> T await(CompletableFuture<T> future, String operation) {
+		try {
+			return future.get(this.waitNanos, TimeUnit.NANOSECONDS);
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			throw (cause instanceof RedisStoreException failure) ? failure : failure(operation, cause);
+		}
+		catch (TimeoutException ex) {
+			future.cancel(true);
+			throw failure(operation, ex);
+		}
+		catch (InterruptedException ex) {
+			future.cancel(true);
+			Thread.currentThread().interrupt();
+			throw failure(operation, ex);
+		}
+	}
+
+	/** Whether Redis answered with an error (the connection works; obtaining it again cannot help). */
+	private static boolean isErrorReply(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}

@@ -1,0 +1,153 @@
+package dev.throttle.spring.redis;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.data.redis.connection.ReactiveRedisConnection;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+
+/**
+ * The Redis store's one reactive connection: obtained from the factory once, on a background thread,
+ * and then kept. With Lettuce's shared native connection this is the one auto-reconnecting
+ * connection the application already uses, so no call ever waits for a connect. While no connection
+ * has been obtained yet (Redis down at startup), calls wait at most the store's timeout and a new
+ * attempt starts with the next call. After a failure other than a timeout the connection is obtained
+ * again, in case the factory replaced it. Thread-safe; lock-free.
+ */
+final class StoreConnection {
+
+	private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(2);
+
+	private final ReactiveRedisConnectionFactory connectionFactory;
+
+	/** The scripts to load at the warm-up: those of the policies bound by then. */
+	private final Supplier<Collection<RedisLimiter>> limiters;
+
+	/** Warm up once, at startup: a reconnect during an outage must not queue extra commands. */
+	private final AtomicBoolean warmedUp = new AtomicBoolean();
+
+	private final AtomicReference<Mono<ReactiveRedisConnection>> connection = new AtomicReference<>();
+
+	private final AtomicReference<CompletableFuture<ReactiveRedisConnection>> connecting = new AtomicReference<>();
+
+	/** Completes when the warm-up has run, whether or not Redis answered it. */
+	private final CompletableFuture<Void> warmUpDone = new CompletableFuture<>();
+
+	/** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
+	private volatile ReactiveRedisConnection warmConnection;
+
+	StoreConnection(ReactiveRedisConnectionFactory connectionFactory, Supplier<Collection<RedisLimiter>> limiters) {
+		this.connectionFactory = connectionFactory;
+		this.limiters = limiters;
+	}
+
+	/** The connection; obtained once (on a background thread, since a connect may block) and then reused. */
+	Mono<ReactiveRedisConnection> get() {
+		Mono<ReactiveRedisConnection> ready = this.connection.get();
+		return (ready != null) ? ready : Mono.fromFuture(connect(), true);
+	}
+
+	/**
+	 * Forgets the connection after a call failed other than by timing out (say, the factory closed
+	 * and replaced its shared connection), so the next call obtains it again. Cheap when nothing
+	 * changed: the factory hands back its existing shared connection.
+	 */
+	void failed() {
+		this.connection.set(null);
+		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
+		if (pending != null && pending.isDone()) {
+			this.connecting.compareAndSet(pending, null);
+		}
+	}
+
+	CompletableFuture<ReactiveRedisConnection> connect() {
+		for (;;) {
+			CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
+			if (pending != null && !pending.isCompletedExceptionally()) {
+				return pending;
+			}
+			CompletableFuture<ReactiveRedisConnection> attempt = new CompletableFuture<>();
+			if (this.connecting.compareAndSet(pending, attempt)) {
+				Thread thread = new Thread(() -> {
+					try {
+						ReactiveRedisConnection obtained = this.connectionFactory.getReactiveConnection();
+						this.connection.set(Mono.just(obtained));
+						attempt.complete(obtained);
+						if (this.warmedUp.compareAndSet(false, true)) {
+							warmUp(obtained);
+						}
+					}
+					catch (RuntimeException | Error ex) {
+						attempt.completeExceptionally(ex);
+					}
+				}, "throttle-redis-connect");
+				thread.setDaemon(true);
+				thread.start();
+				return attempt;
+			}
+		}
+	}
+
+	/**
+	 * Opens the (lazy) native connection and loads the scripts, on this background thread and
+	 * after the connection is published (calls never wait for it), so that the first decisions
+	 * after startup need not spend their timeout on a TCP connect and a NOSCRIPT round trip. Best
+	 * effort: a failure here only means the first call pays instead.
+	 */
+	private void warmUp(ReactiveRedisConnection connection) {
+		try {
+			connection.ping().block(WARM_UP_TIMEOUT);
+			// from here on a policy bound later has its script loaded as it is bound; the ones bound
+			// so far are loaded now (a policy bound meanwhile may be loaded twice, which is harmless)
+			this.warmConnection = connection;
+			for (RedisLimiter limiter : this.limiters.get()) {
+				connection.scriptingCommands().scriptLoad(ByteBuffer.wrap(limiter.scriptBytes())).block(WARM_UP_TIMEOUT);
+			}
+		}
+		catch (RuntimeException ex) {
+			// Redis down or a cluster that routes SCRIPT LOAD elsewhere: EVALSHA falls back to EVAL
+		}
+		finally {
+			this.warmUpDone.complete(null);
+		}
+	}
+
+	/** Completes when the warm-up has run. */
+	CompletableFuture<Void> warmUpDone() {
+		return this.warmUpDone;
+	}
+
+	/**
+	 * Loads a newly bound policy's script without waiting for it, once the warm-up has run: the
+	 * store connects (and warms up) as it is created, usually before the throttler binds its
+	 * policies. Best effort, like the warm-up: a script not loaded costs its first call an EVAL.
+	 */
+	void loadScriptIfWarm(RedisLimiter limiter) {
+		ReactiveRedisConnection connection = this.warmConnection;
+		if (connection != null) {
+			connection.scriptingCommands()
+				.scriptLoad(ByteBuffer.wrap(limiter.scriptBytes()))
+				.subscribe((sha) -> {
+				}, (ex) -> {
+				});
+		}
+	}
+
+	/** Releases the reactive connection handle; a shared native connection stays open (it is the factory's). */
+	void close() {
+		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.getAndSet(null);
+		this.connection.set(null);
+		this.warmConnection = null;
+		if (pending != null) {
+			pending.thenAccept(ReactiveRedisConnection::close);
+		}
+	}
+
+}
