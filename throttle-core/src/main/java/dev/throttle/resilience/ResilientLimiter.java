@@ -1,10 +1,7 @@
 package dev.throttle.resilience;
 
-import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Supplier;
 
 import dev.throttle.Decision;
 import dev.throttle.DecisionSource;
@@ -17,17 +14,15 @@ import dev.throttle.ThrottleListener;
 /**
  * One policy of a {@link ResilientThrottleStore}: each call goes to the store unless the store is
  * known to be down; a call the store fails, or one made while it is down, is reported to the
- * listener and answered by the fallback instead. {@link #call} and {@link #callAsync} are the one
- * place that knows whether a decision or a peek reached the store; {@link #settle} and
- * {@link #settleAsync} the one place for refunds and resets that the store is owed.
+ * listener and answered by the fallback instead. {@link StoreCalls} is the one place that knows
+ * whether a decision or a peek reached the store; {@link #settle} and {@link #settleAsync} the one
+ * place for refunds and resets that the store is owed.
  *
  * <p>A refund goes to whoever took the unit: the fallback when the decision's receipt carries
  * {@link Fallback#RECEIPT}, the store otherwise. What the store is owed and could not be given now is
  * kept ({@link Settlements}) and applied when it answers again, after what it was owed before.
  */
 final class ResilientLimiter implements SourcedLimiter {
-
-	private static final System.Logger logger = System.getLogger(ResilientThrottleStore.class.getName());
 
 	private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
@@ -50,7 +45,8 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	private final Settlements.Owed owed;
 
-	private final ThrottleListener listener;
+	/** The one place that knows whether a call reached the store. */
+	private final StoreCalls calls;
 
 	ResilientLimiter(Policy policy, Limiter store, DecisionSource storeSource, DecisionSource nearCacheSource,
 			Fallback fallback, StoreHealth health, Settlements settlements, ThrottleListener listener) {
@@ -63,7 +59,7 @@ final class ResilientLimiter implements SourcedLimiter {
 		this.health = health;
 		this.settlements = settlements;
 		this.owed = settlements.of(policy, store);
-		this.listener = listener;
+		this.calls = new StoreCalls(policy, store, health, listener);
 	}
 
 	@Override
@@ -77,12 +73,12 @@ final class ResilientLimiter implements SourcedLimiter {
 			// asked who decided: a near cache's answer is no sign that the store answers
 			return tryAcquireSourced(key, cost).decision();
 		}
-		return call(key, () -> this.store.tryAcquire(key, cost), () -> instead(key, cost).decision());
+		return this.calls.call(key, () -> this.store.tryAcquire(key, cost), () -> instead(key, cost).decision());
 	}
 
 	@Override
 	public SourcedDecision tryAcquireSourced(String key, int cost) {
-		return call(key, () -> storeDecision(key, cost), () -> instead(key, cost));
+		return this.calls.call(key, () -> storeDecision(key, cost), () -> instead(key, cost));
 	}
 
 	private SourcedDecision storeDecision(String key, int cost) {
@@ -112,7 +108,7 @@ final class ResilientLimiter implements SourcedLimiter {
 	 */
 	@Override
 	public void refund(String key, int cost) {
-		call(key, () -> {
+		this.calls.call(key, () -> {
 			this.store.refund(key, cost);
 			return null;
 		}, () -> {
@@ -155,7 +151,7 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	@Override
 	public Decision peek(String key) {
-		return call(key, () -> this.store.peek(key), () -> this.fallback.peek(key));
+		return this.calls.call(key, () -> this.store.peek(key), () -> this.fallback.peek(key));
 	}
 
 	@Override
@@ -184,15 +180,16 @@ final class ResilientLimiter implements SourcedLimiter {
 		if (this.sourcedStore != null) {
 			return tryAcquireSourcedAsync(key, cost).thenApply(SourcedDecision::decision);
 		}
-		return callAsync(key, () -> this.store.tryAcquireAsync(key, cost), () -> instead(key, cost).decision());
+		return this.calls.callAsync(key, () -> this.store.tryAcquireAsync(key, cost), () -> instead(key, cost).decision());
 	}
 
 	@Override
 	public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
 		if (this.sourcedStore != null) {
-			return callAsync(key, () -> this.sourcedStore.tryAcquireSourcedAsync(key, cost), () -> instead(key, cost));
+			return this.calls.callAsync(key, () -> this.sourcedStore.tryAcquireSourcedAsync(key, cost),
+					() -> instead(key, cost));
 		}
-		return callAsync(key,
+		return this.calls.callAsync(key,
 				() -> this.store.tryAcquireAsync(key, cost)
 					.thenApply((decision) -> new SourcedDecision(decision, this.storeSource)),
 				() -> instead(key, cost));
@@ -205,7 +202,7 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	@Override
 	public CompletionStage<Void> refundAsync(String key, int cost) {
-		return callAsync(key, () -> this.store.refundAsync(key, cost), () -> {
+		return this.calls.callAsync(key, () -> this.store.refundAsync(key, cost), () -> {
 			this.fallback.refund(key, cost);
 			return null;
 		});
@@ -222,7 +219,7 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	@Override
 	public CompletionStage<Decision> peekAsync(String key) {
-		return callAsync(key, () -> this.store.peekAsync(key), () -> this.fallback.peek(key));
+		return this.calls.callAsync(key, () -> this.store.peekAsync(key), () -> this.fallback.peek(key));
 	}
 
 	@Override
@@ -235,41 +232,6 @@ final class ResilientLimiter implements SourcedLimiter {
 	@Override
 	public void forgetRemembered(String key) {
 		this.store.forgetRemembered(key);
-	}
-
-	private <T> T call(String key, Supplier<T> store, Supplier<T> fallback) {
-		RuntimeException error = skipStore(key);
-		if (error == null) {
-			T result;
-			try {
-				result = store.get();
-			}
-			catch (RuntimeException ex) {
-				return answerInstead(failed(ex), fallback);
-			}
-			answered(result);
-			return result;
-		}
-		return answerInstead(error, fallback);
-	}
-
-	private <T> CompletionStage<T> callAsync(String key, Supplier<CompletionStage<T>> store, Supplier<T> fallback) {
-		RuntimeException error = skipStore(key);
-		if (error == null) {
-			try {
-				return store.get().handle((result, failure) -> {
-					if (failure != null) {
-						return answerInstead(failed(unwrap(failure)), fallback);
-					}
-					answered(result);
-					return result;
-				});
-			}
-			catch (RuntimeException ex) {
-				error = failed(ex);
-			}
-		}
-		return CompletableFuture.completedFuture(answerInstead(error, fallback));
 	}
 
 	/**
@@ -289,7 +251,7 @@ final class ResilientLimiter implements SourcedLimiter {
 			}
 		}
 		catch (RuntimeException ex) {
-			missed(failed(ex), true, key, reset, cost, receipt);
+			missed(this.calls.failed(ex), true, key, reset, cost, receipt);
 			return false;
 		}
 		this.health.answered();
@@ -305,7 +267,7 @@ final class ResilientLimiter implements SourcedLimiter {
 			CompletionStage<Void> call = reset ? this.store.resetAsync(key) : this.store.refundAsync(key, cost, receipt);
 			return call.handle((ignored, failure) -> {
 				if (failure != null) {
-					missed(failed(unwrap(failure)), true, key, reset, cost, receipt);
+					missed(this.calls.failed(StoreCalls.unwrap(failure)), true, key, reset, cost, receipt);
 				}
 				else {
 					this.health.answered();
@@ -314,7 +276,7 @@ final class ResilientLimiter implements SourcedLimiter {
 			});
 		}
 		catch (RuntimeException ex) {
-			missed(failed(ex), true, key, reset, cost, receipt);
+			missed(this.calls.failed(ex), true, key, reset, cost, receipt);
 			return DONE;
 		}
 	}
@@ -324,7 +286,7 @@ final class ResilientLimiter implements SourcedLimiter {
 	 * is reported), or it is owed earlier settlements (then this one waits its turn behind them).
 	 */
 	private boolean sendNow(String key, boolean reset, int cost, long receipt) {
-		RuntimeException error = skipStore(key);
+		RuntimeException error = this.calls.skipStore(key);
 		if (error != null) {
 			missed(error, false, key, reset, cost, receipt);
 			return false;
@@ -343,57 +305,10 @@ final class ResilientLimiter implements SourcedLimiter {
 	 * twice would hand out a unit that nobody gave back (a reset applied twice is one reset).
 	 */
 	private void missed(RuntimeException error, boolean sent, String key, boolean reset, int cost, long receipt) {
-		report(error);
+		this.calls.report(error);
 		if (reset || !sent || !StoreHealth.isTimeout(error)) {
 			this.owed.keep(key, reset, cost, receipt);
 		}
-	}
-
-	/**
-	 * Returns null when the store is to be asked; otherwise, the store being known to be down, what to
-	 * report, and starts a probe so that the outage ends as soon as the store answers.
-	 */
-	private RuntimeException skipStore(String key) {
-		if (!this.health.isDown()) {
-			return null;
-		}
-		this.health.probe(this.store, key);
-		return this.health.unavailable();
-	}
-
-	/** Counts an answer of the store, unless a near cache gave it without asking the store. */
-	private void answered(Object result) {
-		if (!(result instanceof SourcedDecision sourced && sourced.source().isNearCache())) {
-			this.health.answered();
-		}
-	}
-
-	private RuntimeException failed(RuntimeException error) {
-		this.health.failed(error);
-		return error;
-	}
-
-	private <T> T answerInstead(RuntimeException error, Supplier<T> fallback) {
-		report(error);
-		return fallback.get();
-	}
-
-	private void report(RuntimeException error) {
-		try {
-			this.listener.onStoreError(this.policy, error);
-		}
-		catch (RuntimeException ex) {
-			// a listener's failure must not turn an answered call into a failed one
-			logger.log(Level.DEBUG, "ThrottleListener.onStoreError threw", ex);
-		}
-	}
-
-	private static RuntimeException unwrap(Throwable error) {
-		Throwable cause = (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
-		if (cause instanceof RuntimeException runtime) {
-			return runtime;
-		}
-		return (error instanceof RuntimeException runtime) ? runtime : new CompletionException(error);
 	}
 
 }

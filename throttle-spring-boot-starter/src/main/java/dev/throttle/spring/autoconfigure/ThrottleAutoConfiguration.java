@@ -35,6 +35,7 @@ import dev.throttle.spring.internal.aop.ThrottledAdvisor;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.internal.web.ClientAccess;
 
 /**
  * Auto-configuration of throttling: policies from {@code throttle.policies}, a store (memory by
@@ -110,6 +111,15 @@ public final class ThrottleAutoConfiguration {
 		methods.setBeanFactory(beanFactory);
 		methods.setModes(modes);
 		return methods;
+	}
+
+	/**
+	 * The safelist and blocklist of client addresses, parsed (and checked) at startup.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	ClientAccess throttleClientAccess(ThrottleProperties properties) {
+		return new ClientAccess(properties.getHttp().getSafelist(), properties.getHttp().getBlocklist());
 	}
 
 	/**

@@ -292,6 +292,142 @@ public class ThrottleProperties {
 		 */
 		private int ipv6Prefix = 64;
 
+		// --- URL rules, safelist and blocklist (issue 12, web) ---
+
+		/**
+		 * Client address ranges (CIDRs such as 10.0.0.0/8 or 2001:db8::/32, or single addresses)
+		 * never throttled, by URL rules or by @Throttled.
+		 */
+		private List<String> safelist = new ArrayList<>();
+
+		/**
+		 * Client address ranges (CIDRs or single addresses) refused with 403 on every request.
+		 */
+		private List<String> blocklist = new ArrayList<>();
+
+		/**
+		 * URL rules: requests whose path and method match are charged to a policy by a filter that
+		 * runs before Spring Security, in order; a refusal by a later rule gives back what the
+		 * earlier ones took.
+		 */
+		private List<Rule> rules = new ArrayList<>();
+
+		/**
+		 * Order of the filter that applies the URL rules, the safelist and the blocklist. The default
+		 * runs it before Spring Security's filter chain (-100), so that a refused request costs no
+		 * authentication; a rule keyed by #principal needs it after Spring Security's (such as 0).
+		 */
+		private int filterOrder = -110;
+
+		public List<Rule> getRules() {
+			return this.rules;
+		}
+
+		public void setRules(List<Rule> rules) {
+			this.rules = rules;
+		}
+
+		public int getFilterOrder() {
+			return this.filterOrder;
+		}
+
+		public void setFilterOrder(int filterOrder) {
+			this.filterOrder = filterOrder;
+		}
+
+		public List<String> getSafelist() {
+			return this.safelist;
+		}
+
+		public void setSafelist(List<String> safelist) {
+			this.safelist = safelist;
+		}
+
+		public List<String> getBlocklist() {
+			return this.blocklist;
+		}
+
+		public void setBlocklist(List<String> blocklist) {
+			this.blocklist = blocklist;
+		}
+
+		/**
+		 * One URL rule.
+		 */
+		public static class Rule {
+
+			/**
+			 * Path patterns in Spring's PathPattern syntax, such as /api/hello or /api/reports/**,
+			 * matched after the context path and regardless of case, trailing slash or path parameters.
+			 */
+			private List<String> paths = new ArrayList<>();
+
+			/**
+			 * HTTP methods the rule applies to (GET also covers HEAD); every method when empty.
+			 */
+			private List<String> methods = new ArrayList<>();
+
+			/**
+			 * Policy that the matching requests are charged to, a name under throttle.policies.
+			 */
+			private String policy;
+
+			/**
+			 * SpEL over the request: #ip, #principal, #request, #headers['X-Api-Key'],
+			 * #params['name'] (query parameters), #path['variable'] (the pattern's variables). Empty
+			 * for one bucket shared by every matching request.
+			 */
+			private String key = "";
+
+			/**
+			 * Units one request takes.
+			 */
+			private int cost = 1;
+
+			public List<String> getPaths() {
+				return this.paths;
+			}
+
+			public void setPaths(List<String> paths) {
+				this.paths = paths;
+			}
+
+			public List<String> getMethods() {
+				return this.methods;
+			}
+
+			public void setMethods(List<String> methods) {
+				this.methods = methods;
+			}
+
+			public String getPolicy() {
+				return this.policy;
+			}
+
+			public void setPolicy(String policy) {
+				this.policy = policy;
+			}
+
+			public String getKey() {
+				return this.key;
+			}
+
+			public void setKey(String key) {
+				this.key = key;
+			}
+
+			public int getCost() {
+				return this.cost;
+			}
+
+			public void setCost(int cost) {
+				this.cost = cost;
+			}
+
+		}
+
+		// --- end of URL rules, safelist and blocklist ---
+
 		public Headers getHeaders() {
 			return this.headers;
 		}

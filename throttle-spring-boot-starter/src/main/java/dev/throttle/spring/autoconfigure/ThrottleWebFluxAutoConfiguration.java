@@ -10,10 +10,23 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.core.env.Environment;
+import org.springframework.core.io.ResourceLoader;
+import org.springframework.util.function.SingletonSupplier;
+import org.springframework.web.cors.reactive.CorsConfigurationSource;
+import org.springframework.web.cors.reactive.CorsProcessor;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
+import org.springframework.web.reactive.handler.AbstractHandlerMapping;
 import org.springframework.web.reactive.DispatcherHandler;
 
 import dev.throttle.ThrottleStore;
+import dev.throttle.Throttler;
+import dev.throttle.spring.internal.web.CorsExposure;
+import dev.throttle.spring.internal.web.HttpRules;
+import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
+import dev.throttle.spring.internal.web.WebFluxThrottleExceptionHandler;
+import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
@@ -39,9 +52,23 @@ public final class ThrottleWebFluxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(ReactiveThrottleRequestContext.class)
-	WebFluxThrottleRequestContext reactiveThrottleRequestContext(ThrottleProperties properties) {
+	WebFluxThrottleRequestContext reactiveThrottleRequestContext(ThrottleProperties properties,
+			ClientAccess clientAccess) {
 		return new WebFluxThrottleRequestContext(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
-				properties.getHttp().getIpv6Prefix());
+				properties.getHttp().getIpv6Prefix(), clientAccess);
+	}
+
+	/**
+	 * Boot's error page for a browser, else the ThrottleExceptionHandler's problem; declared before
+	 * that handler so that, ordered alike, it answers first.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	WebFluxThrottleExceptionHandler webFluxThrottleExceptionHandler(ObjectProvider<ThrottleExceptionHandler> problems,
+			ThrottleProperties properties) {
+		boolean headers = properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF;
+		return new WebFluxThrottleExceptionHandler(problems.getIfAvailable(() -> new ThrottleExceptionHandler(headers)),
+				headers);
 	}
 
 	@Bean
@@ -49,6 +76,51 @@ public final class ThrottleWebFluxAutoConfiguration {
 	ThrottleExceptionHandler throttleExceptionHandler(ThrottleProperties properties) {
 		return new ThrottleExceptionHandler(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
 	}
+
+	// --- URL rules, safelist and blocklist, CORS (issue 12, web) ---
+
+	@Bean
+	@ConditionalOnMissingBean
+	HttpRules throttleHttpRules(ThrottleProperties properties, Throttler throttler, Environment environment,
+			ResourceLoader resourceLoader) {
+		return HttpRulesFactory.rules(properties, throttler, environment, true, resourceLoader.getClassLoader());
+	}
+
+	/**
+	 * The web filter of URL rules and of the blocklist, before Spring Security's.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	WebFluxHttpRulesFilter throttleHttpRulesWebFilter(HttpRules rules, ClientAccess access,
+			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources) {
+		ThrottleProperties.Http http = properties.getHttp();
+		return new WebFluxHttpRulesFilter(rules, access, http.getHeaders() == ThrottleProperties.Headers.IETF,
+				http.getIpv6Prefix(), SingletonSupplier.of(() -> corsSources.orderedStream().toList()),
+				http.getFilterOrder());
+	}
+
+	/**
+	 * Lets cross-origin scripts read Retry-After and the rate-limit headers wherever the
+	 * application's CORS configuration of its handlers (WebFluxConfigurer, @CrossOrigin) allows the origin.
+	 */
+	@Bean
+	static BeanPostProcessor throttleCorsExposure() {
+		return new BeanPostProcessor() {
+
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean instanceof AbstractHandlerMapping mapping) {
+					CorsProcessor processor = mapping.getCorsProcessor();
+					mapping.setCorsProcessor(
+							(config, exchange) -> processor.process(CorsExposure.exposing(config), exchange));
+				}
+				return bean;
+			}
+
+		};
+	}
+
+	// --- end of URL rules ---
 
 	/**
 	 * Methods that return plain values run on event-loop threads in WebFlux, outside any reactive

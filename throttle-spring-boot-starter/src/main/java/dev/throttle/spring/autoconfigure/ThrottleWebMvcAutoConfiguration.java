@@ -6,8 +6,30 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
+import org.springframework.core.io.ResourceLoader;
+import org.springframework.util.function.SingletonSupplier;
+import org.springframework.web.cors.CorsConfigurationSource;
+import org.springframework.web.cors.CorsProcessor;
+import org.springframework.web.cors.UrlBasedCorsConfigurationSource;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+import org.springframework.web.servlet.handler.AbstractHandlerMapping;
 
+import dev.throttle.Throttler;
+import dev.throttle.spring.internal.aop.EarlyDecisions;
+import dev.throttle.spring.internal.aop.ThrottledMethods;
+import dev.throttle.spring.internal.web.CorsExposure;
+import dev.throttle.spring.internal.web.EarlyThrottlingInterceptor;
+import dev.throttle.spring.internal.web.HttpRules;
+import dev.throttle.spring.internal.web.ServletHttpRulesFilter;
+
+import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
@@ -24,10 +46,86 @@ public final class ThrottleWebMvcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(ThrottleRequestContext.class)
-	ServletThrottleRequestContext throttleRequestContext(ThrottleProperties properties) {
+	ServletThrottleRequestContext throttleRequestContext(ThrottleProperties properties,
+			ClientAccess clientAccess) {
 		return new ServletThrottleRequestContext(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
-				properties.getHttp().getIpv6Prefix());
+				properties.getHttp().getIpv6Prefix(), clientAccess);
 	}
+
+	// --- URL rules, safelist and blocklist, early decisions, CORS (issue 12, web) ---
+
+	@Bean
+	@ConditionalOnMissingBean
+	HttpRules throttleHttpRules(ThrottleProperties properties, Throttler throttler, Environment environment,
+			ResourceLoader resourceLoader) {
+		return HttpRulesFactory.rules(properties, throttler, environment, false, resourceLoader.getClassLoader());
+	}
+
+	/**
+	 * The filter of URL rules and of the blocklist, before Spring Security's; enabled only when
+	 * there is a rule or a blocked address.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "throttleHttpRulesFilter")
+	FilterRegistrationBean<ServletHttpRulesFilter> throttleHttpRulesFilter(HttpRules rules, ClientAccess access,
+			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources) {
+		ThrottleProperties.Http http = properties.getHttp();
+		ServletHttpRulesFilter filter = new ServletHttpRulesFilter(rules, access,
+				http.getHeaders() == ThrottleProperties.Headers.IETF, http.getIpv6Prefix(),
+				SingletonSupplier.of(() -> corsSources.orderedStream().toList()), http.getFilterOrder());
+		FilterRegistrationBean<ServletHttpRulesFilter> registration = new FilterRegistrationBean<>(filter);
+		registration.setOrder(http.getFilterOrder());
+		registration.setEnabled(!rules.isEmpty() || !http.getBlocklist().isEmpty());
+		return registration;
+	}
+
+	/**
+	 * Decides handlers whose keys read only the request before their arguments are bound.
+	 */
+	@Bean
+	WebMvcConfigurer throttleEarlyDecisions(ObjectProvider<ThrottledMethods> methods,
+			ObjectProvider<ThrottleRequestContext> requestContext) {
+		return new WebMvcConfigurer() {
+
+			@Override
+			public void addInterceptors(InterceptorRegistry registry) {
+				ThrottledMethods throttled = methods.getIfAvailable();
+				ThrottleRequestContext context = requestContext.getIfAvailable();
+				if (throttled != null && context != null) {
+					registry.addInterceptor(new EarlyThrottlingInterceptor(new EarlyDecisions(throttled), context))
+						.order(Ordered.HIGHEST_PRECEDENCE);
+				}
+			}
+
+		};
+	}
+
+	/**
+	 * Lets cross-origin scripts read Retry-After and the rate-limit headers wherever the
+	 * application's CORS configuration (WebMvcConfigurer, @CrossOrigin, a UrlBasedCorsConfigurationSource
+	 * bean) allows the origin.
+	 */
+	@Bean
+	static BeanPostProcessor throttleCorsExposure() {
+		return new BeanPostProcessor() {
+
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean instanceof AbstractHandlerMapping mapping) {
+					CorsProcessor processor = mapping.getCorsProcessor();
+					mapping.setCorsProcessor((config, request, response) -> processor
+						.processRequest(CorsExposure.exposing(config), request, response));
+				}
+				else if (bean instanceof UrlBasedCorsConfigurationSource source) {
+					source.getCorsConfigurations().values().forEach(CorsExposure::expose);
+				}
+				return bean;
+			}
+
+		};
+	}
+
+	// --- end of URL rules ---
 
 	@Bean
 	@ConditionalOnMissingBean(ThrottleExceptionHandler.class)

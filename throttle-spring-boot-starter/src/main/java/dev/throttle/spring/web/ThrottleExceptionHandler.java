@@ -1,22 +1,33 @@
 package dev.throttle.spring.web;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
+
 import org.springframework.core.Ordered;
-import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ControllerAdvice;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
 
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.internal.web.AdviceOrder;
 import dev.throttle.spring.internal.web.RateLimitHeaders;
+import dev.throttle.spring.internal.web.ServletRefusals;
 
 /**
  * Answers a {@link ThrottledException} with {@code 429 Too Many Requests}: {@code Retry-After} in
@@ -27,8 +38,10 @@ import dev.throttle.spring.internal.web.RateLimitHeaders;
  * type (a subclass, say) to replace it.
  */
 @ControllerAdvice
-@Order(Ordered.HIGHEST_PRECEDENCE + 100)
-public class ThrottleExceptionHandler {
+public class ThrottleExceptionHandler implements Ordered, BeanFactoryAware {
+
+	private static final boolean servletPresent = ClassUtils.isPresent("jakarta.servlet.http.HttpServletResponse",
+			ThrottleExceptionHandler.class.getClassLoader());
 
 	/** The problem type of a refusal (RFC 9457 registry). */
 	public static final URI QUOTA_EXCEEDED = URI.create("https://iana.org/assignments/http-problem-types#quota-exceeded");
@@ -36,6 +49,10 @@ public class ThrottleExceptionHandler {
 	private static final MediaType PROBLEM_JSON = MediaType.APPLICATION_PROBLEM_JSON;
 
 	private final boolean writeRateLimitHeaders;
+
+	private @Nullable ListableBeanFactory beanFactory;
+
+	private volatile @Nullable Integer order;
 
 	/**
 	 * Creates a handler.
@@ -45,13 +62,39 @@ public class ThrottleExceptionHandler {
 		this.writeRateLimitHeaders = writeRateLimitHeaders;
 	}
 
+	@Override
+	public void setBeanFactory(BeanFactory beanFactory) {
+		this.beanFactory = (beanFactory instanceof ListableBeanFactory listable) ? listable : null;
+	}
+
+	/**
+	 * Ahead of the application's advice, so that a catch-all {@code @ExceptionHandler(Exception.class)}
+	 * does not answer a refusal with a 500; behind it when the application has its own
+	 * {@code @ExceptionHandler(ThrottledException.class)}, which then wins (the refusal's headers are
+	 * on the response already, set where it was decided).
+	 * @return the order
+	 */
+	@Override
+	public int getOrder() {
+		Integer order = this.order;
+		if (order == null) {
+			order = (this.beanFactory != null) ? AdviceOrder.of(this.beanFactory, ThrottleExceptionHandler.class) : AdviceOrder.AHEAD;
+			this.order = order;
+		}
+		return order;
+	}
+
 	/**
 	 * Turns a refusal into a 429 response.
 	 * @param ex the refusal
 	 * @return the response
 	 */
 	@ExceptionHandler(ThrottledException.class)
-	public ResponseEntity<ProblemDetail> handleThrottled(ThrottledException ex) {
+	public @Nullable ResponseEntity<ProblemDetail> handleThrottled(ThrottledException ex) {
+		if (servletPresent && ServletPage.sent(ex, this.writeRateLimitHeaders)) {
+			// a browser asking for HTML: Spring Boot's error page (error/429.html) renders it
+			return null;
+		}
 		Decision decision = ex.getDecision();
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS, detail(ex));
 		problem.setType(QUOTA_EXCEEDED);
@@ -83,6 +126,25 @@ public class ThrottleExceptionHandler {
 		long seconds = Math.max(1, decision.retryAfterSeconds());
 		return "Too many requests under policy '" + ex.getPolicy().name() + "'; retry after " + seconds
 				+ ((seconds == 1) ? " second." : " seconds.");
+	}
+
+	/** Kept apart so that the handler loads without the Servlet API (WebFlux). */
+	private static final class ServletPage {
+
+		static boolean sent(ThrottledException ex, boolean writeRateLimitHeaders) {
+			if (!(RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes servlet)
+					|| servlet.getResponse() == null || !ServletRefusals.prefersHtml(servlet.getRequest())) {
+				return false;
+			}
+			try {
+				ServletRefusals.write(servlet.getRequest(), servlet.getResponse(), ex, writeRateLimitHeaders);
+			}
+			catch (IOException failed) {
+				throw new UncheckedIOException(failed);
+			}
+			return true;
+		}
+
 	}
 
 }

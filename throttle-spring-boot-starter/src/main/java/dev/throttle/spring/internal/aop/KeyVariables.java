@@ -73,6 +73,20 @@ final class KeyVariables {
 	}
 
 	/**
+	 * Whether the key reads nothing but the request ({@code #ip}, {@code #principal}): no argument,
+	 * no root object, so that it can be evaluated before the arguments are bound.
+	 * @return whether only the request is read
+	 */
+	boolean readsOnlyRequest() {
+		for (String name : this.names) {
+			if (!name.equals(IP) && !name.equals(PRINCIPAL)) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
 	 * Whether the key reads the root object ({@code #root.args}, or {@code #this} outside a selection).
 	 * @return whether the evaluation needs a root object
 	 */

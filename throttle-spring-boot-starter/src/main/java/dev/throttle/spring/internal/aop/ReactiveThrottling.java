@@ -38,6 +38,9 @@ final class ReactiveThrottling {
 		Mono<ThrottleRequestContext> request = (requests != null) ? Mono.deferContextual(requests::current)
 				: Mono.just(bound);
 		Mono<Taken> acquired = request.flatMap((context) -> {
+			if (context.safelisted()) {
+				return Mono.just(Taken.NOTHING);
+			}
 			String[] keys = throttled.keys().evaluate(arguments, context);
 			List<Throttle> throttles = throttled.throttlesFor(arguments, context);
 			return Mono.fromCompletionStage(ThrottleFlow.acquireAsync(throttles, keys, context))
@@ -47,7 +50,7 @@ final class ReactiveThrottling {
 		if (throttled.many()) {
 			result = acquired.flatMapMany((taken) -> {
 				Publisher<Object> source = proceed(call, adapter);
-				if (!throttled.settlesOnSuccess()) {
+				if (!throttled.settlesOnSuccess() || taken == Taken.NOTHING) {
 					return source;
 				}
 				// a Publisher that turns out to be a Mono settles on its value, before emitting it: a
@@ -60,8 +63,8 @@ final class ReactiveThrottling {
 			result = acquired.flatMap((taken) -> Mono.from(proceed(call, adapter)));
 		}
 		else {
-			result = acquired
-				.flatMap((taken) -> settledOnValue(Mono.from(proceed(call, adapter)), taken.throttles(), taken));
+			result = acquired.flatMap((taken) -> (taken == Taken.NOTHING) ? Mono.from(proceed(call, adapter))
+					: settledOnValue(Mono.from(proceed(call, adapter)), taken.throttles(), taken));
 		}
 		return (adapter != null) ? adapter.fromPublisher(result) : result;
 	}

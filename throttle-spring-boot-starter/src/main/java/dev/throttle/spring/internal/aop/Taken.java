@@ -13,4 +13,8 @@ import java.util.List;
  * @param request the request the call runs in
  */
 record Taken(List<Throttle> throttles, String[] keys, List<PolicyDecision> decisions, ThrottleRequestContext request) {
+
+	/** Nothing taken: a safelisted client's call, which is not throttled and settles nothing. */
+	static final Taken NOTHING = new Taken(List.of(), new String[0], List.of(), ThrottleRequestContext.NONE);
+
 }

@@ -61,6 +61,7 @@ final class ThrottleFlow {
 			}
 			if (!decision.allowed() && !throttle.shadow()) {
 				giveBack(throttles, keys, decisions);
+				request.refused(new PolicyDecision(throttle.policy(), decision));
 				throw new ThrottledException(throttle.policy(), decision);
 			}
 			decisions.add(new PolicyDecision(throttle.policy(), decision));
@@ -79,7 +80,13 @@ final class ThrottleFlow {
 	static CompletionStage<List<PolicyDecision>> acquireAsync(List<Throttle> throttles, String[] keys,
 			ThrottleRequestContext request) {
 		List<PolicyDecision> decisions = new ArrayList<>(throttles.size());
-		return acquireFrom(0, throttles, keys, decisions).thenApply((ignored) -> {
+		return acquireFrom(0, throttles, keys, decisions).handle((ignored, error) -> {
+			if (error != null) {
+				if (unwrap(error) instanceof ThrottledException refusal) {
+					request.refused(new PolicyDecision(refusal.getPolicy(), refusal.getDecision()));
+				}
+				throw (error instanceof CompletionException completion) ? completion : new CompletionException(error);
+			}
 			request.allowed(enforced(throttles, decisions));
 			return decisions;
 		});

@@ -52,12 +52,19 @@ final class ThrottleInterceptor implements MethodInterceptor {
 					invocation::proceed);
 		}
 		ThrottleRequestContext request = this.requestContext.obtain();
-		String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
-		List<Throttle> throttles = throttled.throttlesFor(invocation.getArguments(), request);
-		List<PolicyDecision> decisions = ThrottleFlow.acquire(throttles, keys, request);
+		if (request.safelisted()) {
+			return invocation.proceed();
+		}
+		// decided before the handler's arguments were bound (EarlyDecisions): charged once, settled here
+		Taken taken = EarlyDecisions.claim(throttled, request);
+		if (taken == null) {
+			String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
+			List<Throttle> throttles = throttled.throttlesFor(invocation.getArguments(), request);
+			List<PolicyDecision> decisions = ThrottleFlow.acquire(throttles, keys, request);
+			taken = new Taken(throttles, keys, decisions, request);
+		}
 		Object result = invocation.proceed();
-		return throttled.settlesOnSuccess()
-				? Outcomes.settle(throttled, new Taken(throttles, keys, decisions, request), result) : result;
+		return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, taken, result) : result;
 	}
 
 }

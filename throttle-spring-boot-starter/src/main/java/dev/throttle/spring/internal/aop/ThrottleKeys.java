@@ -64,6 +64,9 @@ final class ThrottleKeys {
 	/** Resolves {@code @name} in keys, or null. */
 	private final BeanResolver beans;
 
+	/** Whether every key reads nothing but the request, so that a call can be decided before its arguments exist. */
+	private final boolean requestOnly;
+
 	/** 1 once a throttle's null, blank or failed key has been reported: a WARN per throttle, not per call. */
 	private final AtomicIntegerArray warned;
 
@@ -100,6 +103,7 @@ final class ThrottleKeys {
 		boolean root = false;
 		boolean ip = false;
 		boolean principal = false;
+		boolean requestOnly = true;
 		for (int i = 0; i < sources.length; i++) {
 			this.kinds[i] = kind(sources[i]);
 			if (this.kinds[i] == SHARED) {
@@ -112,6 +116,7 @@ final class ThrottleKeys {
 				throw new InvalidKeyException(i, problem, null);
 			}
 			this.usesRequest[i] = variables.usesRequest();
+			requestOnly &= variables.readsOnlyRequest();
 			root |= variables.usesRoot();
 			if (this.kinds[i] == EXPRESSION) {
 				this.expressions[i] = expression;
@@ -120,6 +125,7 @@ final class ThrottleKeys {
 			}
 		}
 		this.usesRoot = root;
+		this.requestOnly = requestOnly;
 		this.expressionsUseIp = ip;
 		this.expressionsUsePrincipal = principal;
 	}
@@ -159,6 +165,14 @@ final class ThrottleKeys {
 	 */
 	boolean usesRequest(int index) {
 		return this.usesRequest[index];
+	}
+
+	/**
+	 * Whether every key reads nothing but the request ({@code #ip}, {@code #principal}, or no key).
+	 * @return whether the keys can be evaluated before the call's arguments exist
+	 */
+	boolean requestOnly() {
+		return this.requestOnly;
 	}
 
 	/**

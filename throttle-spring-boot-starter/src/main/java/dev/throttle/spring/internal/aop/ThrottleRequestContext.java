@@ -40,6 +40,41 @@ public interface ThrottleRequestContext {
 	}
 
 	/**
+	 * Hears a refusal where it is decided, before the exception that carries it is thrown, so that
+	 * the response has {@code Retry-After} and the rate-limit headers whatever renders the refusal
+	 * (the starter's handler, or the application's own). The default does nothing.
+	 * @param refusal the refusing policy and its decision
+	 */
+	default void refused(PolicyDecision refusal) {
+	}
+
+	/**
+	 * Whether the current request's client address is safelisted ({@code throttle.http.safelist}):
+	 * such a request is never throttled. The default says no.
+	 * @return whether throttling is skipped
+	 */
+	default boolean safelisted() {
+		return false;
+	}
+
+	/**
+	 * Returns an attribute of the current request: how a decision taken before the handler's
+	 * arguments were bound reaches the handler's advice. The default has none.
+	 * @param name the attribute's name
+	 * @return the attribute, or null
+	 */
+	default @Nullable Object getAttribute(String name) {
+		return null;
+	}
+
+	/**
+	 * Removes an attribute of the current request. The default does nothing.
+	 * @param name the attribute's name
+	 */
+	default void removeAttribute(String name) {
+	}
+
+	/**
 	 * Returns a context bound to the current request that stays right when used later on another
 	 * thread: what a Spring MVC handler returning {@code Mono} or {@code Flux} needs, since its
 	 * publisher is subscribed, and its decisions made, after the handler has returned. The default

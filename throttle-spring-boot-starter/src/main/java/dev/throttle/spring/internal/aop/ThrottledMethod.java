@@ -68,6 +68,11 @@ final class ThrottledMethod {
 		return this.keys;
 	}
 
+	/** Whether a plan or a cost is chosen per call by an expression. */
+	boolean hasChoices() {
+		return this.choices != null;
+	}
+
 	/**
 	 * Returns the throttles of one call: {@link #throttles()} itself unless some throttle chooses its
 	 * plan or cost per call.

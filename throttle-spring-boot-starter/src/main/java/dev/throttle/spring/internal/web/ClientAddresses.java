@@ -49,6 +49,23 @@ final class ClientAddresses {
 		return format(toLong(bytes, 0), toLong(bytes, 8), ipv6Prefix);
 	}
 
+	/**
+	 * Parses an address literal into its 128 bits, an IPv4 address as its IPv4-mapped IPv6 form
+	 * ({@code ::ffff:192.0.2.1}), so that one comparison serves both families. Never asks DNS.
+	 * @param address the address (IPv4 or IPv6 literal, optionally in brackets or with a zone)
+	 * @return the high and low 64 bits, or null when the text is not an address literal
+	 */
+	static long[] bits(String address) {
+		if (address == null || address.isEmpty()) {
+			return null;
+		}
+		if (address.indexOf(':') < 0) {
+			long ipv4 = parseIpv4(address, 0, address.length());
+			return (ipv4 < 0) ? null : new long[] { 0, 0xffff_0000_0000L | ipv4 };
+		}
+		return parseIpv6(address);
+	}
+
 	private static String format(long high, long low, int prefix) {
 		if (high == 0 && (low >>> 32) == 0xffffL) {
 			// IPv4-mapped: the IPv4 client behind a dual-stack socket

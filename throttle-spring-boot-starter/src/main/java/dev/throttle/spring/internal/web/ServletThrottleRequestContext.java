@@ -6,10 +6,13 @@ import java.util.List;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import org.jspecify.annotations.Nullable;
+import org.springframework.http.HttpHeaders;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
+import dev.throttle.Decision;
 import dev.throttle.spring.internal.aop.PolicyDecision;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
 
@@ -27,6 +30,8 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 
 	private final int ipv6Prefix;
 
+	private final ClientAccess access;
+
 	/**
 	 * Creates a context that groups IPv6 clients by their /64.
 	 * @param writeHeaders whether allowed calls get RateLimit headers
@@ -41,8 +46,47 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 	 * @param ipv6Prefix the leading bits of an IPv6 client address that {@code #ip} keeps (1 to 128)
 	 */
 	public ServletThrottleRequestContext(boolean writeHeaders, int ipv6Prefix) {
+		this(writeHeaders, ipv6Prefix, ClientAccess.none());
+	}
+
+	/**
+	 * Creates a context.
+	 * @param writeHeaders whether allowed calls get RateLimit headers
+	 * @param ipv6Prefix the leading bits of an IPv6 client address that {@code #ip} keeps (1 to 128)
+	 * @param access the safelisted client addresses, never throttled
+	 */
+	public ServletThrottleRequestContext(boolean writeHeaders, int ipv6Prefix, ClientAccess access) {
 		this.writeHeaders = writeHeaders;
 		this.ipv6Prefix = ipv6Prefix;
+		this.access = access;
+	}
+
+	@Override
+	public boolean safelisted() {
+		HttpServletRequest request = request();
+		return request != null && this.access.isSafelisted(request.getRemoteAddr());
+	}
+
+	@Override
+	public void refused(PolicyDecision refusal) {
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		if (attributes instanceof ServletRequestAttributes servlet) {
+			refusalHeaders(servlet.getResponse(), refusal, this.writeHeaders);
+		}
+	}
+
+	@Override
+	public @Nullable Object getAttribute(String name) {
+		HttpServletRequest request = request();
+		return (request != null) ? request.getAttribute(name) : null;
+	}
+
+	@Override
+	public void removeAttribute(String name) {
+		HttpServletRequest request = request();
+		if (request != null) {
+			request.removeAttribute(name);
+		}
 	}
 
 	@Override
@@ -82,20 +126,43 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 		HttpServletRequest request = servlet.getRequest();
 		Principal principal = request.getUserPrincipal();
 		return new Bound(ClientAddresses.key(request.getRemoteAddr(), this.ipv6Prefix), (principal != null) ? principal.getName() : null,
-				this.writeHeaders ? servlet.getResponse() : null);
+				servlet.getResponse(), this.writeHeaders, this.access.isSafelisted(request.getRemoteAddr()));
 	}
 
-	private record Bound(String clientAddress, String principalName, HttpServletResponse response)
-			implements ThrottleRequestContext {
+	private record Bound(String clientAddress, String principalName, HttpServletResponse response,
+			boolean writeHeaders, boolean safelisted) implements ThrottleRequestContext {
 
 		@Override
 		public void allowed(List<PolicyDecision> decisions) {
-			addHeaders(this.response, decisions);
+			if (this.writeHeaders) {
+				addHeaders(this.response, decisions);
+			}
+		}
+
+		@Override
+		public void refused(PolicyDecision refusal) {
+			refusalHeaders(this.response, refusal, this.writeHeaders);
 		}
 
 	}
 
-	private static void addHeaders(HttpServletResponse response, List<PolicyDecision> decisions) {
+	/** Retry-After and the refusing policy's items, set where the refusal is decided. */
+	private static void refusalHeaders(HttpServletResponse response, PolicyDecision refusal, boolean writeHeaders) {
+		if (response == null || response.isCommitted()) {
+			return;
+		}
+		Decision decision = refusal.decision();
+		if (decision.canSucceedLater()) {
+			response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, decision.retryAfterSeconds())));
+		}
+		if (writeHeaders) {
+			List<PolicyDecision> decisions = List.of(refusal);
+			response.setHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
+			response.setHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
+		}
+	}
+
+	static void addHeaders(HttpServletResponse response, List<PolicyDecision> decisions) {
 		if (response == null || response.isCommitted()) {
 			return;
 		}

@@ -9,6 +9,7 @@ import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 
@@ -28,6 +29,8 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 
 	private final int ipv6Prefix;
 
+	private final ClientAccess access;
+
 	/**
 	 * Creates a context that groups IPv6 clients by their /64.
 	 * @param writeHeaders whether allowed calls get RateLimit headers
@@ -42,8 +45,19 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 	 * @param ipv6Prefix the leading bits of an IPv6 client address that {@code #ip} keeps (1 to 128)
 	 */
 	public WebFluxThrottleRequestContext(boolean writeHeaders, int ipv6Prefix) {
+		this(writeHeaders, ipv6Prefix, ClientAccess.none());
+	}
+
+	/**
+	 * Creates a context.
+	 * @param writeHeaders whether allowed calls get RateLimit headers
+	 * @param ipv6Prefix the leading bits of an IPv6 client address that {@code #ip} keeps (1 to 128)
+	 * @param access the safelisted client addresses, never throttled
+	 */
+	public WebFluxThrottleRequestContext(boolean writeHeaders, int ipv6Prefix, ClientAccess access) {
 		this.writeHeaders = writeHeaders;
 		this.ipv6Prefix = ipv6Prefix;
+		this.access = access;
 	}
 
 	@Override
@@ -53,12 +67,23 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 			return Mono.just(ThrottleRequestContext.NONE);
 		}
 		ServerWebExchange exchange = found.get();
-		String address = address(exchange.getRequest().getRemoteAddress());
+		InetSocketAddress remote = exchange.getRequest().getRemoteAddress();
+		String address = address(remote);
+		boolean safelisted = safelisted(remote);
 		return exchange.getPrincipal()
 			.map(Principal::getName)
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
-			.map((principal) -> new ExchangeContext(exchange, address, principal.orElse(null), this.writeHeaders));
+			.map((principal) -> new ExchangeContext(exchange, address, principal.orElse(null), this.writeHeaders,
+					safelisted));
+	}
+
+	private boolean safelisted(InetSocketAddress remote) {
+		if (remote == null || this.access.isEmpty()) {
+			return false;
+		}
+		return (remote.getAddress() != null) ? this.access.isSafelisted(remote.getAddress())
+				: this.access.isSafelisted(remote.getHostString());
 	}
 
 	private String address(InetSocketAddress remote) {
@@ -71,7 +96,12 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 	}
 
 	private record ExchangeContext(ServerWebExchange exchange, String clientAddress, String principalName,
-			boolean writeHeaders) implements ThrottleRequestContext {
+			boolean writeHeaders, boolean safelisted) implements ThrottleRequestContext {
+
+		@Override
+		public void refused(PolicyDecision refusal) {
+			refusalHeaders(this.exchange.getResponse(), refusal, this.writeHeaders);
+		}
 
 		@Override
 		public void allowed(List<PolicyDecision> decisions) {
@@ -85,6 +115,27 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 			}
 		}
 
+	}
+
+	/**
+	 * Sets {@code Retry-After} and the refusing policy's items, where the refusal is decided.
+	 * @param response the response
+	 * @param refusal the refusing policy and its decision
+	 * @param writeHeaders whether to set the rate-limit headers
+	 */
+	static void refusalHeaders(ServerHttpResponse response, PolicyDecision refusal, boolean writeHeaders) {
+		if (response.isCommitted()) {
+			return;
+		}
+		HttpHeaders headers = response.getHeaders();
+		if (refusal.decision().canSucceedLater()) {
+			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, refusal.decision().retryAfterSeconds())));
+		}
+		if (writeHeaders) {
+			List<PolicyDecision> decisions = List.of(refusal);
+			headers.set(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
+			headers.set(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
+		}
 	}
 
 }

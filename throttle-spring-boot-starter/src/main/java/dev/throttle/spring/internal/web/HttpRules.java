@@ -1,0 +1,249 @@
+package dev.throttle.spring.internal.web;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.http.server.PathContainer;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+import org.springframework.web.util.pattern.PatternParseException;
+
+import dev.throttle.Policy;
+import dev.throttle.Throttler;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.internal.aop.Charges;
+import dev.throttle.spring.internal.aop.Charges.Charge;
+import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
+
+/**
+ * The URL rules of {@code throttle.http.rules}, parsed and checked at startup: every mistake (an
+ * unknown policy, a path that is no pattern, a key that does not parse or names a variable that
+ * does not exist) is reported at once, each naming its property ({@code throttle.http.rules[1].key}).
+ * Paths are Spring {@link PathPattern}s, matched regardless of case against every spelling of the
+ * request's path (see {@link RulePaths}). Immutable and thread-safe.
+ */
+public final class HttpRules {
+
+	private static final Set<String> VARIABLES = Set.of("ip", "principal", "request", "headers", "params", "path",
+			"root", "this");
+
+	private static final SpelExpressionParser expressions = new SpelExpressionParser();
+
+	private final List<HttpRule> rules;
+
+	private final boolean usePrincipal;
+
+	/**
+	 * One rule as configured.
+	 *
+	 * @param paths path patterns ({@code /api/reports/**})
+	 * @param methods HTTP methods, or empty for every method
+	 * @param policy the policy's name
+	 * @param key SpEL over the request, or blank for one bucket shared by every request
+	 * @param cost units per request
+	 */
+	public record Spec(List<String> paths, List<String> methods, String policy, String key, int cost) {
+	}
+
+	/**
+	 * Parses and checks the rules.
+	 * @param specs the rules, in order
+	 * @param throttler the policies the rules may name
+	 * @param usage how each policy settles a success, by name
+	 * @param principalProblem why {@code #principal} cannot work where the filter runs, or null when it can
+	 * @throws ThrottleConfigurationException naming every mistake's property
+	 */
+	public HttpRules(List<Spec> specs, Throttler throttler, Function<String, PolicyUsage> usage,
+			@Nullable String principalProblem) {
+		PathPatternParser parser = new PathPatternParser();
+		parser.setCaseSensitive(false);
+		List<String> problems = new ArrayList<>();
+		List<HttpRule> rules = new ArrayList<>(specs.size());
+		for (int i = 0; i < specs.size(); i++) {
+			HttpRule rule = parse("throttle.http.rules[" + i + "]", specs.get(i), parser, throttler, usage,
+					principalProblem, problems);
+			if (rule != null) {
+				rules.add(rule);
+			}
+		}
+		if (!problems.isEmpty()) {
+			throw new ThrottleConfigurationException(problems);
+		}
+		this.rules = List.copyOf(rules);
+		this.usePrincipal = rules.stream().anyMatch(HttpRule::usesPrincipal);
+	}
+
+	/**
+	 * Whether there is no rule.
+	 * @return whether no request is charged by a rule
+	 */
+	public boolean isEmpty() {
+		return this.rules.isEmpty();
+	}
+
+	/**
+	 * Whether some rule's key reads {@code #principal}.
+	 * @return whether the principal must be found for a matched request
+	 */
+	boolean usePrincipal() {
+		return this.usePrincipal;
+	}
+
+	/**
+	 * The rules a request matches, in order.
+	 * @param method the request's method
+	 * @param path the path within the application, parsed from the raw request URI
+	 * @return the matches (empty, and nothing allocated, for most requests)
+	 */
+	List<Matched> match(String method, PathContainer path) {
+		List<Matched> matched = null;
+		PathContainer normalized = null;
+		boolean normalizedKnown = false;
+		String upper = method.toUpperCase(Locale.ROOT);
+		for (HttpRule rule : this.rules) {
+			if (!rule.appliesTo(upper)) {
+				continue;
+			}
+			if (!normalizedKnown) {
+				normalized = RulePaths.normalized(path);
+				normalizedKnown = true;
+			}
+			Map<String, String> variables = rule.match(path, normalized);
+			if (variables != null) {
+				matched = (matched != null) ? matched : new ArrayList<>(2);
+				matched.add(new Matched(rule, variables));
+			}
+		}
+		return (matched != null) ? matched : List.of();
+	}
+
+	/**
+	 * The charges of matched rules, in order.
+	 * @param matched the matches
+	 * @return their charges
+	 */
+	static List<Charge> charges(List<Matched> matched) {
+		List<Charge> charges = new ArrayList<>(matched.size());
+		for (Matched match : matched) {
+			charges.add(match.rule().charge());
+		}
+		return charges;
+	}
+
+	/**
+	 * The keys of matched rules, in order.
+	 * @param matched the matches
+	 * @param request the request
+	 * @return their keys
+	 */
+	static String[] keys(List<Matched> matched, HttpRule.RuleRequest request) {
+		String[] keys = new String[matched.size()];
+		for (int i = 0; i < keys.length; i++) {
+			keys[i] = matched.get(i).rule().key(request, matched.get(i).pathVariables());
+		}
+		return keys;
+	}
+
+	/** A rule that matched, with the URI template variables of its pattern. */
+	record Matched(HttpRule rule, Map<String, String> pathVariables) {
+	}
+
+	private static @Nullable HttpRule parse(String property, Spec spec, PathPatternParser parser, Throttler throttler,
+			Function<String, PolicyUsage> usage, @Nullable String principalProblem, List<String> problems) {
+		int before = problems.size();
+		List<PathPattern> patterns = new ArrayList<>();
+		if (spec.paths() == null || spec.paths().isEmpty()) {
+			problems.add(property + ".paths is missing: name at least one path pattern, such as /api/**");
+		}
+		else {
+			for (int j = 0; j < spec.paths().size(); j++) {
+				String path = (spec.paths().get(j) != null) ? spec.paths().get(j).trim() : "";
+				if (!path.startsWith("/")) {
+					problems.add(property + ".paths[" + j + "] '" + path + "' is not a path pattern: it must start with /");
+					continue;
+				}
+				try {
+					patterns.add(parser.parse(path));
+				}
+				catch (PatternParseException ex) {
+					problems.add(property + ".paths[" + j + "] '" + path + "' is not a path pattern: " + ex.getMessage());
+				}
+			}
+		}
+		Set<String> methods = null;
+		if (spec.methods() != null && !spec.methods().isEmpty()) {
+			methods = new LinkedHashSet<>();
+			for (int j = 0; j < spec.methods().size(); j++) {
+				String method = (spec.methods().get(j) != null) ? spec.methods().get(j).trim() : "";
+				if (method.isEmpty() || !method.chars().allMatch((c) -> c < 128 && Character.isLetter(c))) {
+					problems.add(property + ".methods[" + j + "] '" + method + "' is not an HTTP method");
+				}
+				methods.add(method.toUpperCase(Locale.ROOT));
+			}
+		}
+		Policy policy = (spec.policy() != null) ? throttler.policies().get(spec.policy().trim()) : null;
+		if (policy == null) {
+			problems.add(property + ".policy " + ((spec.policy() == null || spec.policy().isBlank()) ? "is missing"
+					: "names '" + spec.policy() + "', which is not configured") + ": name one of throttle.policies ("
+					+ String.join(", ", throttler.policies().keySet()) + ")");
+		}
+		else if (spec.cost() < 1 || spec.cost() > policy.maxCost()) {
+			problems.add(property + ".cost is " + spec.cost() + ", but policy '" + policy.name() + "' ("
+					+ policy.algorithm() + ") can only grant a cost from 1 to " + policy.maxCost());
+		}
+		String source = (spec.key() != null) ? spec.key().trim() : "";
+		HttpRule.KeyKind kind = source.isEmpty() ? HttpRule.KeyKind.SHARED : source.equals("#ip") ? HttpRule.KeyKind.IP
+				: source.equals("#principal") ? HttpRule.KeyKind.PRINCIPAL : HttpRule.KeyKind.EXPRESSION;
+		Expression expression = null;
+		Set<String> variables = new LinkedHashSet<>();
+		if (!source.isEmpty()) {
+			try {
+				expression = expressions.parseExpression(source);
+				collect(((SpelExpression) expression).getAST(), variables);
+				for (String name : variables) {
+					if (!VARIABLES.contains(name)) {
+						problems.add(property + ".key '" + source + "' names #" + name + ", which a rule's key does not "
+								+ "have, so every request would share one bucket: use #ip, #principal, #request, "
+								+ "#headers['Name'], #params['name'] or #path['variable']");
+					}
+				}
+			}
+			catch (ParseException ex) {
+				problems.add(property + ".key '" + source + "' does not parse: " + ex.getMessage());
+			}
+		}
+		boolean usesPrincipal = variables.contains("principal");
+		if (usesPrincipal && principalProblem != null) {
+			problems.add(property + ".key '" + source + "' uses #principal, but " + principalProblem);
+		}
+		if (problems.size() > before) {
+			return null;
+		}
+		Charge charge = Charges.of(throttler.bound(policy.name()), spec.cost(),
+				(usage.apply(policy.name()) != null) ? usage.apply(policy.name()) : PolicyUsage.DEFAULT);
+		return new HttpRule(property, patterns.toArray(new PathPattern[0]), methods, charge, source, kind,
+				(kind == HttpRule.KeyKind.EXPRESSION) ? expression : null, usesPrincipal, variables.contains("path"));
+	}
+
+	private static void collect(SpelNode node, Set<String> names) {
+		if (node instanceof VariableReference) {
+			names.add(node.toStringAST().substring(1));
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			collect(node.getChild(i), names);
+		}
+	}
+
+}

@@ -1,0 +1,227 @@
+package dev.throttle.spring.internal.web;
+
+import java.io.IOException;
+import java.security.Principal;
+import java.util.List;
+import java.util.function.Supplier;
+
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.server.RequestPath;
+import org.springframework.util.MultiValueMap;
+import org.springframework.web.cors.CorsConfiguration;
+import org.springframework.web.cors.CorsConfigurationSource;
+import org.springframework.web.cors.CorsUtils;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.util.UriComponentsBuilder;
+import org.springframework.web.util.UriUtils;
+
+import dev.throttle.ThrottledException;
+import dev.throttle.spring.internal.aop.Charges;
+import dev.throttle.spring.internal.aop.Charges.Charge;
+import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+
+/**
+ * The servlet filter of URL rules and of the blocklist, ordered before Spring Security's filter
+ * chain: a blocked client address is answered 403 on every request; a safelisted one passes
+ * untouched; any other request is charged by every rule it matches, in order (a later refusal gives
+ * back what the earlier rules took), and refused with 429 before authentication, handler mapping
+ * and binding run. A request that completes below 400 settles each policy by its
+ * {@code reset-on-success} / {@code count}.
+ */
+public final class ServletHttpRulesFilter extends OncePerRequestFilter implements Ordered {
+
+	private final HttpRules rules;
+
+	private final ClientAccess access;
+
+	private final boolean writeHeaders;
+
+	private final int ipv6Prefix;
+
+	private final Supplier<List<CorsConfigurationSource>> corsSources;
+
+	private final int order;
+
+	/**
+	 * Creates the filter.
+	 * @param rules the rules
+	 * @param access the safelist and blocklist
+	 * @param writeHeaders whether responses get the rate-limit headers
+	 * @param ipv6Prefix the bits of an IPv6 address that {@code #ip} keeps
+	 * @param corsSources the application's CORS configuration, found on first use, for refused cross-origin requests
+	 * @param order the filter's order
+	 */
+	public ServletHttpRulesFilter(HttpRules rules, ClientAccess access, boolean writeHeaders, int ipv6Prefix,
+			Supplier<List<CorsConfigurationSource>> corsSources, int order) {
+		this.rules = rules;
+		this.access = access;
+		this.writeHeaders = writeHeaders;
+		this.ipv6Prefix = ipv6Prefix;
+		this.corsSources = corsSources;
+		this.order = order;
+	}
+
+	@Override
+	public int getOrder() {
+		return this.order;
+	}
+
+	@Override
+	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		String address = request.getRemoteAddr();
+		if (this.access.isBlocked(address)) {
+			cors(request, response);
+			ServletRefusals.forbid(request, response);
+			return;
+		}
+		if (this.rules.isEmpty() || CorsUtils.isPreFlightRequest(request) || this.access.isSafelisted(address)) {
+			chain.doFilter(request, response);
+			return;
+		}
+		RequestPath path = RequestPath.parse(request.getRequestURI(), request.getContextPath());
+		List<HttpRules.Matched> matched = this.rules.match(request.getMethod(), path.pathWithinApplication());
+		if (matched.isEmpty()) {
+			chain.doFilter(request, response);
+			return;
+		}
+		List<Charge> charges = HttpRules.charges(matched);
+		String[] keys = HttpRules.keys(matched, new Request(request, this.ipv6Prefix));
+		Headers headers = new Headers(response, this.writeHeaders);
+		List<PolicyDecision> decisions;
+		try {
+			decisions = Charges.acquire(charges, keys, headers);
+		}
+		catch (ThrottledException refusal) {
+			cors(request, response);
+			ServletRefusals.write(request, response, refusal, this.writeHeaders);
+			return;
+		}
+		chain.doFilter(request, response);
+		if (charges.stream().noneMatch(Charge::settlesOnSuccess)) {
+			return;
+		}
+		if (request.isAsyncStarted()) {
+			request.getAsyncContext().addListener(new Settlement(charges, keys, decisions, headers));
+		}
+		else if (response.getStatus() < 400) {
+			Charges.settle(charges, keys, decisions, headers);
+		}
+	}
+
+	/** The CORS headers of a refusal, where the application's CORS configuration allows the origin. */
+	private void cors(HttpServletRequest request, HttpServletResponse response) {
+		if (!CorsUtils.isCorsRequest(request)) {
+			return;
+		}
+		for (CorsConfigurationSource source : this.corsSources.get()) {
+			CorsConfiguration config;
+			try {
+				config = source.getCorsConfiguration(request);
+			}
+			catch (RuntimeException ex) {
+				continue;
+			}
+			if (config != null) {
+				CorsExposure.refusal(config, request.getHeader(HttpHeaders.ORIGIN), response::setHeader);
+				return;
+			}
+		}
+	}
+
+	/** The request as a rule's key reads it; the query is parsed only if a key reads a parameter. */
+	private static final class Request implements HttpRule.RuleRequest {
+
+		private final HttpServletRequest request;
+
+		private final int ipv6Prefix;
+
+		private @Nullable MultiValueMap<String, String> params;
+
+		Request(HttpServletRequest request, int ipv6Prefix) {
+			this.request = request;
+			this.ipv6Prefix = ipv6Prefix;
+		}
+
+		@Override
+		public @Nullable String ip() {
+			return ClientAddresses.key(this.request.getRemoteAddr(), this.ipv6Prefix);
+		}
+
+		@Override
+		public @Nullable String principal() {
+			Principal principal = this.request.getUserPrincipal();
+			return (principal != null) ? principal.getName() : null;
+		}
+
+		@Override
+		public Object request() {
+			return this.request;
+		}
+
+		@Override
+		public @Nullable String header(String name) {
+			return this.request.getHeader(name);
+		}
+
+		/** A query parameter, decoded; never the body's form fields (reading them would consume the body). */
+		@Override
+		public @Nullable String param(String name) {
+			if (this.params == null) {
+				String query = this.request.getQueryString();
+				this.params = UriComponentsBuilder.newInstance().query(query).build().getQueryParams();
+			}
+			String value = this.params.getFirst(name);
+			return (value != null) ? UriUtils.decode(value.replace('+', ' '), java.nio.charset.StandardCharsets.UTF_8) : null;
+		}
+
+	}
+
+	/** Writes the rate-limit headers of the rules' decisions (and of their reset states). */
+	private record Headers(HttpServletResponse response, boolean writeHeaders) implements ThrottleRequestContext {
+
+		@Override
+		public void allowed(List<PolicyDecision> decisions) {
+			if (this.writeHeaders) {
+				ServletThrottleRequestContext.addHeaders(this.response, decisions);
+			}
+		}
+
+	}
+
+	/** Settles an asynchronous request when it completes below 400. */
+	private record Settlement(List<Charge> charges, String[] keys, List<PolicyDecision> decisions,
+			ThrottleRequestContext headers) implements AsyncListener {
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			if (event.getSuppliedResponse() instanceof HttpServletResponse response && response.getStatus() < 400) {
+				Charges.settle(this.charges, this.keys, this.decisions, ThrottleRequestContext.NONE);
+			}
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+		}
+
+	}
+
+}

@@ -1,0 +1,185 @@
+package dev.throttle.spring.internal.web;
+
+import java.net.InetSocketAddress;
+import java.security.Principal;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.Optional;
+
+import reactor.core.publisher.Mono;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.web.cors.CorsConfiguration;
+import org.springframework.web.cors.reactive.CorsConfigurationSource;
+import org.springframework.web.cors.reactive.CorsUtils;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+
+import dev.throttle.ThrottledException;
+import dev.throttle.spring.internal.aop.Charges;
+import dev.throttle.spring.internal.aop.Charges.Charge;
+import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+
+/**
+ * The WebFlux filter of URL rules and of the blocklist, ordered before Spring Security's: the same
+ * steps as {@link ServletHttpRulesFilter}, through the store's non-blocking API, so that no
+ * event-loop thread waits on the store.
+ */
+public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
+
+	private final HttpRules rules;
+
+	private final ClientAccess access;
+
+	private final boolean writeHeaders;
+
+	private final int ipv6Prefix;
+
+	private final Supplier<List<CorsConfigurationSource>> corsSources;
+
+	private final int order;
+
+	/**
+	 * Creates the filter.
+	 * @param rules the rules
+	 * @param access the safelist and blocklist
+	 * @param writeHeaders whether responses get the rate-limit headers
+	 * @param ipv6Prefix the bits of an IPv6 address that {@code #ip} keeps
+	 * @param corsSources the application's CORS configuration, found on first use, for refused cross-origin requests
+	 * @param order the filter's order
+	 */
+	public WebFluxHttpRulesFilter(HttpRules rules, ClientAccess access, boolean writeHeaders, int ipv6Prefix,
+			Supplier<List<CorsConfigurationSource>> corsSources, int order) {
+		this.rules = rules;
+		this.access = access;
+		this.writeHeaders = writeHeaders;
+		this.ipv6Prefix = ipv6Prefix;
+		this.corsSources = corsSources;
+		this.order = order;
+	}
+
+	@Override
+	public int getOrder() {
+		return this.order;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+		ServerHttpRequest request = exchange.getRequest();
+		InetSocketAddress remote = request.getRemoteAddress();
+		if (matches(remote, true)) {
+			cors(exchange);
+			return WebFluxRefusals.forbid(exchange);
+		}
+		if (this.rules.isEmpty() || CorsUtils.isPreFlightRequest(request) || matches(remote, false)) {
+			return chain.filter(exchange);
+		}
+		List<HttpRules.Matched> matched = this.rules.match(request.getMethod().name(),
+				request.getPath().pathWithinApplication());
+		if (matched.isEmpty()) {
+			return chain.filter(exchange);
+		}
+		Mono<Optional<String>> principal = this.rules.usePrincipal()
+				? exchange.getPrincipal().map(Principal::getName).map(Optional::of).defaultIfEmpty(Optional.empty())
+				: Mono.just(Optional.empty());
+		List<Charge> charges = HttpRules.charges(matched);
+		Headers headers = new Headers(exchange, this.writeHeaders);
+		return principal.flatMap((name) -> {
+			String[] keys = HttpRules.keys(matched, new Request(exchange, name.orElse(null), this.ipv6Prefix));
+			return Mono.fromCompletionStage(() -> Charges.acquireAsync(charges, keys, headers))
+				.onErrorResume(ThrottledException.class, (refusal) -> {
+					cors(exchange);
+					return WebFluxRefusals.write(exchange, refusal, this.writeHeaders).then(Mono.empty());
+				})
+				.flatMap((decisions) -> chain.filter(exchange).then(Mono.defer(() -> settle(exchange, charges, keys, decisions, headers))));
+		});
+	}
+
+	private Mono<Void> settle(ServerWebExchange exchange, List<Charge> charges, String[] keys,
+			List<PolicyDecision> decisions, Headers headers) {
+		HttpStatusCode status = exchange.getResponse().getStatusCode();
+		if ((status != null && status.isError()) || charges.stream().noneMatch(Charge::settlesOnSuccess)) {
+			return Mono.empty();
+		}
+		return Mono.fromCompletionStage(() -> Charges.settleAsync(charges, keys, decisions, headers));
+	}
+
+	private boolean matches(@Nullable InetSocketAddress remote, boolean blocklist) {
+		if (remote == null || this.access.isEmpty()) {
+			return false;
+		}
+		if (remote.getAddress() != null) {
+			return blocklist ? this.access.isBlocked(remote.getAddress()) : this.access.isSafelisted(remote.getAddress());
+		}
+		return blocklist ? this.access.isBlocked(remote.getHostString()) : this.access.isSafelisted(remote.getHostString());
+	}
+
+	/** The CORS headers of a refusal, where the application's CORS configuration allows the origin. */
+	private void cors(ServerWebExchange exchange) {
+		if (!CorsUtils.isCorsRequest(exchange.getRequest())) {
+			return;
+		}
+		for (CorsConfigurationSource source : this.corsSources.get()) {
+			CorsConfiguration config = source.getCorsConfiguration(exchange);
+			if (config != null) {
+				HttpHeaders headers = exchange.getResponse().getHeaders();
+				CorsExposure.refusal(config, exchange.getRequest().getHeaders().getOrigin(), headers::set);
+				return;
+			}
+		}
+	}
+
+	private record Request(ServerWebExchange exchange, @Nullable String principal, int ipv6Prefix)
+			implements HttpRule.RuleRequest {
+
+		@Override
+		public @Nullable String ip() {
+			InetSocketAddress remote = this.exchange.getRequest().getRemoteAddress();
+			if (remote == null) {
+				return null;
+			}
+			return (remote.getAddress() != null) ? ClientAddresses.key(remote.getAddress(), this.ipv6Prefix)
+					: ClientAddresses.key(remote.getHostString(), this.ipv6Prefix);
+		}
+
+		@Override
+		public Object request() {
+			return this.exchange.getRequest();
+		}
+
+		@Override
+		public @Nullable String header(String name) {
+			return this.exchange.getRequest().getHeaders().getFirst(name);
+		}
+
+		@Override
+		public @Nullable String param(String name) {
+			// WebFlux decodes query parameters itself
+			return this.exchange.getRequest().getQueryParams().getFirst(name);
+		}
+
+	}
+
+	/** Writes the rate-limit headers of the rules' decisions while the response is open. */
+	private record Headers(ServerWebExchange exchange, boolean writeHeaders) implements ThrottleRequestContext {
+
+		@Override
+		public void allowed(List<PolicyDecision> decisions) {
+			if (this.writeHeaders && !this.exchange.getResponse().isCommitted()) {
+				HttpHeaders headers = this.exchange.getResponse().getHeaders();
+				headers.set(RateLimitHeaders.POLICY, RateLimitItems.merged(headers.getFirst(RateLimitHeaders.POLICY),
+						RateLimitHeaders.policy(decisions)));
+				headers.set(RateLimitHeaders.LIMIT, RateLimitItems.merged(headers.getFirst(RateLimitHeaders.LIMIT),
+						RateLimitHeaders.limit(decisions)));
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,265 @@
+package dev.throttle.spring.webflux;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import reactor.core.publisher.Mono;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.PropertySource;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.cors.CorsConfiguration;
+import org.springframework.web.cors.reactive.UrlBasedCorsConfigurationSource;
+import org.springframework.web.reactive.config.CorsRegistry;
+import org.springframework.web.reactive.config.WebFluxConfigurer;
+
+import dev.throttle.ManualTimeSource;
+import dev.throttle.Throttler;
+import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.annotation.Throttled;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * URL rules, the safelist and the blocklist in WebFlux through a real Netty port, with the
+ * browser's error page and CORS.
+ */
+class WebFluxUrlRulesTests {
+
+	static final HttpClient client = HttpClient.newHttpClient();
+
+	static final String ORIGIN = "https://app.example";
+
+	static HttpResponse<String> send(int port, String method, String path, String... headers) throws Exception {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+			.method(method, HttpRequest.BodyPublishers.noBody())
+			.timeout(Duration.ofSeconds(30));
+		if (headers.length > 0) {
+			request.headers(headers);
+		}
+		return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	static HttpResponse<String> get(int port, String path, String... headers) throws Exception {
+		return send(port, "GET", path, headers);
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(Endpoints.class)
+	@PropertySource("classpath:rules-test.properties")
+	static class App {
+
+		@Bean
+		ManualTimeSource manualTimeSource() {
+			return new ManualTimeSource();
+		}
+
+		@Bean
+		WebFluxConfigurer cors() {
+			return new WebFluxConfigurer() {
+
+				@Override
+				public void addCorsMappings(CorsRegistry registry) {
+					registry.addMapping("/**").allowedOrigins(ORIGIN);
+				}
+
+			};
+		}
+
+		/** The CORS configuration a refusal decided before any handler mapping finds. */
+		@Bean
+		UrlBasedCorsConfigurationSource corsConfigurationSource() {
+			CorsConfiguration config = new CorsConfiguration();
+			config.setAllowedOrigins(List.of(ORIGIN));
+			UrlBasedCorsConfigurationSource source = new UrlBasedCorsConfigurationSource();
+			source.registerCorsConfiguration("/**", config);
+			return source;
+		}
+
+	}
+
+	@RestController
+	static class Endpoints {
+
+		@GetMapping("/api/hello")
+		Mono<Map<String, String>> hello() {
+			return Mono.just(Map.of("message", "hello"));
+		}
+
+		@GetMapping("/open")
+		Mono<Map<String, String>> open() {
+			return Mono.just(Map.of("message", "open"));
+		}
+
+		@GetMapping("/annotated")
+		@Throttled(policy = "annotated", key = "#ip")
+		Mono<Map<String, String>> annotated() {
+			return Mono.just(Map.of("message", "annotated"));
+		}
+
+	}
+
+	@Nested
+	@SpringBootTest(classes = App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+			properties = "spring.main.web-application-type=reactive")
+	class Rules {
+
+		@LocalServerPort
+		int port;
+
+		@Autowired
+		MemoryThrottleStore store;
+
+		@BeforeEach
+		void clearState() {
+			this.store.clear();
+		}
+
+		@Test
+		void aRuleRefusesWith429TheHeadersAndProblemJsonAndAllowedResponsesCarryTheHeaders() throws Exception {
+			for (int i = 0; i < 3; i++) {
+				HttpResponse<String> allowed = get(this.port, "/api/hello");
+				assertThat(allowed.statusCode()).isEqualTo(200);
+				assertThat(allowed.headers().firstValue("RateLimit")).hasValue("\"api\";r=" + (2 - i) + ";t=20");
+			}
+			HttpResponse<String> refused = get(this.port, "/api/hello");
+			assertThat(refused.statusCode()).isEqualTo(429);
+			assertThat(refused.headers().firstValue("Retry-After")).hasValue("20");
+			assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+			assertThat(refused.body()).contains("\"violated-policies\":[\"api\"]");
+		}
+
+		@Test
+		void noSpellingOfThePathEscapesTheRule() throws Exception {
+			for (int i = 0; i < 3; i++) {
+				get(this.port, "/api/hello");
+			}
+			for (String variant : new String[] { "/api/hello/", "/API/hello", "/api/hell%6F", "/api/hello;jsessionid=ABC",
+					"//api/hello", "/api//hello" }) {
+				assertThat(get(this.port, variant).statusCode()).as(variant).isEqualTo(429);
+			}
+			assertThat(send(this.port, "HEAD", "/api/hello").statusCode()).as("HEAD").isEqualTo(429);
+		}
+
+		@Test
+		void aBrowserGetsTheErrorPageWithStatus429AndTheHeaders() throws Exception {
+			for (int i = 0; i < 3; i++) {
+				get(this.port, "/api/hello");
+			}
+			HttpResponse<String> page = get(this.port, "/api/hello", "Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+			assertThat(page.statusCode()).isEqualTo(429);
+			assertThat(page.body()).contains("Slow down");
+			assertThat(page.headers().firstValue("Retry-After")).hasValue("20");
+			assertThat(page.headers().firstValue("RateLimit")).hasValue("\"api\";r=0;t=20");
+		}
+
+		@Test
+		void aBrowserRefusedByAnAnnotationGetsTheErrorPageAndAnApiClientTheProblem() throws Exception {
+			assertThat(get(this.port, "/annotated").statusCode()).isEqualTo(200);
+			// what a browser sends (text/html alone would be 406 before any throttling: the handler makes JSON)
+			HttpResponse<String> page = get(this.port, "/annotated", "Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+			assertThat(page.statusCode()).isEqualTo(429);
+			assertThat(page.body()).contains("Slow down");
+			assertThat(page.headers().firstValue("Retry-After")).hasValue("60");
+			HttpResponse<String> api = get(this.port, "/annotated", "Accept", "application/json");
+			assertThat(api.statusCode()).isEqualTo(429);
+			assertThat(api.body()).contains("\"violated-policies\":[\"annotated\"]");
+			HttpResponse<String> any = get(this.port, "/annotated");
+			assertThat(any.statusCode()).isEqualTo(429);
+			assertThat(any.body()).contains("\"violated-policies\":[\"annotated\"]");
+		}
+
+		@Test
+		void crossOriginScriptsCanReadTheHeadersOfAllowedAndRefusedResponses() throws Exception {
+			HttpResponse<String> allowed = get(this.port, "/annotated", "Origin", ORIGIN);
+			assertThat(allowed.headers().firstValue("Access-Control-Allow-Origin")).hasValue(ORIGIN);
+			assertThat(exposed(allowed)).contains("retry-after", "ratelimit", "ratelimit-policy");
+			HttpResponse<String> refused = get(this.port, "/annotated", "Origin", ORIGIN);
+			assertThat(refused.statusCode()).isEqualTo(429);
+			assertThat(refused.headers().firstValue("Access-Control-Allow-Origin")).hasValue(ORIGIN);
+			assertThat(exposed(refused)).contains("retry-after", "ratelimit", "ratelimit-policy");
+			for (int i = 0; i < 3; i++) {
+				get(this.port, "/api/hello");
+			}
+			HttpResponse<String> byRule = get(this.port, "/api/hello", "Origin", ORIGIN);
+			assertThat(byRule.statusCode()).isEqualTo(429);
+			assertThat(byRule.headers().firstValue("Access-Control-Allow-Origin")).hasValue(ORIGIN);
+			assertThat(exposed(byRule)).contains("retry-after", "ratelimit", "ratelimit-policy");
+		}
+
+		private static String exposed(HttpResponse<String> response) {
+			return String.join(",", response.headers().allValues("Access-Control-Expose-Headers")).toLowerCase();
+		}
+
+	}
+
+	@Nested
+	@SpringBootTest(classes = App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+			properties = { "spring.main.web-application-type=reactive", "throttle.http.blocklist=127.0.0.0/8" })
+	class Blocklist {
+
+		@LocalServerPort
+		int port;
+
+		@Test
+		void aBlockedAddressGets403OnEveryRequest() throws Exception {
+			for (String path : new String[] { "/open", "/api/hello", "/annotated", "/nowhere" }) {
+				HttpResponse<String> response = get(this.port, path);
+				assertThat(response.statusCode()).as(path).isEqualTo(403);
+				assertThat(response.body()).contains("\"status\":403");
+			}
+			HttpResponse<String> page = get(this.port, "/open", "Accept", "text/html");
+			assertThat(page.statusCode()).isEqualTo(403);
+			assertThat(page.headers().firstValue("Content-Type")).hasValueSatisfying(
+					(type) -> assertThat(type).startsWith("text/html"));
+		}
+
+		@Test
+		void aClaimedAddressIsNotTrusted() throws Exception {
+			assertThat(get(this.port, "/open", "X-Forwarded-For", "10.0.0.1").statusCode()).isEqualTo(403);
+		}
+
+	}
+
+	@Nested
+	@SpringBootTest(classes = App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+			properties = { "spring.main.web-application-type=reactive", "throttle.http.safelist=127.0.0.1, ::1" })
+	class Safelist {
+
+		@LocalServerPort
+		int port;
+
+		@Autowired
+		Throttler throttler;
+
+		@Test
+		void aSafelistedAddressIsThrottledNeitherByRulesNorByAnnotations() throws Exception {
+			for (int i = 0; i < 5; i++) {
+				assertThat(get(this.port, "/api/hello").statusCode()).isEqualTo(200);
+				assertThat(get(this.port, "/annotated").statusCode()).isEqualTo(200);
+			}
+			assertThat(this.throttler.peek("api", "127.0.0.1").remaining()).isEqualTo(3);
+			assertThat(this.throttler.peek("annotated", "127.0.0.1").remaining()).isEqualTo(1);
+		}
+
+	}
+
+}
