@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.ServiceLoader;
 
 import dev.throttle.memory.MemoryCells;
+import dev.throttle.memory.PackedTransition;
 
 /**
  * A throttling algorithm: everything the library knows about it, in one place. Each algorithm is
@@ -84,6 +85,27 @@ public abstract class Algorithm<P extends Policy> {
 	protected abstract Limiter bind(P policy, MemoryCells cells);
 
 	/**
+	 * Returns a policy's transition over one {@code long} per key, from which the memory store
+	 * builds a policy with several limits ({@link MultiLimitPolicy}): override it, and
+	 * {@link #takesSeveralLimits()}, in an algorithm whose state fits in one {@code long}.
+	 * @param policy the policy of one limit
+	 * @param cells the policy's cells in the memory store
+	 * @return its transition
+	 */
+	protected PackedTransition transition(P policy, MemoryCells cells) {
+		throw new UnsupportedOperationException(this.id + " takes no several limits");
+	}
+
+	/**
+	 * Returns whether a policy of this algorithm may have several limits ({@link MultiLimitPolicy}).
+	 * @return false unless the algorithm overrides {@link #transition} (and its script reads its
+	 * numbers from {@code P} alone)
+	 */
+	public boolean takesSeveralLimits() {
+		return false;
+	}
+
+	/**
 	 * Returns the name used in configuration.
 	 * @return for example {@code token-bucket}
 	 */
@@ -125,6 +147,9 @@ public abstract class Algorithm<P extends Policy> {
 	 * @return its settings, for example {@code capacity -> 10, refill-tokens -> 1, refill-period -> PT1S}
 	 */
 	public final Map<String, Object> settings(Policy policy) {
+		if (policy.severalLimits()) {
+			return Map.of("limits", policy.limits().stream().map(this::settings).toList());
+		}
 		List<Object> values = values(this.type.cast(policy));
 		Map<String, Object> settings = new LinkedHashMap<>();
 		for (int i = 0; i < this.parameters.size(); i++) {
@@ -157,7 +182,15 @@ public abstract class Algorithm<P extends Policy> {
 	 * @return the policy's limiter
 	 */
 	public final Limiter bindMemory(Policy policy, MemoryCells cells) {
-		return bind(this.type.cast(policy), cells);
+		if (!policy.severalLimits()) {
+			return bind(this.type.cast(policy), cells);
+		}
+		List<? extends Policy> limits = policy.limits();
+		PackedTransition[] transitions = new PackedTransition[limits.size()];
+		for (int i = 0; i < transitions.length; i++) {
+			transitions[i] = transition(this.type.cast(limits.get(i)), cells);
+		}
+		return cells.several(transitions);
 	}
 
 	/**

@@ -219,8 +219,7 @@ public final class BoundPolicy {
 	public void refund(@Nullable String key, int cost, Decision taken) {
 		if (cost >= 1) {
 			PolicyBinding.Numbers numbers = numbers();
-			numbers.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()),
-					taken.receipt());
+			numbers.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()), taken);
 		}
 	}
 
@@ -237,7 +236,7 @@ public final class BoundPolicy {
 		}
 		PolicyBinding.Numbers numbers = numbers();
 		return numbers.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()),
-				taken.receipt());
+				taken);
 	}
 
 	/**

@@ -18,7 +18,7 @@ import java.time.Duration;
  * 2^48-2 ms, about 8,900 years, are reported as that, except that {@link #NEVER} is kept exactly;
  * every other value is kept exactly.
  */
-public final class Decision {
+public sealed class Decision permits SeveralDecision {
 
 	/** {@link #retryAfterMillis()} of a call that no amount of waiting lets through. */
 	public static final long NEVER = Long.MAX_VALUE;
@@ -83,7 +83,7 @@ public final class Decision {
 				(allowed && remaining < limit) ? resetAfterMillis : 0, 0);
 	}
 
-	private Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis,
+	Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis,
 			long nextUnitAfterMillis, long receipt) {
 		if (remaining < 0 || limit < 0) {
 			throw new IllegalArgumentException("limit and remaining must not be negative");
@@ -110,7 +110,8 @@ public final class Decision {
 		this.receipt = receipt;
 	}
 
-	private Decision(Decision decision, long receipt) {
+	/** A copy of a decision with another receipt; for {@link SeveralDecision} too. */
+	Decision(Decision decision, long receipt) {
 		this.limit = decision.limit;
 		this.retryAfterAndHighRemaining = decision.retryAfterAndHighRemaining;
 		this.resetAfterAndLowRemaining = decision.resetAfterAndLowRemaining;
@@ -140,6 +141,38 @@ public final class Decision {
 	 */
 	public long receipt() {
 		return this.receipt;
+	}
+
+	/**
+	 * Combines the decisions of a policy's several limits, each decided over the same call: allowed
+	 * only when every limit allows it; told the fewest units left and, refused, the longest wait
+	 * among the limits that refuse. Its {@link #limit(int) limits} are the parts, in order, each with
+	 * its own receipt.
+	 * @param parts one decision per limit, at least one
+	 * @return the combined decision
+	 */
+	public static Decision ofLimits(Decision... parts) {
+		return SeveralDecision.of(parts);
+	}
+
+	/**
+	 * Returns how many limits decided this call: 1, except for a policy with several limits.
+	 * @return the number of limits
+	 */
+	public int limitCount() {
+		return 1;
+	}
+
+	/**
+	 * Returns the decision of one of the limits that decided this call.
+	 * @param index from 0 to {@link #limitCount()} - 1
+	 * @return that limit's decision; this decision itself for a policy with one limit
+	 */
+	public Decision limit(int index) {
+		if (index != 0) {
+			throw new IndexOutOfBoundsException(index);
+		}
+		return this;
 	}
 
 	/**

@@ -75,7 +75,17 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 
 		@Override
 		protected Limiter bind(FixedWindowPolicy policy, MemoryCells cells) {
-			return cells.packed(new Transition(policy, cells));
+			return cells.packed(transition(policy, cells));
+		}
+
+		@Override
+		protected PackedTransition transition(FixedWindowPolicy policy, MemoryCells cells) {
+			return new Transition(policy, cells);
+		}
+
+		@Override
+		public boolean takesSeveralLimits() {
+			return true;
 		}
 
 	}

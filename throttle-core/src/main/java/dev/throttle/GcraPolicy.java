@@ -116,7 +116,17 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 
 		@Override
 		protected Limiter bind(GcraPolicy policy, MemoryCells cells) {
-			return cells.packed(new Transition(policy, cells));
+			return cells.packed(transition(policy, cells));
+		}
+
+		@Override
+		protected PackedTransition transition(GcraPolicy policy, MemoryCells cells) {
+			return new Transition(policy, cells);
+		}
+
+		@Override
+		public boolean takesSeveralLimits() {
+			return true;
 		}
 
 	}

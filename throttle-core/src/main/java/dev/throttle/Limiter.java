@@ -50,6 +50,30 @@ public interface Limiter {
 	}
 
 	/**
+	 * Gives back what one allowed {@link #tryAcquire} took, identified by its decision: as
+	 * {@link #refund(String, int, long)} with its receipt, and for a policy with several limits,
+	 * each limit by its own receipt ({@link Decision#limit(int)}). The default refunds by the
+	 * decision's receipt.
+	 * @param key the key
+	 * @param cost units that call took
+	 * @param taken that call's decision
+	 */
+	default void refund(String key, int cost, Decision taken) {
+		refund(key, cost, taken.receipt());
+	}
+
+	/**
+	 * Like {@link #refund(String, int, Decision)}, without blocking the calling thread.
+	 * @param key the key
+	 * @param cost units that call took
+	 * @param taken that call's decision
+	 * @return completes when done
+	 */
+	default CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
+		return refundAsync(key, cost, taken.receipt());
+	}
+
+	/**
 	 * Like {@link #refund(String, int, long)}, without blocking the calling thread.
 	 * @param key the key
 	 * @param cost units that call took

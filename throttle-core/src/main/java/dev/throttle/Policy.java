@@ -1,6 +1,7 @@
 package dev.throttle;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * A named throttling policy: an algorithm and its validated numbers. Policies are immutable
@@ -56,5 +57,24 @@ public interface Policy {
 	 * @return the idle span
 	 */
 	Duration idleExpiry();
+
+	/**
+	 * Returns the limits a call must pass, all of them, to be allowed: this policy itself, except
+	 * for a {@link MultiLimitPolicy}. Read when a policy is bound or its headers formatted, never per
+	 * decision.
+	 * @return one policy per limit, each of this policy's algorithm and name
+	 */
+	default List<? extends Policy> limits() {
+		return List.of(this);
+	}
+
+	/**
+	 * Returns whether this policy's {@link #limits()} are several limits whose state a store keeps
+	 * together, one part per limit: true for a {@link MultiLimitPolicy}, even of one limit.
+	 * @return false for a policy that is its only limit
+	 */
+	default boolean severalLimits() {
+		return false;
+	}
 
 }

@@ -108,7 +108,17 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 
 		@Override
 		protected Limiter bind(TokenBucketPolicy policy, MemoryCells cells) {
-			return cells.packed(new Transition(policy, cells));
+			return cells.packed(transition(policy, cells));
+		}
+
+		@Override
+		protected PackedTransition transition(TokenBucketPolicy policy, MemoryCells cells) {
+			return new Transition(policy, cells);
+		}
+
+		@Override
+		public boolean takesSeveralLimits() {
+			return true;
 		}
 
 	}

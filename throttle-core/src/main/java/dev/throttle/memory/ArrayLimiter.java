@@ -111,6 +111,31 @@ final class ArrayLimiter implements Limiter {
 	}
 
 	@Override
+	public void refund(String key, int cost, Decision taken) {
+		AtomicReference<long[]> cell = this.cells.getIfPresent(MemoryKeys.of(key));
+		if (cell == null) {
+			return;
+		}
+		long now = this.clock.currentTimeMillis();
+		for (;;) {
+			long[] state = cell.get();
+			if (state.length == 0) {
+				return;
+			}
+			long[] next = this.transition.refund(state, now, cost, taken);
+			if (next == state || cell.compareAndSet(state, next)) {
+				return;
+			}
+		}
+	}
+
+	@Override
+	public CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
+		refund(key, cost, taken);
+		return CompletableFuture.completedFuture(null);
+	}
+
+	@Override
 	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
 		// never blocks: the receipt must not be lost to the default, which refunds without it
 		refund(key, cost, receipt);

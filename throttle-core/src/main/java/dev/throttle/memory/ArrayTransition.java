@@ -74,4 +74,18 @@ public interface ArrayTransition {
 		return refund(state, now, cost);
 	}
 
+	/**
+	 * Gives back exactly what one allowed call took, identified by its decision (for transitions
+	 * whose decisions carry a receipt per limit, see {@link Decision#limit(int)}). The default
+	 * refunds by the decision's receipt, as {@link #refund(long[], long, int, long)}, or without one.
+	 * @param state the key's state, never empty
+	 * @param now the time
+	 * @param cost units that call took
+	 * @param taken that call's decision
+	 * @return the state after the refund ({@code state} itself when nothing is given back)
+	 */
+	default long[] refund(long[] state, long now, int cost, Decision taken) {
+		return (taken.receipt() == 0) ? refund(state, now, cost) : refund(state, now, cost, taken.receipt());
+	}
+
 }

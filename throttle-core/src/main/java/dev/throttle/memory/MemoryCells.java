@@ -148,6 +148,17 @@ public final class MemoryCells {
 	}
 
 	/**
+	 * Returns the limiter of a policy with several limits: one {@code long} per limit in one
+	 * immutable {@code long[]} per key, each limit decided by its own transition and all charged in
+	 * one compare-and-set (see {@link dev.throttle.MultiLimitPolicy}).
+	 * @param limits each limit's transition, in the policy's order
+	 * @return the limiter
+	 */
+	public Limiter several(PackedTransition... limits) {
+		return array(new SeveralTransition(limits));
+	}
+
+	/**
 	 * Packs a count and a time into a state.
 	 * @param count between 0 and {@link #MAX_COUNT}
 	 * @param timeMillis the time; its low 40 bits are kept

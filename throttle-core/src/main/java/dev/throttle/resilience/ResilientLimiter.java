@@ -130,6 +130,25 @@ final class ResilientLimiter implements SourcedLimiter {
 		settle(key, false, cost, receipt);
 	}
 
+	/**
+	 * A call of a policy with several limits that the store allowed is refunded in the store by each
+	 * limit's receipt; one the store could not take now is kept for it by the combined receipt (each
+	 * limit then gives back as a refund without a receipt does).
+	 */
+	@Override
+	public void refund(String key, int cost, Decision taken) {
+		if (taken.limitCount() == 1 || Fallback.allowedIt(taken.receipt())) {
+			refund(key, cost, taken.receipt());
+			return;
+		}
+		try {
+			this.store.refund(key, cost, taken);
+		}
+		catch (RuntimeException ex) {
+			settle(key, false, cost, taken.receipt());
+		}
+	}
+
 	@Override
 	public Decision peek(String key) {
 		return this.calls.call(key, () -> this.store.peek(key), () -> this.fallback.peek(key));

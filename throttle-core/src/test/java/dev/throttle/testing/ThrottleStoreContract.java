@@ -22,6 +22,7 @@ import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
 import dev.throttle.LockoutPolicy;
 import dev.throttle.ManualTimeSource;
+import dev.throttle.MultiLimitPolicy;
 import dev.throttle.Policy;
 import dev.throttle.SlidingLogPolicy;
 import dev.throttle.ThrottleStore;
@@ -1422,6 +1423,152 @@ public abstract class ThrottleStoreContract {
 				assertThat(throttler.tryAcquire(policy, "k", 1).remaining()).as(policy).isEqualTo(9);
 				assertThat(throttler.policy(policy).quota()).isEqualTo(20);
 			}
+		}
+
+	}
+
+	/** A policy with several limits: a burst limit and a sustained one, all must allow, charged at once. */
+	@Nested
+	class SeveralLimits {
+
+		/** 2 a second (burst) and 3 an hour (sustained). */
+		private final Policy search = MultiLimitPolicy.of(TokenBucketPolicy.of("search", 2, Duration.ofSeconds(1)),
+				TokenBucketPolicy.of("search", 3, Duration.ofHours(1)));
+
+		private void assertRemaining(Throttler throttler, int burst, int sustained) {
+			Decision peek = throttler.peek("search", "k");
+			assertThat(peek.limitCount()).isEqualTo(2);
+			assertThat(peek.limit(0).remaining()).as("burst limit").isEqualTo(burst);
+			assertThat(peek.limit(1).remaining()).as("sustained limit").isEqualTo(sustained);
+		}
+
+		@Test
+		void theBurstLimitRefusesAndTheRefusalChargesNeitherLimit() {
+			Throttler throttler = throttler(this.search);
+			assertThat(throttler.tryAcquire("search", "k", 1)).isEqualTo(allow(2, 1, 3_600_000));
+			assertThat(throttler.tryAcquire("search", "k", 1)).isEqualTo(allow(2, 0, 7_200_000));
+			Decision refused = throttler.tryAcquire("search", "k", 1);
+			assertThat(refused).isEqualTo(reject(2, 0, 1_000, 7_200_000));
+			assertThat(refused.limit(0).allowed()).isFalse();
+			assertThat(refused.limit(1).allowed()).as("the sustained limit would allow it").isTrue();
+			assertThat(refused.limit(1).remaining()).isEqualTo(1);
+			assertRemaining(throttler, 0, 1);
+			advance(1_000);
+			assertThat(throttler.tryAcquire("search", "k", 1)).as("the sustained limit's last unit was not taken")
+				.isEqualTo(allow(2, 0, 10_799_000));
+		}
+
+		@Test
+		void theSustainedLimitRefusesAndLeavesTheBurstLimitUntouched() {
+			Throttler throttler = throttler(this.search);
+			for (int i = 0; i < 3; i++) {
+				assertThat(throttler.tryAcquire("search", "k", 1).allowed()).isTrue();
+				advance(1_000);
+			}
+			assertRemaining(throttler, 2, 0);
+			Decision refused = throttler.tryAcquire("search", "k", 1);
+			assertThat(refused).isEqualTo(reject(3, 0, 3_597_000, 10_797_000));
+			assertThat(refused.limit(0).allowed()).isTrue();
+			assertRemaining(throttler, 2, 0);
+		}
+
+		@Test
+		void whenSeveralLimitsRefuseTheCallWaitsForTheLongest() {
+			Throttler throttler = throttler(this.search);
+			throttler.tryAcquire("search", "k", 2);
+			advance(1_000);
+			throttler.tryAcquire("search", "k", 1);
+			Decision refused = throttler.tryAcquire("search", "k", 1);
+			assertThat(refused.limit(0).retryAfterMillis()).isEqualTo(1_000);
+			assertThat(refused.limit(1).retryAfterMillis()).isEqualTo(3_599_000);
+			assertThat(refused.retryAfterMillis()).isEqualTo(3_599_000);
+			assertThat(refused.retryAfterSeconds()).isEqualTo(3_599);
+		}
+
+		@Test
+		void aCostAboveTheSmallestLimitIsNeverGranted() {
+			Throttler throttler = throttler(this.search);
+			assertThat(throttler.policy("search").maxCost()).isEqualTo(2);
+			assertThat(throttler.tryAcquire("search", "k", 3).retryAfterMillis()).isEqualTo(Decision.NEVER);
+			assertRemaining(throttler, 2, 3);
+		}
+
+		@Test
+		void aRefundGivesBackExactlyWhatItsCallTookFromEachLimit() {
+			Throttler throttler = throttler(this.search);
+			Decision first = throttler.tryAcquire("search", "k", 1);
+			advance(1_000);
+			throttler.tryAcquire("search", "k", 1);
+			throttler.bound("search").refund("k", 1, first);
+			assertThat(throttler.peek("search", "k").limit(0).remaining())
+				.as("the first call's burst token came back with the refill: the second call's is not given").isEqualTo(1);
+			assertThat(throttler.peek("search", "k").limit(1).remaining()).as("the sustained token is given back")
+				.isEqualTo(2);
+			Decision third = throttler.tryAcquire("search", "k", 1);
+			throttler.bound("search").refund("k", 1, third);
+			assertRemaining(throttler, 1, 2);
+		}
+
+		@Test
+		void switchingPlanKeepsWhatEachLimitUsed() {
+			Policy free = this.search;
+			Policy pro = MultiLimitPolicy.of(TokenBucketPolicy.of("search", 20, Duration.ofSeconds(1)),
+					TokenBucketPolicy.of("search", 100, Duration.ofHours(1)));
+			Throttler throttler = new Throttler(ThrottleStoreContract.this.store, List.of(free),
+					java.util.Map.of("search", java.util.Map.of("free", free, "pro", pro)), List.of());
+			throttler.tryAcquire("search", "free", "k", 2);
+			assertThat(throttler.tryAcquire("search", "free", "k", 1).allowed()).isFalse();
+			Decision pro1 = throttler.tryAcquire("search", "pro", "k", 1);
+			assertThat(pro1.limit(0).remaining()).isEqualTo(17);
+			assertThat(pro1.limit(1).remaining()).isEqualTo(97);
+			assertThat(throttler.tryAcquire("search", "free", "k", 1).allowed()).as("3 of free's 3 used").isFalse();
+		}
+
+		@Test
+		void numbersChangedAtRunTimeKeepWhatEachLimitUsed() {
+			Throttler throttler = throttler(this.search);
+			throttler.tryAcquire("search", "k", 2);
+			throttler.update(MultiLimitPolicy.of(TokenBucketPolicy.of("search", 4, Duration.ofSeconds(1)),
+					TokenBucketPolicy.of("search", 10, Duration.ofHours(1))), java.util.Map.of());
+			assertRemaining(throttler, 2, 8);
+		}
+
+		@Test
+		void gcraLimitsAllMustAllow() {
+			Throttler throttler = throttler(MultiLimitPolicy.of(new GcraPolicy("search", 2, Duration.ofSeconds(1)),
+					new GcraPolicy("search", 3, Duration.ofHours(1))));
+			int allowed = 0;
+			while (throttler.tryAcquire("search", "k", 1).allowed()) {
+				allowed++;
+			}
+			assertThat(allowed).as("the burst of 2 a second").isEqualTo(2);
+			Decision before = throttler.peek("search", "k");
+			throttler.tryAcquire("search", "k", 1);
+			assertThat(throttler.peek("search", "k")).as("a refusal changes nothing").isEqualTo(before);
+			advance(1_000);
+			assertThat(throttler.tryAcquire("search", "k", 1).allowed()).isTrue();
+			advance(1_000);
+			Decision refused = throttler.tryAcquire("search", "k", 1);
+			assertThat(refused.allowed()).as("3 an hour").isFalse();
+			assertThat(refused.limit(0).allowed()).isTrue();
+			assertThat(refused.retryAfterMillis()).isEqualTo(refused.limit(1).retryAfterMillis()).isGreaterThan(1_000_000);
+		}
+
+		@Test
+		void fixedWindowLimitsAllMustAllow() {
+			Throttler throttler = throttler(MultiLimitPolicy.of(new FixedWindowPolicy("search", 2, Duration.ofSeconds(1)),
+					new FixedWindowPolicy("search", 3, Duration.ofMinutes(1))));
+			assertThat(throttler.tryAcquire("search", "k", 2).allowed()).isTrue();
+			Decision burst = throttler.tryAcquire("search", "k", 1);
+			assertThat(burst.allowed()).isFalse();
+			assertThat(burst.retryAfterMillis()).isEqualTo(1_000);
+			advance(1_000);
+			assertThat(throttler.tryAcquire("search", "k", 1).allowed()).isTrue();
+			advance(1_000);
+			Decision sustained = throttler.tryAcquire("search", "k", 1);
+			assertThat(sustained.allowed()).isFalse();
+			assertThat(sustained.retryAfterMillis()).isEqualTo(58_000);
+			assertThat(throttler.peek("search", "k").limit(0).remaining()).as("the burst window is untouched").isEqualTo(2);
 		}
 
 	}

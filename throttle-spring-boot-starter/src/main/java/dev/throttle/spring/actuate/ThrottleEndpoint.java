@@ -213,6 +213,12 @@ public class ThrottleEndpoint {
 		if (value instanceof List<?> values) {
 			return values.stream().map(ThrottleEndpoint::text).toList();
 		}
+		if (value instanceof Map<?, ?> limit) {
+			// one of several limits
+			Map<Object, Object> settings = new LinkedHashMap<>();
+			limit.forEach((parameter, setting) -> settings.put(parameter, text(setting)));
+			return settings;
+		}
 		return value;
 	}
 

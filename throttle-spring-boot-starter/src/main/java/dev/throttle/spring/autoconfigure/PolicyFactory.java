@@ -118,6 +118,13 @@ final class PolicyFactory {
 				return;
 			}
 			Map<String, Object> own = parameters(overrides);
+			if (!overrides.getLimits().isEmpty() || policy.severalLimits()) {
+				Policy limits = planLimits(policy, path, overrides, own, problems);
+				if (limits != null) {
+					plans.put(plan, limits);
+				}
+				return;
+			}
 			for (String parameter : own.keySet()) {
 				if (!algorithm.parameters().contains(parameter)) {
 					problems.add(path + "." + parameter + " means nothing to the " + algorithm.id()
@@ -140,6 +147,24 @@ final class PolicyFactory {
 		return plans;
 	}
 
+	/** A plan of a policy with several limits overrides them as a whole, and only a policy with several limits has them. */
+	private static Policy planLimits(Policy policy, String path, ThrottleProperties.Policy overrides,
+			Map<String, Object> own, List<String> problems) {
+		if (!policy.severalLimits()) {
+			problems.add(path + ".limits needs throttle.policies." + policy.name()
+					+ ".limits: a plan has several limits only when its policy has (a key keeps one state shape)");
+		}
+		else if (overrides.getLimits().isEmpty() || !own.isEmpty()) {
+			problems.add(path + "." + (own.isEmpty() ? "limits" : own.keySet().iterator().next()) + ": policy '"
+					+ policy.name() + "' has several limits, which a plan overrides as a whole with " + path
+					+ ".limits and nothing else");
+		}
+		else {
+			return SeveralLimits.create(policy.name(), path, policy.algorithm(), overrides.getLimits(), problems);
+		}
+		return null;
+	}
+
 	/**
 	 * Builds one policy, or adds what is wrong with it to {@code problems} and returns null. Every
 	 * parameter its algorithm does not take is reported, not just the first.
@@ -159,6 +184,14 @@ final class PolicyFactory {
 			return null;
 		}
 		Map<String, Object> parameters = parameters(settings);
+		if (!settings.getLimits().isEmpty()) {
+			if (!parameters.isEmpty()) {
+				problems.add(path + ".limits cannot be used with " + String.join(", ", parameters.keySet().stream()
+					.map((parameter) -> path + "." + parameter).toList()) + ": each limit has its own numbers");
+				return null;
+			}
+			return SeveralLimits.create(name, path, algorithm, settings.getLimits(), problems);
+		}
 		for (String parameter : parameters.keySet()) {
 			if (!algorithm.parameters().contains(parameter)) {
 				problems.add(path + "." + parameter + " means nothing to the " + algorithm.id()
@@ -198,7 +231,7 @@ final class PolicyFactory {
 	 * {@link ThrottleProperties.Policy} that some algorithm takes and that is set. Settings every
 	 * policy has (such as {@code count}) are no algorithm's, so they are never among them.
 	 */
-	private static Map<String, Object> parameters(ThrottleProperties.Policy settings) {
+	static Map<String, Object> parameters(ThrottleProperties.Policy settings) {
 		BeanWrapper properties = new BeanWrapperImpl(settings);
 		Map<String, Object> parameters = new LinkedHashMap<>();
 		for (Algorithm<?> algorithm : Algorithm.all()) {

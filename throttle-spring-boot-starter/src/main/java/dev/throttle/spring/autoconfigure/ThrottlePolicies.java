@@ -192,7 +192,7 @@ public final class ThrottlePolicies {
 			problems.add(path + " is not a property name as YAML writes it (lower case, words joined by '-')");
 			return;
 		}
-		String[] parts = name.split("\\.", -1);
+		String[] parts = name.replaceAll("\\[\\d+]", "").split("\\.", -1);
 		if (!isSetting(parts[0])) {
 			problems.add(path + " is not a setting of a policy");
 			return;
@@ -201,13 +201,22 @@ public final class ThrottlePolicies {
 			nested.forEach((key, inner) -> flatten(policy, name + "." + key, inner, into, problems));
 			return;
 		}
-		if ("plans".equals(parts[0]) && (parts.length != 3 || !isSetting(parts[2]) || "plans".equals(parts[2]))) {
+		boolean planLimit = parts.length == 4 && "limits".equals(parts[2]) && isSetting(parts[3]);
+		if ("plans".equals(parts[0]) && !planLimit
+				&& (parts.length != 3 || !isSetting(parts[2]) || "plans".equals(parts[2]))) {
 			problems.add(path + " is not a number of a plan (plans.<plan>.<setting>)");
 			return;
 		}
 		if (value instanceof List<?> list) {
 			for (int i = 0; i < list.size(); i++) {
-				into.put("p." + name + "[" + i + "]", list.get(i));
+				if (list.get(i) instanceof Map<?, ?> limit) {
+					// one of several limits: its numbers by name
+					int index = i;
+					limit.forEach((key, inner) -> flatten(policy, name + "[" + index + "]." + key, inner, into, problems));
+				}
+				else {
+					into.put("p." + name + "[" + i + "]", list.get(i));
+				}
 			}
 			return;
 		}
@@ -239,6 +248,7 @@ public final class ThrottlePolicies {
 		Map<String, ThrottleProperties.Policy> plans = new LinkedHashMap<>();
 		policy.getPlans().forEach((name, plan) -> plans.put(name, copy(plan)));
 		copy.setPlans(plans);
+		copy.setLimits(new ArrayList<>(policy.getLimits().stream().map(ThrottlePolicies::copy).toList()));
 		if (policy.getTimeouts() != null) {
 			copy.setTimeouts(new ArrayList<>(policy.getTimeouts()));
 		}

@@ -707,6 +707,23 @@ public class ThrottleProperties {
 		}
 		// end of plans, shadow mode
 
+		// several limits in one policy (issue 13)
+		/**
+		 * Several limits that every call must pass, each with the algorithm's numbers (capacity,
+		 * refill-period, ...), such as 10 a second and 1,000 an hour; instead of the policy's own
+		 * numbers. Token-bucket, gcra and fixed-window only.
+		 */
+		private List<Policy> limits = new ArrayList<>();
+
+		public List<Policy> getLimits() {
+			return this.limits;
+		}
+
+		public void setLimits(List<Policy> limits) {
+			this.limits = limits;
+		}
+		// end of several limits
+
 		// per-policy store settings (issue 14)
 
 		/**

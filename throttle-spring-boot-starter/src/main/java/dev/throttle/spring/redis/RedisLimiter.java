@@ -80,7 +80,9 @@ final class RedisLimiter implements SourcedLimiter {
 		this.keyStart = store.keyPrefix() + ":{" + policy.name() + ":";
 		this.bounds = new CallBounds(store, policy.name(), store.timeout());
 		this.nearCache = store.nearCacheOf(policy.name());
-		this.answersLocally = this.nearCache != null && store.nearCacheSettings().answersFor(policy);
+		// a policy of several limits answers from Redis: a refusal remembered here would lose its limits' items
+		this.answersLocally = this.nearCache != null && store.nearCacheSettings().answersFor(policy)
+				&& !policy.severalLimits();
 		this.storeSource = DecisionSource.store(store.kind());
 		this.nearCacheSource = DecisionSource.nearCache(store.kind());
 	}
@@ -172,6 +174,26 @@ final class RedisLimiter implements SourcedLimiter {
 			.toFuture(), "refund");
 	}
 
+	/** A call of several limits gives back to each limit by its own receipt (see several.lua). */
+	@Override
+	public void refund(String key, int cost, Decision taken) {
+		if (taken.limitCount() == 1) {
+			refund(key, cost, taken.receipt());
+			return;
+		}
+		this.bounds.await(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), taken), this.answersLocally)
+			.toFuture(), "refund");
+	}
+
+	@Override
+	public CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
+		if (taken.limitCount() == 1) {
+			return refundAsync(key, cost, taken.receipt());
+		}
+		return this.bounds.bounded(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), taken),
+				this.answersLocally), "refund").toFuture();
+	}
+
 	@Override
 	public Decision peek(String key) {
 		return this.bounds.await(decide(key, PEEK, 1).toFuture(), "peek");
@@ -242,6 +264,11 @@ final class RedisLimiter implements SourcedLimiter {
 
 	private Mono<Void> run(String key, byte[] operation, int cost) {
 		return eval(key, operation, cost, null).then();
+	}
+
+	/** A refund of exactly what a call of several limits took: each limit's receipt, joined by {@code ,}. */
+	private Mono<Void> refundTaken(String key, int cost, Decision taken) {
+		return eval(key, REFUND, cost, RedisThrottleScripts.receipts(taken)).then();
 	}
 
 	/** A refund of exactly what the call with {@code receipt} took: the receipt is the fourth argument. */

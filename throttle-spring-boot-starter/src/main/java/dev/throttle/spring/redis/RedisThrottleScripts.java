@@ -13,6 +13,7 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.throttle.Algorithm;
+import dev.throttle.Decision;
 import dev.throttle.Policy;
 
 /**
@@ -47,6 +48,9 @@ final class RedisThrottleScripts {
 	/** The file every policy's script has between its numbers and its algorithm's body. */
 	static final String PRELUDE = "prelude.lua";
 
+	/** What follows the algorithm's script (as a function) in the script of a policy with several limits. */
+	static final String SEVERAL = "several.lua";
+
 	/** Script texts by file name, each read once. */
 	private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
 
@@ -60,8 +64,37 @@ final class RedisThrottleScripts {
 	 */
 	@SuppressWarnings("rawtypes")
 	static RedisScript<List> of(Policy policy) {
+		if (policy.severalLimits()) {
+			return RedisScript.of(severalLimits(policy), List.class);
+		}
 		return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(policy.algorithm().scriptName()),
 				List.class);
+	}
+
+	/**
+	 * The script of a policy with several limits ({@link dev.throttle.MultiLimitPolicy}): the
+	 * algorithm's script as a function run once per limit by {@code several.lua}, which says more.
+	 */
+	private static String severalLimits(Policy policy) {
+		StringJoiner limits = new StringJoiner(", ", "local P = {}\nlocal LIMITS = {", "}\n");
+		for (Policy limit : policy.limits()) {
+			limits.add(parameterLine(limit).substring("local P = ".length()).strip());
+		}
+		return limits + text(PRELUDE) + "local function decideLimit(redis)\n" + text(policy.algorithm().scriptName())
+				+ "\nend\n" + text(SEVERAL);
+	}
+
+	/**
+	 * Returns the fourth argument of a refund of a call of several limits: each limit's receipt.
+	 * @param taken the call's decision
+	 * @return the receipts joined by {@code ,}, as ASCII
+	 */
+	static byte[] receipts(Decision taken) {
+		StringJoiner receipts = new StringJoiner(",");
+		for (int i = 0; i < taken.limitCount(); i++) {
+			receipts.add(Long.toString(taken.limit(i).receipt()));
+		}
+		return receipts.toString().getBytes(StandardCharsets.US_ASCII);
 	}
 
 	/**

@@ -21,16 +21,28 @@ final class ScriptReply {
 		if (values.size() == 1 && values.get(0) instanceof List<?> nested) {
 			values = nested;
 		}
+		if (values.size() > 6 && values.size() % 6 == 0) {
+			// several limits (several.lua): six numbers per limit
+			Decision[] parts = new Decision[values.size() / 6];
+			for (int i = 0; i < parts.length; i++) {
+				parts[i] = decision(values, 6 * i);
+			}
+			return Decision.ofLimits(parts);
+		}
 		if (values.size() != 6) {
 			throw new IllegalStateException("unexpected script reply " + reply);
 		}
-		boolean allowed = number(values.get(0)) == 1;
-		int limit = (int) number(values.get(1));
+		return decision(values, 0);
+	}
+
+	private static Decision decision(List<?> values, int at) {
+		boolean allowed = number(values.get(at)) == 1;
+		int limit = (int) number(values.get(at + 1));
 		// never negative, whatever a script computed from state that other settings wrote
-		int remaining = (int) Math.max(0, number(values.get(2)));
-		long wait = Math.max(0, number(values.get(3)));
-		long resetAfter = Math.max(0, number(values.get(4)));
-		long receipt = Math.max(0, number(values.get(5)));
+		int remaining = (int) Math.max(0, number(values.get(at + 2)));
+		long wait = Math.max(0, number(values.get(at + 3)));
+		long resetAfter = Math.max(0, number(values.get(at + 4)));
+		long receipt = Math.max(0, number(values.get(at + 5)));
 		return allowed ? Decision.allow(limit, remaining, resetAfter, wait, receipt)
 				: Decision.reject(limit, remaining, wait, resetAfter);
 	}

@@ -89,10 +89,28 @@ public final class RateLimitHeaders {
 	}
 
 	private static String formatPolicyItem(Policy policy) {
-		return "\"" + policy.name() + "\";q=" + policy.quota() + ";w=" + Math.max(1, ceilSeconds(policy.window().toMillis()));
+		if (!policy.severalLimits()) {
+			return "\"" + policy.name() + "\";q=" + policy.quota() + ";w=" + Math.max(1, ceilSeconds(policy.window().toMillis()));
+		}
+		// several limits: one item each, "search/1", "search/2" (names a policy cannot have, so never another's)
+		StringBuilder items = new StringBuilder();
+		for (int i = 0; i < policy.limits().size(); i++) {
+			Policy limit = policy.limits().get(i);
+			items.append((i > 0) ? ", \"" : "\"").append(policy.name()).append('/').append(i + 1).append("\";q=")
+				.append(limit.quota()).append(";w=").append(Math.max(1, ceilSeconds(limit.window().toMillis())));
+		}
+		return items.toString();
 	}
 
 	private static StringBuilder appendLimitItem(StringBuilder value, Policy policy, Decision decision) {
+		if (policy.severalLimits()) {
+			for (int i = 0; i < decision.limitCount(); i++) {
+				Decision limit = decision.limit(i);
+				value.append((i > 0) ? ", \"" : "\"").append(policy.name()).append('/').append(i + 1).append("\";r=")
+					.append(limit.remaining()).append(";t=").append(limit.nextUnitAfterSeconds());
+			}
+			return value;
+		}
 		return value.append('"')
 			.append(policy.name())
 			.append("\";r=")
