@@ -17,24 +17,31 @@
 -- its receipt gives back what of that span is still ahead of now and not past the TAT.
 -- Microseconds since the epoch stay below 2^53 (until about 2255), so Lua's doubles hold them; a
 -- score or interval that is not a whole number within range (1e300, inf, nan) is no score.
+--
+-- The transition's small functions are written out where they are used (prelude.lua says why):
+--   remaining(a)     = max(0, floor((tolerance - a) / interval)), whole intervals left within the
+--                      tolerance when the score runs a ahead; none when it runs beyond it
+--   untilNextUnit(a) = 0 when remaining(a) >= limit (nothing in use), else
+--                      ceilDiv(a + (remaining(a) + 1) * interval - tolerance, 1000)
+--   rejected(c)      = {0, limit, remaining(ahead), ceilDiv(ahead + c * interval - tolerance, 1000),
+--                       ceilDiv(ahead, 1000), 0}
+-- with ceilDiv(x, 1000) = floor((x + 999) / 1000), microseconds up to milliseconds.
 local limit, interval, tolerance = P[1], P[2], P[3]
 local nowMicros = now * 1000
 local tat, written = nil, interval
 if raw then
-  local sep = string.find(raw, ':', 1, true)
+  local sep = find(raw, ':', 1, true)
   if sep then
-    tat, written = tonumber(string.sub(raw, 1, sep - 1)), tonumber(string.sub(raw, sep + 1))
+    tat, written = tonumber(sub(raw, 1, sep - 1)), tonumber(sub(raw, sep + 1))
   else
     tat = tonumber(raw)
   end
-end
-if not (near(tat, nowMicros, HORIZON * 1000) and written ~= nil and written == floor(written) and written >= 1
-    and written < 2^53) then
-  tat = nil
-end
-
-local function fmtState(t)
-  return fmt(t) .. ':' .. fmt(interval)
+  -- a score is a whole number of microseconds within the horizon of now, its interval a whole
+  -- number from 1 to 2^53
+  if not (tat ~= nil and tat == floor(tat) and tat >= nowMicros - HORIZON * 1000 and tat <= nowMicros + HORIZON * 1000
+      and written ~= nil and written == floor(written) and written >= 1 and written < 2^53) then
+    tat = nil
+  end
 end
 
 -- how far the score runs ahead of now, in microseconds
@@ -47,36 +54,28 @@ if tat and tat > nowMicros then
   tat = nowMicros + ahead
 end
 
--- whole intervals left within the tolerance; none when the score runs beyond it
-local function remaining(aheadMicros)
-  return math.max(0, floor((tolerance - aheadMicros) / interval))
-end
-
--- milliseconds until one interval more than remaining fits; 0 when nothing is in use
-local function untilNextUnit(aheadMicros)
-  local r = remaining(aheadMicros)
-  if r >= limit then
-    return 0
-  end
-  return ceilDiv(aheadMicros + (r + 1) * interval - tolerance, 1000)
-end
-
-local function rejected(c)
-  return {0, limit, remaining(ahead), ceilDiv(ahead + c * interval - tolerance, 1000), ceilDiv(ahead, 1000), 0}
-end
-
 if op == 'a' then
   local trial = ahead + cost * interval
   if trial > tolerance then
-    return rejected(cost)
+    -- rejected(cost)
+    local r = floor((tolerance - ahead) / interval)
+    return {0, limit, (r > 0) and r or 0, floor((trial - tolerance + 999) / 1000), floor((ahead + 999) / 1000), 0}
   end
-  redis.call('SET', key, fmtState(nowMicros + trial), 'PX', fmt(ceilDiv(trial, 1000)))
-  return {1, limit, remaining(trial), untilNextUnit(trial), ceilDiv(trial, 1000), math.max(1, nowMicros + trial)}
+  local reset = floor((trial + 999) / 1000)
+  redis.call('SET', key, format('%d:%d', nowMicros + trial, interval), 'PX', fmt(reset))
+  -- remaining(trial) >= 0 here, as trial <= tolerance
+  local r = floor((tolerance - trial) / interval)
+  return {1, limit, r, (r >= limit) and 0 or floor((trial + (r + 1) * interval - tolerance + 999) / 1000), reset,
+    math.max(1, nowMicros + trial)}
 elseif op == 'p' then
   if ahead + interval <= tolerance then
-    return {1, limit, remaining(ahead), untilNextUnit(ahead), ceilDiv(ahead, 1000), 0}
+    local r = floor((tolerance - ahead) / interval)
+    return {1, limit, r, (r >= limit) and 0 or floor((ahead + (r + 1) * interval - tolerance + 999) / 1000),
+      floor((ahead + 999) / 1000), 0}
   end
-  return rejected(1)
+  -- rejected(1)
+  local r = floor((tolerance - ahead) / interval)
+  return {0, limit, (r > 0) and r or 0, floor((ahead + interval - tolerance + 999) / 1000), floor((ahead + 999) / 1000), 0}
 elseif op == 'r' then
   if tat ~= nil then
     local back = tat - cost * interval
@@ -90,7 +89,7 @@ elseif op == 'r' then
     if back <= nowMicros then
       redis.call('DEL', key)
     else
-      redis.call('SET', key, fmtState(back), 'PX', fmt(ceilDiv(back - nowMicros, 1000)))
+      redis.call('SET', key, format('%d:%d', back, interval), 'PX', fmt(floor((back - nowMicros + 999) / 1000)))
     end
   end
   return {}

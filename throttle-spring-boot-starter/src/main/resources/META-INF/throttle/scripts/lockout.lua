@@ -18,7 +18,7 @@ local function timeout(i)
 end
 
 -- the state in use: (index, lastAllowed), or nil
-local index, lastAllowed = countAndTime()
+local index, lastAllowed = countAndTime(raw, now)
 if index ~= nil and now - lastAllowed >= expireAfterMillis then
   index, lastAllowed = nil, nil
 end

@@ -30,18 +30,31 @@
 -- back) is kept, as the Java twin keeps it: taking it for no state would hand every key used in the
 -- last moments a fresh quota.
 
+-- What it costs: Redis runs this text on every call (EVALSHA runs the compiled chunk; nothing
+-- survives from one call to the next), so every function defined here or in an algorithm's script
+-- is made again on every call, and a function that reads a local of the chunk (an upvalue) costs
+-- one more object per such local, made and closed per call (a dozen small helpers make a refused
+-- call take half again as long in Redis: benchmarks/README.md, "the scripts' server cost"). So the
+-- helpers several scripts share (fmt, countAndTime) read nothing but their arguments and the
+-- libraries, the algorithms write their arithmetic out where it is used rather than in small
+-- functions, and library functions used more than once are read into locals once.
+
 -- Where Redis replicates a script by its text (3.2 to 4 by default, 5 and 6 with
 -- lua-replicate-commands no) it refuses a write after TIME unless the script asks for its effects
--- to be replicated instead; Redis 7 replicates only effects, and the call costs next to nothing.
-if redis.replicate_commands then pcall(redis.replicate_commands) end
+-- to be replicated instead. Redis 7, the first to tell its version to scripts, replicates only
+-- effects: there the call would be a no-op, so it is not made.
+if redis.replicate_commands and not redis.REDIS_VERSION_NUM then pcall(redis.replicate_commands) end
+
+local floor, format, find, sub = math.floor, string.format, string.find, string.sub
 
 local key = KEYS[1]
 local op = ARGV[1]
 local cost = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
 if not now then
+  -- TIME answers seconds and microseconds as strings; Lua's arithmetic reads them as numbers
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  now = time[1] * 1000 + floor(time[2] / 1000)
 end
 
 -- the receipt of the call a refund undoes, or nil for a refund of whichever call; one that cannot
@@ -61,41 +74,31 @@ if type(raw) ~= 'string' then
 end
 
 -- Every number here is an integer below 2^53, where Lua's doubles are exact and a quotient never
--- rounds across an integer: floor(a / b) is floor division, as Java's / is on non-negative longs.
-local floor = math.floor
+-- rounds across an integer: floor(a / b) is floor division, as Java's / is on non-negative longs,
+-- and floor((a + b - 1) / b) is Math.ceilDiv(a, b) (written out where used: see above).
 
-local function ceilDiv(a, b)
-  return floor((a + b - 1) / b)
-end
-
--- an integer as digits, never in exponent notation
+-- an integer as digits, never in exponent notation (as Lua's tostring would write 1e+15)
 local function fmt(n)
   return string.format('%d', n)
 end
 
--- How far from now a stored time may be and still be read: 2^39 ms, about 17 years.
+-- How far from now a stored time may be and still be read: 2^39 ms, about 17 years. A time t can
+-- be read now when it is a whole number within the horizon of now (not nil, inf, -inf, nan, 1e300):
+--   t ~= nil and t == floor(t) and t >= now - HORIZON and t <= now + HORIZON
 local HORIZON = 549755813888
 
--- whether t is a whole number within the horizon of at (false for nil, inf, -inf, nan, 1e300)
-local function near(t, at, horizon)
-  return t ~= nil and t == floor(t) and t >= at - horizon and t <= at + horizon
-end
-
--- whether t is a time in milliseconds that can be read now
-local function isTime(t)
-  return near(t, now, HORIZON)
-end
-
--- a state "<count>:<time>" as its two numbers, or nil when it is not one (or a number is out of range)
-local function countAndTime()
+-- a state "<count>:<time>" read at now (pass raw and now) as its two numbers, or nil when it is not
+-- one (or a number is out of range: the count from 0 to 2^53, the time within HORIZON of now,
+-- written out as a number here so that the function reads no local of the chunk)
+local function countAndTime(raw, now)
   local sep = raw and string.find(raw, ':', 1, true)
   if not sep then
     return nil
   end
   local count, time = tonumber(string.sub(raw, 1, sep - 1)), tonumber(string.sub(raw, sep + 1))
-  if not (count ~= nil and count == floor(count) and count >= 0 and count < 2^53 and isTime(time)) then
+  if not (count ~= nil and count == math.floor(count) and count >= 0 and count < 2^53 and time ~= nil
+      and time == math.floor(time) and time >= now - 549755813888 and time <= now + 549755813888) then
     return nil
   end
   return count, time
 end
-

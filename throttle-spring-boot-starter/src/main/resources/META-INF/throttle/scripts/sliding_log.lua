@@ -22,6 +22,12 @@
 -- few string.sub calls) instead of converting every entry; a refused call on a hot key, the
 -- abuser's case, touches no more than that. The leading "L" keeps the value from reading as a
 -- number to the other scripts.
+-- whether t is a time in milliseconds that can be read now: a whole number within the horizon
+-- (prelude.lua) of now; false for nil, inf, -inf, nan, 1e300
+local function isTime(t)
+  return t ~= nil and t == floor(t) and t >= now - HORIZON and t <= now + HORIZON
+end
+
 local threshold, ttlMillis, maxEntries = P[1], P[2], P[3]
 local delays = #P - 3
 local width = 15

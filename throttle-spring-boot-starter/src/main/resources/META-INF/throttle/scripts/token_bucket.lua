@@ -14,69 +14,71 @@
 -- The next unit comes with the next refill. Tokens come back in the order they were taken, so a
 -- refund with a receipt gives back what the refills up to the receipt have yet to bring (whole
 -- refills), never more than its cost nor than the bucket misses; nothing once they are back.
+--
+-- The transition's small functions are written out where they are used (prelude.lua says why):
+--   refill()          the state refilled to now, (u, at) below
+--   fullAt(u, at)     = at + ceilDiv(u, refillTokens) * periodMillis, when u tokens in use are back
+--   untilFull(u, at)  = 0 when u <= 0, else max(0, fullAt(u, at) - now)
+--   untilNextRefill   = 0 when u <= 0, else at + periodMillis - now
+--   rejected(u, at, c) = {0, capacity, max(0, capacity - u),
+--                         at + ceilDiv(c - (capacity - u), refillTokens) * periodMillis - now, untilFull(u, at), 0}
+--   store(u, at)      SET "<u>:<at>" PX max(1, untilFull(u, at))
+-- with ceilDiv(a, b) = floor((a + b - 1) / b).
 local capacity, refillTokens, periodMillis = P[1], P[2], P[3]
-local used, refilledAt = countAndTime()
-if used ~= nil then
+local used, refilledAt = countAndTime(raw, now)
+if used ~= nil and used > 8388607 then
   -- no policy takes more than 2^23 - 1 tokens (the memory store's packed count)
-  used = math.min(used, 8388607)
+  used = 8388607
 end
 
--- the state refilled to now: (used, refilledAt)
-local function refill()
-  if used == nil or used <= 0 then
-    return 0, now
-  end
+-- refill(): (u, at), the state refilled to now; a full bucket (nothing used) restarts at now
+local u, at = 0, now
+if used ~= nil and used > 0 then
   local elapsed = now - refilledAt
   if elapsed < periodMillis then
-    return used, refilledAt
+    u, at = used, refilledAt
+  else
+    local periods = floor(elapsed / periodMillis)
+    if periods < floor((used + refillTokens - 1) / refillTokens) then
+      u, at = used - periods * refillTokens, refilledAt + periods * periodMillis
+    end
   end
-  local periods = floor(elapsed / periodMillis)
-  if periods >= ceilDiv(used, refillTokens) then
-    return 0, now
+end
+
+-- untilFull(u, at): what a refusal and a peek answer as resetAfterMillis
+local untilFull = 0
+if u > 0 then
+  untilFull = at + floor((u + refillTokens - 1) / refillTokens) * periodMillis - now
+  if untilFull < 0 then
+    untilFull = 0
   end
-  return used - periods * refillTokens, refilledAt + periods * periodMillis
 end
 
-local function fullAt(u, at)
-  return at + ceilDiv(u, refillTokens) * periodMillis
-end
-
-local function untilFull(u, at)
-  if u <= 0 then
-    return 0
-  end
-  return math.max(0, fullAt(u, at) - now)
-end
-
-local function untilNextRefill(u, at)
-  if u <= 0 then
-    return 0
-  end
-  return at + periodMillis - now
-end
-
-local function rejected(u, at, c)
-  local t = capacity - u
-  return {0, capacity, math.max(0, t), at + ceilDiv(c - t, refillTokens) * periodMillis - now, untilFull(u, at), 0}
-end
-
-local function store(u, at)
-  redis.call('SET', key, fmt(u) .. ':' .. fmt(at), 'PX', fmt(math.max(1, untilFull(u, at))))
-end
-
-local u, at = refill()
 if op == 'a' then
-  if capacity - u < cost then
-    return rejected(u, at, cost)
+  local left = capacity - u
+  if left < cost then
+    -- rejected(u, at, cost)
+    return {0, capacity, (left > 0) and left or 0,
+      at + floor((cost - left + refillTokens - 1) / refillTokens) * periodMillis - now, untilFull, 0}
   end
-  store(u + cost, at)
-  return {1, capacity, math.max(0, capacity - u - cost), untilNextRefill(u + cost, at), untilFull(u + cost, at),
-    math.max(1, fullAt(u + cost, at))}
+  -- store(u + cost, at), then answer for u + cost tokens in use
+  local inUse = u + cost
+  local fullAt = at + floor((inUse + refillTokens - 1) / refillTokens) * periodMillis
+  local untilFullNow, untilNextRefill = 0, 0
+  if inUse > 0 then
+    untilFullNow = math.max(0, fullAt - now)
+    untilNextRefill = at + periodMillis - now
+  end
+  redis.call('SET', key, format('%d:%d', inUse, at), 'PX', fmt(math.max(1, untilFullNow)))
+  return {1, capacity, math.max(0, capacity - inUse), untilNextRefill, untilFullNow, math.max(1, fullAt)}
 elseif op == 'p' then
-  if capacity - u >= 1 then
-    return {1, capacity, capacity - u, untilNextRefill(u, at), untilFull(u, at), 0}
+  local left = capacity - u
+  if left >= 1 then
+    return {1, capacity, left, (u > 0) and (at + periodMillis - now) or 0, untilFull, 0}
   end
-  return rejected(u, at, 1)
+  -- rejected(u, at, 1)
+  return {0, capacity, (left > 0) and left or 0,
+    at + floor((1 - left + refillTokens - 1) / refillTokens) * periodMillis - now, untilFull, 0}
 elseif op == 'r' then
   if used ~= nil then
     local left = u - cost
@@ -86,12 +88,14 @@ elseif op == 'r' then
         -- every token the call took is back already
         return {}
       end
-      left = u - math.min(cost, ceilDiv(untilBack, periodMillis) * refillTokens, u)
+      left = u - math.min(cost, floor((untilBack + periodMillis - 1) / periodMillis) * refillTokens, u)
     end
     if left <= 0 then
       redis.call('DEL', key)
     else
-      store(left, at)
+      -- store(left, at)
+      local untilLeftBack = at + floor((left + refillTokens - 1) / refillTokens) * periodMillis - now
+      redis.call('SET', key, format('%d:%d', left, at), 'PX', fmt(math.max(1, untilLeftBack)))
     end
   end
   return {}
