@@ -1,8 +1,8 @@
 package dev.throttle.spring.autoconfigure;
 
+import dev.throttle.testing.RepositoryFiles;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -101,7 +101,7 @@ class SeveralLimitsConfigurationTests {
 
 	@Test
 	void theReadmesYamlWorksAsPasted() throws IOException {
-		String readme = Files.readString(Path.of("..", "README.md"));
+		String readme = Files.readString(RepositoryFiles.path("README.md"));
 		String section = readme.substring(readme.indexOf("### Several limits in one policy"));
 		String yaml = section.substring(section.indexOf("```yaml") + 7, section.indexOf("```", section.indexOf("```yaml") + 7));
 		List<PropertySource<?>> sources = new YamlPropertySourceLoader().load("readme",

@@ -1,7 +1,7 @@
 package dev.throttle.spring.autoconfigure;
 
+import dev.throttle.testing.RepositoryFiles;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -24,7 +24,7 @@ class UrlRulesReadmeTests {
 
 	@Test
 	void theReadmesUrlRulesYamlWorksAsPasted() throws Exception {
-		String readme = Files.readString(Path.of("..", "README.md"));
+		String readme = Files.readString(RepositoryFiles.path("README.md"));
 		int section = readme.indexOf("### URL rules");
 		assertThat(section).isPositive();
 		int start = readme.indexOf("```yaml\n", section) + "```yaml\n".length();
@@ -54,7 +54,7 @@ class UrlRulesReadmeTests {
 
 	@Test
 	void theReadmesPlanAndCostYamlWorksAsPasted() throws Exception {
-		String readme = Files.readString(Path.of("..", "README.md"));
+		String readme = Files.readString(RepositoryFiles.path("README.md"));
 		int section = readme.indexOf("**Plans and cost per request.**");
 		assertThat(section).isPositive();
 		int start = readme.indexOf("  ```yaml\n", section) + "  ```yaml\n".length();
