@@ -93,6 +93,16 @@ final class ArrayLimiter implements Limiter {
 			refund(key, cost);
 			return;
 		}
+		giveBack(key, (state, now) -> this.transition.refund(state, now, cost, receipt));
+	}
+
+	@Override
+	public void refund(String key, int cost, Decision taken) {
+		giveBack(key, (state, now) -> this.transition.refund(state, now, cost, taken));
+	}
+
+	/** Applies a refund to a key this store holds, until its compare-and-set wins; one that gives nothing back writes nothing. */
+	private void giveBack(String key, Refund refund) {
 		AtomicReference<long[]> cell = this.cells.getIfPresent(MemoryKeys.of(key));
 		if (cell == null) {
 			return;
@@ -103,30 +113,19 @@ final class ArrayLimiter implements Limiter {
 			if (state.length == 0) {
 				return;
 			}
-			long[] next = this.transition.refund(state, now, cost, receipt);
+			long[] next = refund.apply(state, now);
 			if (next == state || cell.compareAndSet(state, next)) {
 				return;
 			}
 		}
 	}
 
-	@Override
-	public void refund(String key, int cost, Decision taken) {
-		AtomicReference<long[]> cell = this.cells.getIfPresent(MemoryKeys.of(key));
-		if (cell == null) {
-			return;
-		}
-		long now = this.clock.currentTimeMillis();
-		for (;;) {
-			long[] state = cell.get();
-			if (state.length == 0) {
-				return;
-			}
-			long[] next = this.transition.refund(state, now, cost, taken);
-			if (next == state || cell.compareAndSet(state, next)) {
-				return;
-			}
-		}
+	/** A refund's transition of one key's state. */
+	@FunctionalInterface
+	private interface Refund {
+
+		long[] apply(long[] state, long now);
+
 	}
 
 	@Override
