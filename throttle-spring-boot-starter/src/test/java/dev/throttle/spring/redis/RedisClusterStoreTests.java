@@ -50,7 +50,8 @@ class RedisClusterStoreTests {
 			.run((context) -> {
 				assertThat(context).hasSingleBean(RedisConnectionFactory.class);
 				ReactiveRedisConnectionFactory factory = context.getBean(ReactiveRedisConnectionFactory.class);
-				RedisThrottleStore store = new RedisThrottleStore(factory, "throttle", Duration.ofSeconds(2));
+				// the first calls also discover the topology and connect to each node: a loaded CI host took over 2 s
+				RedisThrottleStore store = new RedisThrottleStore(factory, "throttle", Duration.ofSeconds(10));
 				for (Policy policy : POLICIES) {
 					Limiter limiter = store.limiter(policy);
 					for (int range = 0; range < RedisClusterProcesses.SLOT_RANGES.length; range++) {

@@ -45,7 +45,8 @@ class RedisSentinelStoreTests {
 						"spring.data.redis.sentinel.nodes=127.0.0.1:" + sentinel.port())
 				.run((context) -> {
 					ReactiveRedisConnectionFactory factory = context.getBean(ReactiveRedisConnectionFactory.class);
-					RedisThrottleStore store = new RedisThrottleStore(factory, "throttle", Duration.ofSeconds(2));
+					// the first calls also discover the topology and connect to each node: a loaded CI host took over 2 s
+					RedisThrottleStore store = new RedisThrottleStore(factory, "throttle", Duration.ofSeconds(10));
 					for (Policy policy : POLICIES) {
 						Limiter limiter = store.limiter(policy);
 						for (int i = 0; i < policy.quota(); i++) {
