@@ -1,11 +1,8 @@
 package dev.throttle;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.ServiceLoader;
 
 import dev.throttle.memory.MemoryCells;
 import dev.throttle.memory.PackedTransition;
@@ -200,13 +197,7 @@ public abstract class Algorithm<P extends Policy> {
 	 * @throws IllegalArgumentException naming the known algorithms when none matches
 	 */
 	public static Algorithm<?> fromId(String name) {
-		String wanted = name.trim().toLowerCase(Locale.ROOT).replace('_', '-');
-		for (Algorithm<?> algorithm : Registry.ALL) {
-			if (algorithm.id.equals(wanted)) {
-				return algorithm;
-			}
-		}
-		throw new IllegalArgumentException("unknown algorithm '" + name + "'; expected one of " + ids());
+		return AlgorithmRegistry.find(name);
 	}
 
 	/**
@@ -214,7 +205,7 @@ public abstract class Algorithm<P extends Policy> {
 	 * @return the algorithms
 	 */
 	public static List<Algorithm<?>> all() {
-		return Registry.ALL;
+		return AlgorithmRegistry.ALL;
 	}
 
 	/**
@@ -222,7 +213,7 @@ public abstract class Algorithm<P extends Policy> {
 	 * @return for example {@code token-bucket, gcra, fixed-window, sliding-log, lockout}
 	 */
 	public static String ids() {
-		return String.join(", ", Registry.ALL.stream().map(Algorithm::id).toList());
+		return AlgorithmRegistry.ids();
 	}
 
 	@Override
@@ -300,29 +291,6 @@ public abstract class Algorithm<P extends Policy> {
 				throw new InvalidPolicyException(this.policy, parameter, "is required");
 			}
 			return value;
-		}
-
-	}
-
-	/** The algorithms of every service file, found when first asked for, not at class initialization. */
-	private static final class Registry {
-
-		static final List<Algorithm<?>> ALL = load();
-
-		private static List<Algorithm<?>> load() {
-			List<Algorithm<?>> algorithms = new ArrayList<>();
-			@SuppressWarnings("rawtypes")
-			ServiceLoader<Algorithm> loader = ServiceLoader.load(Algorithm.class, Algorithm.class.getClassLoader());
-			for (Algorithm<?> algorithm : loader) {
-				for (Algorithm<?> known : algorithms) {
-					if (known.id.equals(algorithm.id)) {
-						throw new IllegalStateException("two algorithms named '" + algorithm.id + "': "
-								+ known.getClass().getName() + " and " + algorithm.getClass().getName());
-					}
-				}
-				algorithms.add(algorithm);
-			}
-			return List.copyOf(algorithms);
 		}
 
 	}

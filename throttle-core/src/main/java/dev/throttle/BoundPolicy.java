@@ -142,14 +142,14 @@ public final class BoundPolicy {
 		}
 		if (this.shared.listeners.length == 0) {
 			// nobody asks who decided, so not even a failure policy's limiter is asked to say it
-			return numbers.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
+			return numbers.limiter.tryAcquire(StoreKeys.of(key), cost);
 		}
 		long start = System.nanoTime();
 		if (numbers.sourced != null) {
-			SourcedDecision answer = numbers.sourced.tryAcquireSourced(Throttler.normalizeKey(key), cost);
+			SourcedDecision answer = numbers.sourced.tryAcquireSourced(StoreKeys.of(key), cost);
 			return notify(numbers, key, answer.decision(), answer.source(), System.nanoTime() - start);
 		}
-		Decision decision = numbers.limiter.tryAcquire(Throttler.normalizeKey(key), cost);
+		Decision decision = numbers.limiter.tryAcquire(StoreKeys.of(key), cost);
 		return notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start);
 	}
 
@@ -169,15 +169,15 @@ public final class BoundPolicy {
 				.completedFuture(notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0));
 		}
 		if (this.shared.listeners.length == 0) {
-			return numbers.limiter.tryAcquireAsync(Throttler.normalizeKey(key), cost);
+			return numbers.limiter.tryAcquireAsync(StoreKeys.of(key), cost);
 		}
 		long start = System.nanoTime();
 		if (numbers.sourced != null) {
-			return numbers.sourced.tryAcquireSourcedAsync(Throttler.normalizeKey(key), cost)
+			return numbers.sourced.tryAcquireSourcedAsync(StoreKeys.of(key), cost)
 				.thenApply((answer) -> notify(numbers, key, answer.decision(), answer.source(),
 						System.nanoTime() - start));
 		}
-		return numbers.limiter.tryAcquireAsync(Throttler.normalizeKey(key), cost)
+		return numbers.limiter.tryAcquireAsync(StoreKeys.of(key), cost)
 			.thenApply((decision) -> notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start));
 	}
 
@@ -191,7 +191,7 @@ public final class BoundPolicy {
 		if (cost >= 1) {
 			// no call ever took more than maxCost, and a refund never goes past neutral anyway
 			PolicyBinding.Numbers numbers = numbers();
-			numbers.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()));
+			numbers.limiter.refund(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()));
 		}
 	}
 
@@ -206,7 +206,7 @@ public final class BoundPolicy {
 			return CompletableFuture.completedFuture(null);
 		}
 		PolicyBinding.Numbers numbers = numbers();
-		return numbers.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()));
+		return numbers.limiter.refundAsync(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()));
 	}
 
 	/**
@@ -219,7 +219,7 @@ public final class BoundPolicy {
 	public void refund(@Nullable String key, int cost, Decision taken) {
 		if (cost >= 1) {
 			PolicyBinding.Numbers numbers = numbers();
-			numbers.limiter.refund(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()), taken);
+			numbers.limiter.refund(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()), taken);
 		}
 	}
 
@@ -235,7 +235,7 @@ public final class BoundPolicy {
 			return CompletableFuture.completedFuture(null);
 		}
 		PolicyBinding.Numbers numbers = numbers();
-		return numbers.limiter.refundAsync(Throttler.normalizeKey(key), Math.min(cost, numbers.policy.maxCost()),
+		return numbers.limiter.refundAsync(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()),
 				taken);
 	}
 
@@ -245,7 +245,7 @@ public final class BoundPolicy {
 	 * @return the decision a call would get now
 	 */
 	public Decision peek(@Nullable String key) {
-		return numbers().limiter.peek(Throttler.normalizeKey(key));
+		return numbers().limiter.peek(StoreKeys.of(key));
 	}
 
 	/**
@@ -258,7 +258,7 @@ public final class BoundPolicy {
 	 * @return true when the store forgot the key; false when it could not be reached
 	 */
 	public boolean reset(@Nullable String key) {
-		return numbers().limiter.tryReset(Throttler.normalizeKey(key));
+		return numbers().limiter.tryReset(StoreKeys.of(key));
 	}
 
 	/**
@@ -267,7 +267,7 @@ public final class BoundPolicy {
 	 * @return completes when done
 	 */
 	public CompletionStage<Void> resetAsync(@Nullable String key) {
-		return numbers().limiter.resetAsync(Throttler.normalizeKey(key));
+		return numbers().limiter.resetAsync(StoreKeys.of(key));
 	}
 
 	private static void checkCost(int cost) {

@@ -23,90 +23,32 @@ public sealed class Decision permits SeveralDecision {
 	/** {@link #retryAfterMillis()} of a call that no amount of waiting lets through. */
 	public static final long NEVER = Long.MAX_VALUE;
 
-	private static final int DURATION_BITS = 48;
-
-	private static final long DURATION_MASK = (1L << DURATION_BITS) - 1;
-
-	/** The 48-bit pattern that stands for a {@code retryAfterMillis} of {@link #NEVER}. */
-	private static final long NEVER_PATTERN = DURATION_MASK;
-
-	/** The longest duration kept, 2^48-2 ms; longer ones are reported as this. */
-	private static final long MAX_DURATION_MILLIS = NEVER_PATTERN - 1;
-
-	/** The sign bit of {@link #retryAfterAndHighRemaining}: set for an allowed call. */
-	private static final long ALLOWED = Long.MIN_VALUE;
-
-	/** {@code remaining} is split into its high 15 and low 16 bits. */
-	private static final int REMAINING_LOW_BITS = 16;
-
-	private static final int REMAINING_LOW_MASK = (1 << REMAINING_LOW_BITS) - 1;
-
-	/** The high 15 bits of {@code remaining}, below the allowed flag. */
-	private static final int HIGH_REMAINING_MASK = (1 << 15) - 1;
-
 	private final int limit;
 
-	/**
-	 * {@code retryAfterMillis} of a refusal (saturated, or the NEVER pattern), or the time until the
-	 * next unit of an allowed call (saturated), in the low 48 bits; the high 15 bits of
-	 * {@code remaining} above; {@link #ALLOWED} in the sign bit.
-	 */
+	/** The other values and the next-unit hint, packed as {@link DecisionBits} lays them out. */
 	private final long retryAfterAndHighRemaining;
 
-	/**
-	 * {@code resetAfterMillis} (saturated) in the low 48 bits; the low 16 bits of
-	 * {@code remaining} above.
-	 */
 	private final long resetAfterAndLowRemaining;
 
-	/**
-	 * The store's stamp of what an allowed call took, handed back with a refund so that the refund
-	 * undoes exactly that call; 0 when the store gives none. Bookkeeping, not part of the decision's
-	 * value: not compared by {@link #equals} nor printed.
-	 */
+	/** See {@link #receipt()}; bookkeeping, not part of the decision's value: not compared nor printed. */
 	private final long receipt;
 
 	/**
-	 * Creates a decision. Durations above 2^48-2 ms, about 8,900 years, are reported as that,
-	 * except a {@code retryAfterMillis} of {@link #NEVER}.
-	 * @param allowed whether the call may proceed
-	 * @param limit the policy's quota (calls or tokens per window); 1 for a lockout
-	 * @param remaining how many units a caller could still take right now
-	 * @param retryAfterMillis 0 when allowed; otherwise how long until the same call could pass,
-	 * or {@link #NEVER} when the call's cost can never be granted by the policy
-	 * @param resetAfterMillis how long until the key's state is neutral (as if never used) again
-	 * @throws IllegalArgumentException if a count or {@code resetAfterMillis} is negative, or if
-	 * {@code retryAfterMillis} is not 0 when allowed and positive when rejected
+	 * Creates a decision with no receipt, whose next unit comes when its state is neutral (never too
+	 * early). {@link DecisionBits#check} says what each value means and which values it refuses.
 	 */
 	Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis) {
 		this(allowed, limit, remaining, retryAfterMillis, resetAfterMillis,
 				(allowed && remaining < limit) ? resetAfterMillis : 0, 0);
 	}
 
+	/** Creates a decision with a store's hints; see {@link #allow(int, int, long, long, long)}. */
 	Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis,
 			long nextUnitAfterMillis, long receipt) {
-		if (remaining < 0 || limit < 0) {
-			throw new IllegalArgumentException("limit and remaining must not be negative");
-		}
-		if (resetAfterMillis < 0) {
-			throw new IllegalArgumentException("resetAfterMillis must not be negative");
-		}
-		if (allowed ? retryAfterMillis != 0 : retryAfterMillis <= 0) {
-			throw new IllegalArgumentException(
-					"retryAfterMillis must be 0 when allowed and positive when rejected, was " + retryAfterMillis);
-		}
-		if (nextUnitAfterMillis < 0) {
-			throw new IllegalArgumentException("nextUnitAfterMillis must not be negative, was " + nextUnitAfterMillis);
-		}
-		if (receipt < 0) {
-			throw new IllegalArgumentException("receipt must not be negative, was " + receipt);
-		}
-		long low = allowed ? ALLOWED | saturated(nextUnitAfterMillis)
-				: (retryAfterMillis == NEVER) ? NEVER_PATTERN : saturated(retryAfterMillis);
+		DecisionBits.check(allowed, limit, remaining, retryAfterMillis, resetAfterMillis, nextUnitAfterMillis, receipt);
 		this.limit = limit;
-		this.retryAfterAndHighRemaining = low | ((long) (remaining >>> REMAINING_LOW_BITS) << DURATION_BITS);
-		this.resetAfterAndLowRemaining = saturated(resetAfterMillis)
-				| ((long) (remaining & REMAINING_LOW_MASK) << DURATION_BITS);
+		this.retryAfterAndHighRemaining = DecisionBits.first(allowed, remaining, retryAfterMillis, nextUnitAfterMillis);
+		this.resetAfterAndLowRemaining = DecisionBits.second(remaining, resetAfterMillis);
 		this.receipt = receipt;
 	}
 
@@ -126,9 +68,7 @@ public sealed class Decision permits SeveralDecision {
 	 * @throws IllegalArgumentException for a negative receipt
 	 */
 	public Decision withReceipt(long receipt) {
-		if (receipt < 0) {
-			throw new IllegalArgumentException("receipt must not be negative, was " + receipt);
-		}
+		DecisionBits.checkReceipt(receipt);
 		return (receipt == this.receipt) ? this : new Decision(this, receipt);
 	}
 
@@ -248,9 +188,7 @@ public sealed class Decision permits SeveralDecision {
 	 * @return units left, not negative
 	 */
 	public int remaining() {
-		int high = (int) (this.retryAfterAndHighRemaining >>> DURATION_BITS) & HIGH_REMAINING_MASK;
-		int low = (int) (this.resetAfterAndLowRemaining >>> DURATION_BITS);
-		return (high << REMAINING_LOW_BITS) | low;
+		return DecisionBits.remaining(this.retryAfterAndHighRemaining, this.resetAfterAndLowRemaining);
 	}
 
 	/**
@@ -260,11 +198,7 @@ public sealed class Decision permits SeveralDecision {
 	 * when the call's cost can never be granted by the policy
 	 */
 	public long retryAfterMillis() {
-		if (allowed()) {
-			return 0;
-		}
-		long pattern = retryAfterPattern();
-		return (pattern == NEVER_PATTERN) ? NEVER : pattern;
+		return DecisionBits.retryAfterMillis(this.retryAfterAndHighRemaining);
 	}
 
 	/**
@@ -278,10 +212,7 @@ public sealed class Decision permits SeveralDecision {
 	 * @return the time in milliseconds, not negative
 	 */
 	public long nextUnitAfterMillis() {
-		if (allowed()) {
-			return retryAfterPattern();
-		}
-		return canSucceedLater() ? retryAfterPattern() : resetAfterMillis();
+		return canSucceedLater() ? DecisionBits.duration(this.retryAfterAndHighRemaining) : resetAfterMillis();
 	}
 
 	/**
@@ -290,7 +221,7 @@ public sealed class Decision permits SeveralDecision {
 	 * @return seconds
 	 */
 	public long nextUnitAfterSeconds() {
-		return ceilSeconds(nextUnitAfterMillis());
+		return DecisionBits.ceilSeconds(nextUnitAfterMillis());
 	}
 
 	/**
@@ -299,7 +230,7 @@ public sealed class Decision permits SeveralDecision {
 	 * @return the time in milliseconds, not negative
 	 */
 	public long resetAfterMillis() {
-		return this.resetAfterAndLowRemaining & DURATION_MASK;
+		return DecisionBits.duration(this.resetAfterAndLowRemaining);
 	}
 
 	/**
@@ -307,7 +238,7 @@ public sealed class Decision permits SeveralDecision {
 	 * @return false only for a cost above what the policy can grant
 	 */
 	public boolean canSucceedLater() {
-		return allowed() || retryAfterPattern() != NEVER_PATTERN;
+		return !DecisionBits.never(this.retryAfterAndHighRemaining);
 	}
 
 	/**
@@ -331,7 +262,7 @@ public sealed class Decision permits SeveralDecision {
 	 * @return 0 when allowed, otherwise at least 1
 	 */
 	public long retryAfterSeconds() {
-		return ceilSeconds(retryAfterMillis());
+		return DecisionBits.ceilSeconds(retryAfterMillis());
 	}
 
 	/**
@@ -339,15 +270,14 @@ public sealed class Decision permits SeveralDecision {
 	 * @return seconds
 	 */
 	public long resetAfterSeconds() {
-		return ceilSeconds(resetAfterMillis());
+		return DecisionBits.ceilSeconds(resetAfterMillis());
 	}
 
 	@Override
 	public boolean equals(Object obj) {
-		// each value has one encoding, so equal fields mean equal accessors and the other way round;
-		// an allowed call's next-unit hint is left out
+		// equal fields mean equal accessors and the other way round, but for an allowed call's hint
 		return (obj instanceof Decision other) && this.limit == other.limit
-				&& valueBits(this.retryAfterAndHighRemaining) == valueBits(other.retryAfterAndHighRemaining)
+				&& DecisionBits.sameValue(this.retryAfterAndHighRemaining, other.retryAfterAndHighRemaining)
 				&& this.resetAfterAndLowRemaining == other.resetAfterAndLowRemaining;
 	}
 
@@ -365,24 +295,6 @@ public sealed class Decision permits SeveralDecision {
 	public String toString() {
 		return "Decision[allowed=" + allowed() + ", limit=" + this.limit + ", remaining=" + remaining()
 				+ ", retryAfterMillis=" + retryAfterMillis() + ", resetAfterMillis=" + resetAfterMillis() + "]";
-	}
-
-	/** The bits of the first long that are the decision's value: all of them but an allowed call's hint. */
-	private static long valueBits(long retryAfterAndHighRemaining) {
-		return (retryAfterAndHighRemaining < 0) ? retryAfterAndHighRemaining & ~DURATION_MASK
-				: retryAfterAndHighRemaining;
-	}
-
-	private long retryAfterPattern() {
-		return this.retryAfterAndHighRemaining & DURATION_MASK;
-	}
-
-	private static long saturated(long millis) {
-		return Math.min(millis, MAX_DURATION_MILLIS);
-	}
-
-	private static long ceilSeconds(long millis) {
-		return (millis == NEVER) ? NEVER / 1000 : (millis + 999) / 1000;
 	}
 
 }

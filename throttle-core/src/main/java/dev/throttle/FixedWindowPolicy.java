@@ -50,7 +50,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 	/**
 	 * The {@code fixed-window} algorithm; its Lua twin is {@code fixed_window.lua}.
 	 */
-	public static final class Descriptor extends Algorithm<FixedWindowPolicy> {
+	public static final class Descriptor extends PackedAlgorithm<FixedWindowPolicy> {
 
 		/** Creates the algorithm: use {@link FixedWindowPolicy#ALGORITHM}. */
 		public Descriptor() {
@@ -74,18 +74,8 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 		}
 
 		@Override
-		protected Limiter bind(FixedWindowPolicy policy, MemoryCells cells) {
-			return cells.packed(transition(policy, cells));
-		}
-
-		@Override
 		protected PackedTransition transition(FixedWindowPolicy policy, MemoryCells cells) {
 			return new Transition(policy, cells);
-		}
-
-		@Override
-		public boolean takesSeveralLimits() {
-			return true;
 		}
 
 	}
@@ -100,23 +90,13 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 	 * so it names one window; a refund gives the call's units back to that window while it is open,
 	 * and nothing once it has ended.
 	 */
-	static final class Transition implements PackedTransition {
-
-		private final MemoryCells cells;
+	static final class Transition extends StampedTransition {
 
 		private final int limit;
 
-		private final long windowMillis;
-
 		Transition(FixedWindowPolicy policy, MemoryCells cells) {
-			this.cells = cells;
+			super(cells, policy.window().toMillis());
 			this.limit = policy.limit();
-			this.windowMillis = policy.window().toMillis();
-		}
-
-		/** The key's open window, or {@link #EMPTY} when none is. */
-		private long current(long state, long now) {
-			return (state == EMPTY || now - this.cells.time(state, now) >= this.windowMillis) ? EMPTY : state;
 		}
 
 		/** Units left in a window; none when it holds more than the limit (state of a larger limit). */
@@ -135,14 +115,14 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 		@Override
 		public Decision allowed(long next, long now) {
 			long start = this.cells.time(next, now);
-			long untilEnd = start + this.windowMillis - now;
+			long untilEnd = start + this.spanMillis - now;
 			return Decision.allow(this.limit, remaining(next), untilEnd, untilEnd, Math.max(1, start));
 		}
 
 		@Override
 		public Decision rejected(long state, long now, int cost) {
 			long current = current(state, now);
-			long untilEnd = this.cells.time(current, now) + this.windowMillis - now;
+			long untilEnd = this.cells.time(current, now) + this.spanMillis - now;
 			return Decision.reject(this.limit, remaining(current), untilEnd, untilEnd);
 		}
 
@@ -153,7 +133,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 				return Decision.allow(this.limit, this.limit, 0);
 			}
 			if (count(current) < this.limit) {
-				long untilEnd = this.cells.time(current, now) + this.windowMillis - now;
+				long untilEnd = this.cells.time(current, now) + this.spanMillis - now;
 				return Decision.allow(this.limit, remaining(current), untilEnd, untilEnd, 0);
 			}
 			return rejected(state, now, 1);
@@ -166,16 +146,6 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 				return EMPTY;
 			}
 			return this.cells.pack(count(current) - cost, this.cells.time(current, now));
-		}
-
-		@Override
-		public long refund(long state, long now, int cost, long receipt) {
-			long current = current(state, now);
-			if (current == EMPTY || Math.max(1, this.cells.time(current, now)) != receipt) {
-				// the call's window has ended: what it took went with it
-				return state;
-			}
-			return refund(current, now, cost);
 		}
 
 	}

@@ -91,7 +91,7 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	/**
 	 * The {@code gcra} algorithm; its Lua twin is {@code gcra.lua}.
 	 */
-	public static final class Descriptor extends Algorithm<GcraPolicy> {
+	public static final class Descriptor extends PackedAlgorithm<GcraPolicy> {
 
 		/** Creates the algorithm: use {@link GcraPolicy#ALGORITHM}. */
 		public Descriptor() {
@@ -115,18 +115,8 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 		}
 
 		@Override
-		protected Limiter bind(GcraPolicy policy, MemoryCells cells) {
-			return cells.packed(transition(policy, cells));
-		}
-
-		@Override
 		protected PackedTransition transition(GcraPolicy policy, MemoryCells cells) {
 			return new Transition(policy, cells);
-		}
-
-		@Override
-		public boolean takesSeveralLimits() {
-			return true;
 		}
 
 	}

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Objects;
 
 import dev.throttle.memory.MemoryCells;
-import dev.throttle.memory.PackedTransition;
 
 import static dev.throttle.memory.MemoryCells.count;
 
@@ -162,22 +161,13 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 	 * attempt is still the last allowed one; after a later attempt, or once the state expired or was
 	 * reset, it gives back nothing.
 	 */
-	static final class Transition implements PackedTransition {
-
-		private final MemoryCells cells;
+	static final class Transition extends StampedTransition {
 
 		private final long[] timeouts;
 
-		private final long expireAfterMillis;
-
 		Transition(LockoutPolicy policy, MemoryCells cells) {
-			this.cells = cells;
+			super(cells, policy.expireAfter().toMillis());
 			this.timeouts = policy.timeoutsMillis();
-			this.expireAfterMillis = policy.expireAfter().toMillis();
-		}
-
-		private long current(long state, long now) {
-			return (state == EMPTY || now - this.cells.time(state, now) >= this.expireAfterMillis) ? EMPTY : state;
 		}
 
 		/** The rung of a state; one written under a longer ladder stands on this ladder's top rung. */
@@ -201,7 +191,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 		@Override
 		public Decision allowed(long next, long now) {
 			long lastAllowed = this.cells.time(next, now);
-			return Decision.allow(1, 0, lastAllowed + this.expireAfterMillis - now,
+			return Decision.allow(1, 0, lastAllowed + this.spanMillis - now,
 					lastAllowed + this.timeouts[index(next)] - now, Math.max(1, lastAllowed));
 		}
 
@@ -210,7 +200,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 			long current = current(state, now);
 			long lastAllowed = this.cells.time(current, now);
 			return Decision.reject(1, 0, lastAllowed + this.timeouts[index(current)] - now,
-					lastAllowed + this.expireAfterMillis - now);
+					lastAllowed + this.spanMillis - now);
 		}
 
 		@Override
@@ -220,7 +210,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 				return Decision.allow(1, 1, 0);
 			}
 			if (now - this.cells.time(current, now) >= this.timeouts[index(current)]) {
-				return Decision.allow(1, 1, this.cells.time(current, now) + this.expireAfterMillis - now);
+				return Decision.allow(1, 1, this.cells.time(current, now) + this.spanMillis - now);
 			}
 			return rejected(state, now, 1);
 		}
@@ -233,16 +223,6 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 			}
 			int previous = index(current) - 1;
 			return this.cells.pack(previous, this.cells.time(current, now) - this.timeouts[previous]);
-		}
-
-		@Override
-		public long refund(long state, long now, int cost, long receipt) {
-			long current = current(state, now);
-			if (current == EMPTY || Math.max(1, this.cells.time(current, now)) != receipt) {
-				// a later attempt came, or the state expired or was reset: the call's rung is not the last
-				return state;
-			}
-			return refund(current, now, cost);
 		}
 
 	}

@@ -1,9 +1,5 @@
 package dev.throttle;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.Base64;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -281,47 +277,6 @@ public final class Throttler {
 	 */
 	public ThrottleStore store() {
 		return this.store;
-	}
-
-	/**
-	 * Returns the key as stores see it: {@link #SHARED_KEY} for null or blank, the SHA-256 digest
-	 * (base64url, prefixed {@code #}) for keys longer than {@value #MAX_KEY_LENGTH} characters,
-	 * otherwise the key itself.
-	 * @param key a caller's key
-	 * @return the stored key
-	 */
-	static String normalizeKey(@Nullable String key) {
-		if (key == null || key.isBlank()) {
-			return SHARED_KEY;
-		}
-		if (key.length() <= MAX_KEY_LENGTH) {
-			return key;
-		}
-		try {
-			byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-			return "#" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
-		}
-	}
-
-	/** Tells every listener about the store errors that a store (a failure policy) reports. */
-	private static final class StoreErrors implements ThrottleListener {
-
-		private final ThrottleListener[] listeners;
-
-		StoreErrors(ThrottleListener[] listeners) {
-			this.listeners = listeners;
-		}
-
-		@Override
-		public void onStoreError(Policy policy, RuntimeException error) {
-			for (ThrottleListener listener : this.listeners) {
-				listener.onStoreError(policy, error);
-			}
-		}
-
 	}
 
 }

@@ -82,7 +82,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 	/**
 	 * The {@code token-bucket} algorithm; its Lua twin is {@code token_bucket.lua}.
 	 */
-	public static final class Descriptor extends Algorithm<TokenBucketPolicy> {
+	public static final class Descriptor extends PackedAlgorithm<TokenBucketPolicy> {
 
 		/** Creates the algorithm: use {@link TokenBucketPolicy#ALGORITHM}. */
 		public Descriptor() {
@@ -107,18 +107,8 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 		}
 
 		@Override
-		protected Limiter bind(TokenBucketPolicy policy, MemoryCells cells) {
-			return cells.packed(transition(policy, cells));
-		}
-
-		@Override
 		protected PackedTransition transition(TokenBucketPolicy policy, MemoryCells cells) {
 			return new Transition(policy, cells);
-		}
-
-		@Override
-		public boolean takesSeveralLimits() {
-			return true;
 		}
 
 	}

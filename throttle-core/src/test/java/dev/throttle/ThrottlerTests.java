@@ -292,11 +292,4 @@ class ThrottlerTests {
 
 	}
 
-	@Test
-	void aKeyLongerThanTheLimitReachesTheStoreAsADigestWithinTheLimit() {
-		String prefix = "x".repeat(300);
-		assertThat(Throttler.normalizeKey(prefix + "a")).hasSizeLessThanOrEqualTo(Throttler.MAX_KEY_LENGTH)
-			.isNotEqualTo(Throttler.normalizeKey(prefix + "b"));
-	}
-
 }

@@ -1,14 +1,12 @@
 package dev.throttle.memory;
 
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 import com.github.benmanes.caffeine.cache.Cache;
+import org.jspecify.annotations.Nullable;
 
 import dev.throttle.Decision;
-import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.TimeSource;
 
@@ -24,17 +22,11 @@ import static dev.throttle.memory.PackedTransition.REJECTED;
  * with compare-and-set, retrying on contention. A refusal writes nothing. So a decision allocates
  * nothing but its {@link Decision}, and no thread ever waits for another.
  */
-final class PackedLimiter implements Limiter {
+final class PackedLimiter extends CellLimiter<PackedLimiter.Cell> {
 
 	private static final Function<Object, Cell> NEW_CELL = (key) -> new Cell();
 
-	private final Policy policy;
-
-	private final Cache<Object, Cell> cells;
-
 	private final com.github.benmanes.caffeine.cache.Policy<Object, Cell> quiet;
-
-	private final TimeSource clock;
 
 	private final PackedTransition transition;
 
@@ -44,26 +36,12 @@ final class PackedLimiter implements Limiter {
 	/** How long reads of a key's cell may go unrecorded in the cache (see {@link #cell}). */
 	private final long touchMillis;
 
-	/** Whether a new key may be taken in. */
-	private final Room room;
-
-	/** Decides the keys that came while the policy was full (see {@link Room}). */
-	private final Cell overflow = new Cell();
-
 	PackedLimiter(Policy policy, Cache<Object, Cell> cells, Room room, TimeSource clock, PackedTransition transition) {
-		this.policy = policy;
-		this.cells = cells;
-		this.room = room;
+		super(policy, cells, room, clock, new Cell());
 		this.quiet = cells.policy();
-		this.clock = clock;
 		this.transition = transition;
 		this.idleMillis = policy.idleExpiry().toMillis();
 		this.touchMillis = this.idleMillis / 4;
-	}
-
-	@Override
-	public Policy policy() {
-		return this.policy;
 	}
 
 	/**
@@ -129,13 +107,7 @@ final class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public void refund(String given, int cost) {
-		Object key = MemoryKeys.of(given);
-		Cell cell = this.cells.getIfPresent(key);
-		if (cell == null) {
-			return;
-		}
-		long now = this.clock.currentTimeMillis();
+	void giveBack(Cell cell, long now, int cost) {
 		for (;;) {
 			long state = cell.get();
 			if (state == EMPTY || cell.compareAndSet(state, this.transition.refund(state, now, cost))) {
@@ -145,17 +117,7 @@ final class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public void refund(String key, int cost, long receipt) {
-		if (receipt == 0) {
-			// a decision no store stamped: give back as a receipt-less refund does
-			refund(key, cost);
-			return;
-		}
-		Cell cell = this.cells.getIfPresent(MemoryKeys.of(key));
-		if (cell == null) {
-			return;
-		}
-		long now = this.clock.currentTimeMillis();
+	void giveBack(Cell cell, long now, int cost, long receipt) {
 		for (;;) {
 			long state = cell.get();
 			if (state == EMPTY) {
@@ -169,33 +131,13 @@ final class PackedLimiter implements Limiter {
 	}
 
 	@Override
-	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
-		// never blocks: the receipt must not be lost to the default, which refunds without it
-		refund(key, cost, receipt);
-		return CompletableFuture.completedFuture(null);
-	}
-
-	/** A key the cache does not hold is told what its next call would be: the overflow's, while full. */
-	@Override
-	public Decision peek(String given) {
-		Object key = MemoryKeys.of(given);
-		Cell cell = this.cells.getIfPresent(key);
-		long state = (cell != null) ? cell.get() : this.room.hasRoom() ? EMPTY : this.overflow.get();
-		return this.transition.peek(state, this.clock.currentTimeMillis());
-	}
-
-	/** Forgets what the keys that came while the policy was full took: for the store's clear. */
-	void clearOverflow() {
-		this.overflow.set(EMPTY);
+	Decision peek(@Nullable Cell cell) {
+		return this.transition.peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
 	}
 
 	@Override
-	public void reset(String given) {
-		Object key = MemoryKeys.of(given);
-		Cell cell = this.cells.getIfPresent(key);
-		if (cell != null) {
-			cell.set(EMPTY);
-		}
+	void clear(Cell cell) {
+		cell.set(EMPTY);
 	}
 
 	/**

@@ -1,0 +1,41 @@
+package dev.throttle;
+
+import dev.throttle.memory.MemoryCells;
+import dev.throttle.memory.PackedTransition;
+
+/**
+ * A transition over packed (count, stamp) whose state lasts a fixed span after its stamp, and whose
+ * receipt is that stamp: a fixed window's start, a lockout's last allowed attempt. A state past its
+ * span counts as never used. A later call that keeps the state keeps its stamp (a fixed window's
+ * calls) or stamps it anew (a lockout's next attempt), so a receipt names the state its call
+ * counted in, and a refund by receipt gives back only while that state is the key's current one.
+ */
+abstract class StampedTransition implements PackedTransition {
+
+	final MemoryCells cells;
+
+	/** How long a state lasts after its stamp: the fixed window, or the lockout's {@code expireAfter}. */
+	final long spanMillis;
+
+	StampedTransition(MemoryCells cells, long spanMillis) {
+		this.cells = cells;
+		this.spanMillis = spanMillis;
+	}
+
+	/** The key's state while its span lasts, or {@link #EMPTY}. */
+	final long current(long state, long now) {
+		return (state == EMPTY || now - this.cells.time(state, now) >= this.spanMillis) ? EMPTY : state;
+	}
+
+	@Override
+	public final long refund(long state, long now, int cost, long receipt) {
+		long current = current(state, now);
+		if (current == EMPTY || Math.max(1, this.cells.time(current, now)) != receipt) {
+			// the call's window has ended, or a later attempt came, or the state expired or was reset:
+			// what the call took went with its state
+			return state;
+		}
+		return refund(current, now, cost);
+	}
+
+}
