@@ -71,7 +71,7 @@ final class ThrottleChoices {
 	 * @param principalAvailable whether something can supply {@code #principal}
 	 * @param beans resolves {@code @name}, or null
 	 * @return the choices, or null when no throttle has either expression
-	 * @throws ThrottleKeys.InvalidKeyException naming the throttle whose expression is wrong
+	 * @throws InvalidKeyException naming the throttle whose expression is wrong
 	 */
 	static @Nullable ThrottleChoices parse(Method method, String[] plans, String[] costs, String[] policies,
 			boolean principalAvailable, @Nullable BeanResolver beans) {
@@ -102,17 +102,17 @@ final class ThrottleChoices {
 			expression = parser.parseExpression(source);
 		}
 		catch (ParseException ex) {
-			throw new ThrottleKeys.InvalidKeyException(index,
+			throw new InvalidKeyException(index,
 					": the " + what + " expression '" + source + "' does not parse: " + ex.getMessage(), ex);
 		}
 		KeyVariables used = KeyVariables.of(expression);
 		String problem = used.problem(method, parameterNames, principalAvailable);
 		if (problem != null) {
-			throw new ThrottleKeys.InvalidKeyException(index, ": the " + what + " expression '" + source + "'"
+			throw new InvalidKeyException(index, ": the " + what + " expression '" + source + "'"
 					+ problem.replace("every call would share one bucket", "it would never apply"), null);
 		}
 		if (used.usesRoot()) {
-			throw new ThrottleKeys.InvalidKeyException(index, ": the " + what + " expression '" + source
+			throw new InvalidKeyException(index, ": the " + what + " expression '" + source
 					+ "' reads #root or #this: name the parameters instead", null);
 		}
 		variables.add(used);
