@@ -13,7 +13,6 @@ import org.springframework.core.annotation.Order;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
-import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.cors.reactive.CorsConfigurationSource;
 import org.springframework.web.cors.reactive.CorsProcessor;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
@@ -93,10 +92,7 @@ public final class ThrottleWebFluxAutoConfiguration {
 	@ConditionalOnMissingBean
 	WebFluxHttpRulesFilter throttleHttpRulesWebFilter(HttpRules rules, ClientAccess access,
 			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources) {
-		ThrottleProperties.Http http = properties.getHttp();
-		return new WebFluxHttpRulesFilter(rules, access, http.getHeaders() == ThrottleProperties.Headers.IETF,
-				http.getIpv6Prefix(), SingletonSupplier.of(() -> corsSources.orderedStream().toList()),
-				http.getFilterOrder());
+		return new WebFluxHttpRulesFilter(HttpRulesFactory.filterConfig(rules, access, properties, corsSources));
 	}
 
 	/**

@@ -161,21 +161,12 @@ final class ThrottleChoices {
 
 	private int cost(Expression expression, MethodBasedEvaluationContext context, int index, int fallback) {
 		Object value = value(expression, context, index, "cost");
-		if (value instanceof Number number) {
-			double units = number.doubleValue();
-			if (Double.isNaN(units)) {
-				warn(index, "cost", "was not a number");
-				return fallback;
-			}
-			return (int) Math.max(1, Math.min(units, Integer.MAX_VALUE));
+		int units = CostUnits.of(value);
+		if (units == CostUnits.NONE) {
+			warn(index, "cost", CostUnits.whyNone(value));
+			return fallback;
 		}
-		if (value != null) {
-			warn(index, "cost", "was a " + value.getClass().getSimpleName() + ", not a number");
-		}
-		else {
-			warn(index, "cost", "was null");
-		}
-		return fallback;
+		return units;
 	}
 
 	private @Nullable Object value(Expression expression, MethodBasedEvaluationContext context, int index,

@@ -17,6 +17,7 @@ import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 import dev.throttle.spring.internal.aop.Charges.Charge;
+import dev.throttle.spring.internal.aop.CostUnits;
 
 /**
  * What one URL rule chooses per request (issue 13): the plan ({@code throttle.http.rules[i].plan})
@@ -133,21 +134,12 @@ final class RuleChoices {
 				return DEFAULT_COST;
 			}
 		}
-		if (value instanceof Number number) {
-			double units = number.doubleValue();
-			if (Double.isNaN(units)) {
-				warn(this.costWarned, "cost", "was not a number");
-				return DEFAULT_COST;
-			}
-			return (int) Math.max(1, Math.min(units, Integer.MAX_VALUE));
+		int units = CostUnits.of(value);
+		if (units == CostUnits.NONE) {
+			warn(this.costWarned, "cost", CostUnits.whyNone(value));
+			return DEFAULT_COST;
 		}
-		if (value != null) {
-			warn(this.costWarned, "cost", "was a " + value.getClass().getSimpleName() + ", not a number");
-		}
-		else {
-			warn(this.costWarned, "cost", "was null");
-		}
-		return DEFAULT_COST;
+		return units;
 	}
 
 	private @Nullable Object value(Expression expression, EvaluationContext context, AtomicBoolean warned,

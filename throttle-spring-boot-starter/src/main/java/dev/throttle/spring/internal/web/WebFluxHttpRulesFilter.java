@@ -3,7 +3,6 @@ package dev.throttle.spring.internal.web;
 import java.net.InetSocketAddress;
 import java.security.Principal;
 import java.util.List;
-import java.util.function.Supplier;
 import java.util.Optional;
 
 import reactor.core.publisher.Mono;
@@ -33,40 +32,19 @@ import dev.throttle.spring.internal.aop.ThrottleRequestContext;
  */
 public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 
-	private final HttpRules rules;
-
-	private final ClientAccess access;
-
-	private final boolean writeHeaders;
-
-	private final int ipv6Prefix;
-
-	private final Supplier<List<CorsConfigurationSource>> corsSources;
-
-	private final int order;
+	private final HttpRulesFilterConfig<CorsConfigurationSource> config;
 
 	/**
 	 * Creates the filter.
-	 * @param rules the rules
-	 * @param access the safelist and blocklist
-	 * @param writeHeaders whether responses get the rate-limit headers
-	 * @param ipv6Prefix the bits of an IPv6 address that {@code #ip} keeps
-	 * @param corsSources the application's CORS configuration, found on first use, for refused cross-origin requests
-	 * @param order the filter's order
+	 * @param config the rules, the client lists, the headers and CORS settings, and the filter's order
 	 */
-	public WebFluxHttpRulesFilter(HttpRules rules, ClientAccess access, boolean writeHeaders, int ipv6Prefix,
-			Supplier<List<CorsConfigurationSource>> corsSources, int order) {
-		this.rules = rules;
-		this.access = access;
-		this.writeHeaders = writeHeaders;
-		this.ipv6Prefix = ipv6Prefix;
-		this.corsSources = corsSources;
-		this.order = order;
+	public WebFluxHttpRulesFilter(HttpRulesFilterConfig<CorsConfigurationSource> config) {
+		this.config = config;
 	}
 
 	@Override
 	public int getOrder() {
-		return this.order;
+		return this.config.order();
 	}
 
 	@Override
@@ -77,26 +55,26 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 			cors(exchange);
 			return WebFluxRefusals.forbid(exchange);
 		}
-		if (this.rules.isEmpty() || CorsUtils.isPreFlightRequest(request) || matches(remote, false)) {
+		if (this.config.rules().isEmpty() || CorsUtils.isPreFlightRequest(request) || matches(remote, false)) {
 			return chain.filter(exchange);
 		}
-		List<HttpRules.Matched> matched = this.rules.match(request.getMethod().name(),
+		List<HttpRules.Matched> matched = this.config.rules().match(request.getMethod().name(),
 				request.getPath().pathWithinApplication());
 		if (matched.isEmpty()) {
 			return chain.filter(exchange);
 		}
-		Mono<Optional<String>> principal = this.rules.usePrincipal()
+		Mono<Optional<String>> principal = this.config.rules().usePrincipal()
 				? exchange.getPrincipal().map(Principal::getName).map(Optional::of).defaultIfEmpty(Optional.empty())
 				: Mono.just(Optional.empty());
-		Headers headers = new Headers(exchange, this.writeHeaders);
+		Headers headers = new Headers(exchange, this.config.writeHeaders());
 		return principal.flatMap((name) -> {
-			Request ruleRequest = new Request(exchange, name.orElse(null), this.ipv6Prefix);
+			Request ruleRequest = new Request(exchange, name.orElse(null), this.config.ipv6Prefix());
 			List<Charge> charges = HttpRules.charges(matched, ruleRequest);
 			String[] keys = HttpRules.keys(matched, ruleRequest);
 			return Mono.fromCompletionStage(() -> Charges.acquireAsync(charges, keys, headers))
 				.onErrorResume(ThrottledException.class, (refusal) -> {
 					cors(exchange);
-					return WebFluxRefusals.write(exchange, refusal, this.writeHeaders).then(Mono.empty());
+					return WebFluxRefusals.write(exchange, refusal, this.config.writeHeaders()).then(Mono.empty());
 				})
 				.flatMap((decisions) -> chain.filter(exchange).then(Mono.defer(() -> settle(exchange, charges, keys, decisions, headers))));
 		});
@@ -112,13 +90,14 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 	}
 
 	private boolean matches(@Nullable InetSocketAddress remote, boolean blocklist) {
-		if (remote == null || this.access.isEmpty()) {
+		ClientAccess access = this.config.access();
+		if (remote == null || access.isEmpty()) {
 			return false;
 		}
 		if (remote.getAddress() != null) {
-			return blocklist ? this.access.isBlocked(remote.getAddress()) : this.access.isSafelisted(remote.getAddress());
+			return blocklist ? access.isBlocked(remote.getAddress()) : access.isSafelisted(remote.getAddress());
 		}
-		return blocklist ? this.access.isBlocked(remote.getHostString()) : this.access.isSafelisted(remote.getHostString());
+		return blocklist ? access.isBlocked(remote.getHostString()) : access.isSafelisted(remote.getHostString());
 	}
 
 	/** The CORS headers of a refusal, where the application's CORS configuration allows the origin. */
@@ -126,11 +105,11 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 		if (!CorsUtils.isCorsRequest(exchange.getRequest())) {
 			return;
 		}
-		for (CorsConfigurationSource source : this.corsSources.get()) {
-			CorsConfiguration config = source.getCorsConfiguration(exchange);
-			if (config != null) {
+		for (CorsConfigurationSource source : this.config.corsSources().get()) {
+			CorsConfiguration cors = source.getCorsConfiguration(exchange);
+			if (cors != null) {
 				HttpHeaders headers = exchange.getResponse().getHeaders();
-				CorsExposure.refusal(config, exchange.getRequest().getHeaders().getOrigin(), headers::set);
+				CorsExposure.refusal(cors, exchange.getRequest().getHeaders().getOrigin(), headers::set);
 				return;
 			}
 		}

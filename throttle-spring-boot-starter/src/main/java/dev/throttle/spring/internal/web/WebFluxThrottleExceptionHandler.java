@@ -2,10 +2,8 @@ package dev.throttle.spring.internal.web;
 
 import reactor.core.publisher.Mono;
 
-import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
@@ -35,9 +33,7 @@ public final class WebFluxThrottleExceptionHandler implements Ordered, BeanFacto
 
 	private final boolean writeRateLimitHeaders;
 
-	private @Nullable ListableBeanFactory beanFactory;
-
-	private volatile @Nullable Integer order;
+	private final RefusalHandlerOrder order = new RefusalHandlerOrder(ThrottleExceptionHandler.class);
 
 	/**
 	 * Creates the handler.
@@ -51,18 +47,12 @@ public final class WebFluxThrottleExceptionHandler implements Ordered, BeanFacto
 
 	@Override
 	public void setBeanFactory(BeanFactory beanFactory) {
-		this.beanFactory = (beanFactory instanceof ListableBeanFactory listable) ? listable : null;
+		this.order.setBeanFactory(beanFactory);
 	}
 
 	@Override
 	public int getOrder() {
-		Integer order = this.order;
-		if (order == null) {
-			order = (this.beanFactory != null) ? AdviceOrder.of(this.beanFactory, ThrottleExceptionHandler.class)
-					: AdviceOrder.AHEAD;
-			this.order = order;
-		}
-		return order;
+		return this.order.get();
 	}
 
 	/**

@@ -23,30 +23,7 @@ import dev.throttle.spring.internal.aop.ThrottleRequestContext;
  * an IPv6 address grouped by its prefix (a /64 by default), which honours X-Forwarded-For only
  * when the application configured {@code server.forward-headers-strategy}.
  */
-public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequestContext {
-
-	private final boolean writeHeaders;
-
-	private final int ipv6Prefix;
-
-	private final ClientAccess access;
-
-	/**
-	 * Creates a context that groups IPv6 clients by their /64.
-	 * @param writeHeaders whether allowed calls get RateLimit headers
-	 */
-	public WebFluxThrottleRequestContext(boolean writeHeaders) {
-		this(writeHeaders, 64);
-	}
-
-	/**
-	 * Creates a context.
-	 * @param writeHeaders whether allowed calls get RateLimit headers
-	 * @param ipv6Prefix the leading bits of an IPv6 client address that {@code #ip} keeps (1 to 128)
-	 */
-	public WebFluxThrottleRequestContext(boolean writeHeaders, int ipv6Prefix) {
-		this(writeHeaders, ipv6Prefix, ClientAccess.none());
-	}
+public final class WebFluxThrottleRequestContext extends WebRequestContext implements ReactiveThrottleRequestContext {
 
 	/**
 	 * Creates a context.
@@ -55,9 +32,7 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 	 * @param access the safelisted client addresses, never throttled
 	 */
 	public WebFluxThrottleRequestContext(boolean writeHeaders, int ipv6Prefix, ClientAccess access) {
-		this.writeHeaders = writeHeaders;
-		this.ipv6Prefix = ipv6Prefix;
-		this.access = access;
+		super(writeHeaders, ipv6Prefix, access);
 	}
 
 	@Override
