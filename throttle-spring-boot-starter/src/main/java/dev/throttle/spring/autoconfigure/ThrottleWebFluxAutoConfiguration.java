@@ -1,5 +1,6 @@
 package dev.throttle.spring.autoconfigure;
 
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -64,10 +65,10 @@ public final class ThrottleWebFluxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	WebFluxThrottleExceptionHandler webFluxThrottleExceptionHandler(ObjectProvider<ThrottleExceptionHandler> problems,
-			ThrottleProperties properties) {
+			ThrottleProperties properties, BeanFactory beanFactory) {
 		boolean headers = properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF;
 		return new WebFluxThrottleExceptionHandler(problems.getIfAvailable(() -> new ThrottleExceptionHandler(headers)),
-				headers);
+				headers, beanFactory);
 	}
 
 	@Bean

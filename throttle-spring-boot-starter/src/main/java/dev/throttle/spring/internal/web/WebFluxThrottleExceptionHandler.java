@@ -3,7 +3,6 @@ package dev.throttle.spring.internal.web;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
@@ -27,7 +26,7 @@ import dev.throttle.spring.web.ThrottleExceptionHandler;
  * and after the application's own {@code @ExceptionHandler(ThrottledException.class)}.
  */
 @ControllerAdvice
-public final class WebFluxThrottleExceptionHandler implements Ordered, BeanFactoryAware {
+public final class WebFluxThrottleExceptionHandler implements Ordered {
 
 	private final ThrottleExceptionHandler problems;
 
@@ -39,14 +38,12 @@ public final class WebFluxThrottleExceptionHandler implements Ordered, BeanFacto
 	 * Creates the handler.
 	 * @param problems answers API clients
 	 * @param writeRateLimitHeaders whether to send RateLimit-Policy and RateLimit
+	 * @param beanFactory the application's beans, among which its own refusal handler is looked for
 	 */
-	public WebFluxThrottleExceptionHandler(ThrottleExceptionHandler problems, boolean writeRateLimitHeaders) {
+	public WebFluxThrottleExceptionHandler(ThrottleExceptionHandler problems, boolean writeRateLimitHeaders,
+			BeanFactory beanFactory) {
 		this.problems = problems;
 		this.writeRateLimitHeaders = writeRateLimitHeaders;
-	}
-
-	@Override
-	public void setBeanFactory(BeanFactory beanFactory) {
 		this.order.setBeanFactory(beanFactory);
 	}
 
