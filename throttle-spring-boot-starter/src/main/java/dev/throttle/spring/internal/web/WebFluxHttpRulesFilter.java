@@ -51,11 +51,12 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		ServerHttpRequest request = exchange.getRequest();
 		InetSocketAddress remote = request.getRemoteAddress();
-		if (matches(remote, true)) {
+		if (this.config.access().isBlocked(remote)) {
 			cors(exchange);
 			return WebFluxRefusals.forbid(exchange);
 		}
-		if (this.config.rules().isEmpty() || CorsUtils.isPreFlightRequest(request) || matches(remote, false)) {
+		if (this.config.rules().isEmpty() || CorsUtils.isPreFlightRequest(request)
+				|| this.config.access().isSafelisted(remote)) {
 			return chain.filter(exchange);
 		}
 		List<HttpRules.Matched> matched = this.config.rules().match(request.getMethod().name(),
@@ -89,17 +90,6 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 		return Mono.fromCompletionStage(() -> Charges.settleAsync(charges, keys, decisions, headers));
 	}
 
-	private boolean matches(@Nullable InetSocketAddress remote, boolean blocklist) {
-		ClientAccess access = this.config.access();
-		if (remote == null || access.isEmpty()) {
-			return false;
-		}
-		if (remote.getAddress() != null) {
-			return blocklist ? access.isBlocked(remote.getAddress()) : access.isSafelisted(remote.getAddress());
-		}
-		return blocklist ? access.isBlocked(remote.getHostString()) : access.isSafelisted(remote.getHostString());
-	}
-
 	/** The CORS headers of a refusal, where the application's CORS configuration allows the origin. */
 	private void cors(ServerWebExchange exchange) {
 		if (!CorsUtils.isCorsRequest(exchange.getRequest())) {
@@ -120,12 +110,7 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 
 		@Override
 		public @Nullable String ip() {
-			InetSocketAddress remote = this.exchange.getRequest().getRemoteAddress();
-			if (remote == null) {
-				return null;
-			}
-			return (remote.getAddress() != null) ? ClientAddresses.key(remote.getAddress(), this.ipv6Prefix)
-					: ClientAddresses.key(remote.getHostString(), this.ipv6Prefix);
+			return ClientAddresses.key(this.exchange.getRequest().getRemoteAddress(), this.ipv6Prefix);
 		}
 
 		@Override
@@ -151,12 +136,8 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 
 		@Override
 		public void allowed(List<PolicyDecision> decisions) {
-			if (this.writeHeaders && !this.exchange.getResponse().isCommitted()) {
-				HttpHeaders headers = this.exchange.getResponse().getHeaders();
-				headers.set(RateLimitHeaders.POLICY, RateLimitItems.merged(headers.getFirst(RateLimitHeaders.POLICY),
-						RateLimitHeaders.policy(decisions)));
-				headers.set(RateLimitHeaders.LIMIT, RateLimitItems.merged(headers.getFirst(RateLimitHeaders.LIMIT),
-						RateLimitHeaders.limit(decisions)));
+			if (this.writeHeaders) {
+				WebFluxThrottleRequestContext.addHeaders(this.exchange.getResponse(), decisions);
 			}
 		}
 

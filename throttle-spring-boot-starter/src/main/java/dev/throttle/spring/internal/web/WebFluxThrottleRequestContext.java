@@ -43,31 +43,14 @@ public final class WebFluxThrottleRequestContext extends WebRequestContext imple
 		}
 		ServerWebExchange exchange = found.get();
 		InetSocketAddress remote = exchange.getRequest().getRemoteAddress();
-		String address = address(remote);
-		boolean safelisted = safelisted(remote);
+		String address = ClientAddresses.key(remote, this.ipv6Prefix);
+		boolean safelisted = this.access.isSafelisted(remote);
 		return exchange.getPrincipal()
 			.map(Principal::getName)
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.map((principal) -> new ExchangeContext(exchange, address, principal.orElse(null), this.writeHeaders,
 					safelisted));
-	}
-
-	private boolean safelisted(InetSocketAddress remote) {
-		if (remote == null || this.access.isEmpty()) {
-			return false;
-		}
-		return (remote.getAddress() != null) ? this.access.isSafelisted(remote.getAddress())
-				: this.access.isSafelisted(remote.getHostString());
-	}
-
-	private String address(InetSocketAddress remote) {
-		if (remote == null) {
-			return null;
-		}
-		// an unresolved address (as a forwarded header may give) is parsed as text, never looked up
-		return (remote.getAddress() != null) ? ClientAddresses.key(remote.getAddress(), this.ipv6Prefix)
-				: ClientAddresses.key(remote.getHostString(), this.ipv6Prefix);
 	}
 
 	private record ExchangeContext(ServerWebExchange exchange, String clientAddress, String principalName,
@@ -80,16 +63,28 @@ public final class WebFluxThrottleRequestContext extends WebRequestContext imple
 
 		@Override
 		public void allowed(List<PolicyDecision> decisions) {
-			if (this.writeHeaders && !this.exchange.getResponse().isCommitted()) {
-				HttpHeaders headers = this.exchange.getResponse().getHeaders();
-				// one line, one item per policy, even after a second throttled call in one exchange
-				headers.set(RateLimitHeaders.POLICY, RateLimitItems
-					.merged(headers.getFirst(RateLimitHeaders.POLICY), RateLimitHeaders.policy(decisions)));
-				headers.set(RateLimitHeaders.LIMIT, RateLimitItems
-					.merged(headers.getFirst(RateLimitHeaders.LIMIT), RateLimitHeaders.limit(decisions)));
+			if (this.writeHeaders) {
+				addHeaders(this.exchange.getResponse(), decisions);
 			}
 		}
 
+	}
+
+	/**
+	 * Adds the rate-limit headers of allowed decisions while the response is open: one line, one
+	 * item per policy, even after a second throttled call (or a URL rule) in one exchange.
+	 * @param response the response
+	 * @param decisions the decisions of the enforcing policies
+	 */
+	static void addHeaders(ServerHttpResponse response, List<PolicyDecision> decisions) {
+		if (response.isCommitted()) {
+			return;
+		}
+		HttpHeaders headers = response.getHeaders();
+		headers.set(RateLimitHeaders.POLICY,
+				RateLimitItems.merged(headers.getFirst(RateLimitHeaders.POLICY), RateLimitHeaders.policy(decisions)));
+		headers.set(RateLimitHeaders.LIMIT,
+				RateLimitItems.merged(headers.getFirst(RateLimitHeaders.LIMIT), RateLimitHeaders.limit(decisions)));
 	}
 
 	/**
