@@ -42,10 +42,21 @@ final class StoreStages {
 		return (first == DONE) ? second : first.thenCombine(second, (a, b) -> null);
 	}
 
+	/**
+	 * A stage failed with the store's exception, unwrapped.
+	 * @param <T> what the stage would complete with
+	 * @param error the failure, wrapped or not
+	 * @return the failed stage
+	 */
 	static <T> CompletionStage<T> failed(Throwable error) {
 		return CompletableFuture.failedStage(unwrap(error));
 	}
 
+	/**
+	 * The exception a stage failed with, without the {@link CompletionException} around it.
+	 * @param error what a stage's handler was given
+	 * @return the cause
+	 */
 	static Throwable unwrap(Throwable error) {
 		return (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
 	}

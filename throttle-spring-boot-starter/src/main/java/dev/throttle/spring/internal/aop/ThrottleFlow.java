@@ -12,7 +12,6 @@ import org.apache.commons.logging.LogFactory;
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
 
-
 /**
  * The steps of every throttled call, written once for the blocking and the non-blocking path:
  * <ol>
