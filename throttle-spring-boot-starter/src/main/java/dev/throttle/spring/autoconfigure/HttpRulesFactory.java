@@ -3,15 +3,19 @@ package dev.throttle.spring.autoconfigure;
 import java.util.List;
 import java.util.Map;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 import dev.throttle.Throttler;
 import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
+import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.HttpRules;
+import dev.throttle.spring.internal.web.HttpRulesFilterConfig;
 
 /**
- * Builds {@code throttle.http.rules} for the servlet and the reactive filter, checking at startup
+ * Builds {@code throttle.http.rules} and the configuration of the servlet and the reactive filter, checking at startup
  * that a rule keyed by {@code #principal} runs where someone can be signed in.
  */
 final class HttpRulesFactory {
@@ -39,6 +43,23 @@ final class HttpRulesFactory {
 			return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
 					policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
 		}, principalProblem(http.getFilterOrder(), environment, reactive, classLoader));
+	}
+
+	/**
+	 * The configuration of the filter of URL rules and of the blocklist, for either web stack.
+	 * @param <C> the stack's CORS configuration source
+	 * @param rules the rules
+	 * @param access the safelist and blocklist
+	 * @param properties the starter's properties
+	 * @param corsSources the application's CORS configuration, looked up on first use
+	 * @return the filter's configuration
+	 */
+	static <C> HttpRulesFilterConfig<C> filterConfig(HttpRules rules, ClientAccess access,
+			ThrottleProperties properties, ObjectProvider<C> corsSources) {
+		ThrottleProperties.Http http = properties.getHttp();
+		return new HttpRulesFilterConfig<>(rules, access, http.getHeaders() == ThrottleProperties.Headers.IETF,
+				http.getIpv6Prefix(), SingletonSupplier.of(() -> corsSources.orderedStream().toList()),
+				http.getFilterOrder());
 	}
 
 	private static String principalProblem(int filterOrder, Environment environment, boolean reactive,

@@ -247,7 +247,7 @@ final class PolicyFactory {
 	}
 
 	/** {@code refill-tokens} as a Java property: {@code refillTokens}. */
-	private static String camelCase(String parameter) {
+	static String camelCase(String parameter) {
 		StringBuilder property = new StringBuilder(parameter.length());
 		boolean upper = false;
 		for (char c : parameter.toCharArray()) {

@@ -228,18 +228,7 @@ public final class ThrottlePolicies {
 	}
 
 	private static boolean isSetting(String name) {
-		StringBuilder property = new StringBuilder(name.length());
-		boolean upper = false;
-		for (char c : name.toCharArray()) {
-			if (c == '-') {
-				upper = true;
-			}
-			else {
-				property.append(upper ? Character.toUpperCase(c) : c);
-				upper = false;
-			}
-		}
-		return new BeanWrapperImpl(new ThrottleProperties.Policy()).isWritableProperty(property.toString());
+		return new BeanWrapperImpl(new ThrottleProperties.Policy()).isWritableProperty(PolicyFactory.camelCase(name));
 	}
 
 	private static ThrottleProperties.Policy copy(ThrottleProperties.Policy policy) {

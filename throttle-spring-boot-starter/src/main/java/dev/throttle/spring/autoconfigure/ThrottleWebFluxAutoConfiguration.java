@@ -1,5 +1,6 @@
 package dev.throttle.spring.autoconfigure;
 
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -13,7 +14,6 @@ import org.springframework.core.annotation.Order;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
-import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.cors.reactive.CorsConfigurationSource;
 import org.springframework.web.cors.reactive.CorsProcessor;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
@@ -65,10 +65,10 @@ public final class ThrottleWebFluxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	WebFluxThrottleExceptionHandler webFluxThrottleExceptionHandler(ObjectProvider<ThrottleExceptionHandler> problems,
-			ThrottleProperties properties) {
+			ThrottleProperties properties, BeanFactory beanFactory) {
 		boolean headers = properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF;
 		return new WebFluxThrottleExceptionHandler(problems.getIfAvailable(() -> new ThrottleExceptionHandler(headers)),
-				headers);
+				headers, beanFactory);
 	}
 
 	@Bean
@@ -93,10 +93,7 @@ public final class ThrottleWebFluxAutoConfiguration {
 	@ConditionalOnMissingBean
 	WebFluxHttpRulesFilter throttleHttpRulesWebFilter(HttpRules rules, ClientAccess access,
 			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources) {
-		ThrottleProperties.Http http = properties.getHttp();
-		return new WebFluxHttpRulesFilter(rules, access, http.getHeaders() == ThrottleProperties.Headers.IETF,
-				http.getIpv6Prefix(), SingletonSupplier.of(() -> corsSources.orderedStream().toList()),
-				http.getFilterOrder());
+		return new WebFluxHttpRulesFilter(HttpRulesFactory.filterConfig(rules, access, properties, corsSources));
 	}
 
 	/**

@@ -12,7 +12,6 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
-import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.cors.CorsConfigurationSource;
 import org.springframework.web.cors.CorsProcessor;
 import org.springframework.web.cors.UrlBasedCorsConfigurationSource;
@@ -70,9 +69,8 @@ public final class ThrottleWebMvcAutoConfiguration {
 	FilterRegistrationBean<ServletHttpRulesFilter> throttleHttpRulesFilter(HttpRules rules, ClientAccess access,
 			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources) {
 		ThrottleProperties.Http http = properties.getHttp();
-		ServletHttpRulesFilter filter = new ServletHttpRulesFilter(rules, access,
-				http.getHeaders() == ThrottleProperties.Headers.IETF, http.getIpv6Prefix(),
-				SingletonSupplier.of(() -> corsSources.orderedStream().toList()), http.getFilterOrder());
+		ServletHttpRulesFilter filter = new ServletHttpRulesFilter(
+				HttpRulesFactory.filterConfig(rules, access, properties, corsSources));
 		FilterRegistrationBean<ServletHttpRulesFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setOrder(http.getFilterOrder());
 		registration.setEnabled(!rules.isEmpty() || !http.getBlocklist().isEmpty());

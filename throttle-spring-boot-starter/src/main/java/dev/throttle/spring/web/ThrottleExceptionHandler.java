@@ -8,7 +8,6 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
-import org.springframework.beans.factory.ListableBeanFactory;
 
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
@@ -25,8 +24,8 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.internal.aop.PolicyDecision;
-import dev.throttle.spring.internal.web.AdviceOrder;
 import dev.throttle.spring.internal.web.RateLimitHeaders;
+import dev.throttle.spring.internal.web.RefusalHandlerOrder;
 import dev.throttle.spring.internal.web.ServletRefusals;
 
 /**
@@ -50,9 +49,7 @@ public class ThrottleExceptionHandler implements Ordered, BeanFactoryAware {
 
 	private final boolean writeRateLimitHeaders;
 
-	private @Nullable ListableBeanFactory beanFactory;
-
-	private volatile @Nullable Integer order;
+	private final RefusalHandlerOrder order = new RefusalHandlerOrder(ThrottleExceptionHandler.class);
 
 	/**
 	 * Creates a handler.
@@ -64,7 +61,7 @@ public class ThrottleExceptionHandler implements Ordered, BeanFactoryAware {
 
 	@Override
 	public void setBeanFactory(BeanFactory beanFactory) {
-		this.beanFactory = (beanFactory instanceof ListableBeanFactory listable) ? listable : null;
+		this.order.setBeanFactory(beanFactory);
 	}
 
 	/**
@@ -76,12 +73,7 @@ public class ThrottleExceptionHandler implements Ordered, BeanFactoryAware {
 	 */
 	@Override
 	public int getOrder() {
-		Integer order = this.order;
-		if (order == null) {
-			order = (this.beanFactory != null) ? AdviceOrder.of(this.beanFactory, ThrottleExceptionHandler.class) : AdviceOrder.AHEAD;
-			this.order = order;
-		}
-		return order;
+		return this.order.get();
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package dev.throttle.spring.internal.aop;
 
 import dev.throttle.BoundPolicy;
+import dev.throttle.Decision;
 import dev.throttle.Policy;
 
 /**
@@ -53,6 +54,15 @@ record Throttle(BoundPolicy bound, int cost, boolean resetOnSuccess, boolean ref
 	 */
 	boolean settlesOnSuccess() {
 		return this.resetOnSuccess || this.refundOnSuccess;
+	}
+
+	/**
+	 * The state a reset on success leaves: what a call on a neutral key is told, nothing in use.
+	 * @return the policy with a full quota
+	 */
+	PolicyDecision resetState() {
+		int quota = policy().quota();
+		return new PolicyDecision(policy(), Decision.allow(quota, quota, 0));
 	}
 
 }

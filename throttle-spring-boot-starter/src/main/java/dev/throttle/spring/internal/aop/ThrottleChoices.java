@@ -3,7 +3,6 @@ package dev.throttle.spring.internal.aop;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -36,11 +35,9 @@ final class ThrottleChoices {
 
 	private final Method method;
 
-	private final String[] policies;
+	private final @Nullable ChoiceExpression[] plans;
 
-	private final @Nullable Expression[] plans;
-
-	private final @Nullable Expression[] costs;
+	private final @Nullable ChoiceExpression[] costs;
 
 	private final @Nullable BeanResolver beans;
 
@@ -48,18 +45,14 @@ final class ThrottleChoices {
 
 	private final boolean usesPrincipal;
 
-	private final AtomicIntegerArray warned;
-
-	private ThrottleChoices(Method method, String[] policies, @Nullable Expression[] plans,
-			@Nullable Expression[] costs, @Nullable BeanResolver beans, boolean usesIp, boolean usesPrincipal) {
+	private ThrottleChoices(Method method, @Nullable ChoiceExpression[] plans, @Nullable ChoiceExpression[] costs,
+			@Nullable BeanResolver beans, boolean usesIp, boolean usesPrincipal) {
 		this.method = method;
-		this.policies = policies;
 		this.plans = plans;
 		this.costs = costs;
 		this.beans = beans;
 		this.usesIp = usesIp;
 		this.usesPrincipal = usesPrincipal;
-		this.warned = new AtomicIntegerArray(policies.length * 2);
 	}
 
 	/**
@@ -71,17 +64,19 @@ final class ThrottleChoices {
 	 * @param principalAvailable whether something can supply {@code #principal}
 	 * @param beans resolves {@code @name}, or null
 	 * @return the choices, or null when no throttle has either expression
-	 * @throws ThrottleKeys.InvalidKeyException naming the throttle whose expression is wrong
+	 * @throws InvalidKeyException naming the throttle whose expression is wrong
 	 */
 	static @Nullable ThrottleChoices parse(Method method, String[] plans, String[] costs, String[] policies,
 			boolean principalAvailable, @Nullable BeanResolver beans) {
-		Expression[] planned = new Expression[plans.length];
-		Expression[] costed = new Expression[costs.length];
+		ChoiceExpression[] planned = new ChoiceExpression[plans.length];
+		ChoiceExpression[] costed = new ChoiceExpression[costs.length];
 		List<KeyVariables> variables = new ArrayList<>();
 		boolean any = false;
 		for (int i = 0; i < plans.length; i++) {
-			planned[i] = parse(plans[i], i, "plan", method, principalAvailable, variables);
-			costed[i] = parse(costs[i], i, "cost", method, principalAvailable, variables);
+			planned[i] = choice(parse(plans[i], i, "plan", method, principalAvailable, variables), "plan", policies[i],
+					method, "the policy's base numbers");
+			costed[i] = choice(parse(costs[i], i, "cost", method, principalAvailable, variables), "cost", policies[i],
+					method, "the annotation's cost");
 			any |= planned[i] != null || costed[i] != null;
 		}
 		if (!any) {
@@ -89,7 +84,15 @@ final class ThrottleChoices {
 		}
 		boolean ip = variables.stream().anyMatch((used) -> used.uses(KeyVariables.IP));
 		boolean principal = variables.stream().anyMatch((used) -> used.uses(KeyVariables.PRINCIPAL));
-		return new ThrottleChoices(method, policies.clone(), planned, costed, beans, ip, principal);
+		return new ThrottleChoices(method, planned, costed, beans, ip, principal);
+	}
+
+	private static @Nullable ChoiceExpression choice(@Nullable Expression expression, String what, String policy,
+			Method method, String fallback) {
+		return (expression != null) ? new ChoiceExpression(expression, logger,
+				"The " + what + " expression of @Throttled(policy = \"" + policy + "\") on "
+						+ ThrottledAnnotations.describe(method),
+				": such calls get " + fallback + " (said once per throttle)") : null;
 	}
 
 	private static @Nullable Expression parse(String source, int index, String what, Method method,
@@ -102,17 +105,17 @@ final class ThrottleChoices {
 			expression = parser.parseExpression(source);
 		}
 		catch (ParseException ex) {
-			throw new ThrottleKeys.InvalidKeyException(index,
+			throw new InvalidKeyException(index,
 					": the " + what + " expression '" + source + "' does not parse: " + ex.getMessage(), ex);
 		}
 		KeyVariables used = KeyVariables.of(expression);
 		String problem = used.problem(method, parameterNames, principalAvailable);
 		if (problem != null) {
-			throw new ThrottleKeys.InvalidKeyException(index, ": the " + what + " expression '" + source + "'"
+			throw new InvalidKeyException(index, ": the " + what + " expression '" + source + "'"
 					+ problem.replace("every call would share one bucket", "it would never apply"), null);
 		}
 		if (used.usesRoot()) {
-			throw new ThrottleKeys.InvalidKeyException(index, ": the " + what + " expression '" + source
+			throw new InvalidKeyException(index, ": the " + what + " expression '" + source
 					+ "' reads #root or #this: name the parameters instead", null);
 		}
 		variables.add(used);
@@ -147,56 +150,18 @@ final class ThrottleChoices {
 			Throttle throttle = throttles.get(i);
 			BoundPolicy bound = throttle.bound();
 			int cost = throttle.cost();
-			if (this.plans[i] != null) {
-				Object plan = value(this.plans[i], context, i, "plan");
+			ChoiceExpression planned = this.plans[i];
+			if (planned != null) {
+				Object plan = planned.value(context);
 				bound = bound.plan((plan != null) ? plan.toString() : null);
 			}
-			if (this.costs[i] != null) {
-				cost = cost(this.costs[i], context, i, cost);
+			ChoiceExpression costed = this.costs[i];
+			if (costed != null) {
+				cost = costed.units(costed.value(context), cost);
 			}
 			chosen[i] = new Throttle(bound, cost, throttle.resetOnSuccess(), throttle.refundOnSuccess(), throttle.mode());
 		}
 		return List.of(chosen);
-	}
-
-	private int cost(Expression expression, MethodBasedEvaluationContext context, int index, int fallback) {
-		Object value = value(expression, context, index, "cost");
-		if (value instanceof Number number) {
-			double units = number.doubleValue();
-			if (Double.isNaN(units)) {
-				warn(index, "cost", "was not a number");
-				return fallback;
-			}
-			return (int) Math.max(1, Math.min(units, Integer.MAX_VALUE));
-		}
-		if (value != null) {
-			warn(index, "cost", "was a " + value.getClass().getSimpleName() + ", not a number");
-		}
-		else {
-			warn(index, "cost", "was null");
-		}
-		return fallback;
-	}
-
-	private @Nullable Object value(Expression expression, MethodBasedEvaluationContext context, int index,
-			String what) {
-		try {
-			return expression.getValue(context);
-		}
-		catch (RuntimeException ex) {
-			warn(index, what, "could not be evaluated (" + ex.getClass().getSimpleName() + ")");
-			return null;
-		}
-	}
-
-	private void warn(int index, String what, String why) {
-		int slot = index * 2 + ("plan".equals(what) ? 0 : 1);
-		if (this.warned.get(slot) == 0 && this.warned.compareAndSet(slot, 0, 1)) {
-			logger.warn("The " + what + " expression of @Throttled(policy = \"" + this.policies[index] + "\") on "
-					+ ThrottledAnnotations.describe(this.method) + " " + why + ": such calls get "
-					+ ("plan".equals(what) ? "the policy's base numbers" : "the annotation's cost")
-					+ " (said once per throttle)");
-		}
 	}
 
 }

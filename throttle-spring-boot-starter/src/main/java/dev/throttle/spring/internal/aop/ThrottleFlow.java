@@ -2,7 +2,6 @@ package dev.throttle.spring.internal.aop;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -33,8 +32,6 @@ import dev.throttle.ThrottledException;
 final class ThrottleFlow {
 
 	private static final Log logger = LogFactory.getLog(ThrottleFlow.class);
-
-	private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
 	private ThrottleFlow() {
 	}
@@ -82,7 +79,7 @@ final class ThrottleFlow {
 		List<PolicyDecision> decisions = new ArrayList<>(throttles.size());
 		return acquireFrom(0, throttles, keys, decisions).handle((ignored, error) -> {
 			if (error != null) {
-				if (unwrap(error) instanceof ThrottledException refusal) {
+				if (StoreStages.unwrap(error) instanceof ThrottledException refusal) {
 					request.refused(new PolicyDecision(refusal.getPolicy(), refusal.getDecision()));
 				}
 				throw (error instanceof CompletionException completion) ? completion : new CompletionException(error);
@@ -95,18 +92,18 @@ final class ThrottleFlow {
 	private static CompletionStage<Void> acquireFrom(int index, List<Throttle> throttles, String[] keys,
 			List<PolicyDecision> decisions) {
 		if (index == throttles.size()) {
-			return DONE;
+			return StoreStages.DONE;
 		}
 		Throttle throttle = throttles.get(index);
-		return start(() -> throttle.bound().tryAcquireAsync(keys[index], throttle.cost()))
+		return StoreStages.start(() -> throttle.bound().tryAcquireAsync(keys[index], throttle.cost()))
 			.handle((decision, error) -> {
 				if (error != null) {
 					return giveBackAsync(throttles, keys, decisions)
-						.thenCompose((done) -> ThrottleFlow.<Void>failed(error));
+						.thenCompose((done) -> StoreStages.<Void>failed(error));
 				}
 				if (!decision.allowed() && !throttle.shadow()) {
 					return giveBackAsync(throttles, keys, decisions).thenCompose(
-							(done) -> ThrottleFlow.<Void>failed(new ThrottledException(throttle.policy(), decision)));
+							(done) -> StoreStages.<Void>failed(new ThrottledException(throttle.policy(), decision)));
 				}
 				decisions.add(new PolicyDecision(throttle.policy(), decision));
 				return acquireFrom(index + 1, throttles, keys, decisions);
@@ -142,7 +139,7 @@ final class ThrottleFlow {
 					throttle.bound().reset(keys[i]);
 					if (!throttle.shadow()) {
 						reset = (reset != null) ? reset : new ArrayList<>(1);
-						reset.add(resetState(throttle));
+						reset.add(throttle.resetState());
 					}
 				}
 				else if (throttle.refundOnSuccess()) {
@@ -187,7 +184,7 @@ final class ThrottleFlow {
 	 */
 	static CompletionStage<Void> settleAsync(List<Throttle> throttles, String[] keys, List<PolicyDecision> decisions,
 			ThrottleRequestContext request) {
-		CompletionStage<Void> all = DONE;
+		CompletionStage<Void> all = StoreStages.DONE;
 		// one slot per throttle, each written by its own reset's completion before the whole completes
 		PolicyDecision[] reset = new PolicyDecision[throttles.size()];
 		for (int i = 0; i < throttles.size(); i++) {
@@ -195,9 +192,9 @@ final class ThrottleFlow {
 			String key = keys[i];
 			int slot = i;
 			if (throttle.resetOnSuccess()) {
-				CompletionStage<Void> done = start(() -> throttle.bound().resetAsync(key))
-					.thenRun(() -> reset[slot] = throttle.shadow() ? null : resetState(throttle));
-				all = both(all, logged(done, throttle, true));
+				CompletionStage<Void> done = StoreStages.start(() -> throttle.bound().resetAsync(key))
+					.thenRun(() -> reset[slot] = throttle.shadow() ? null : throttle.resetState());
+				all = StoreStages.both(all, logged(done, throttle, true));
 			}
 			else if (throttle.refundOnSuccess()) {
 				Decision taken = (decisions != null) ? decisions.get(i).decision() : null;
@@ -205,10 +202,10 @@ final class ThrottleFlow {
 					// a shadow policy's would-be refusal took nothing
 					continue;
 				}
-				CompletionStage<Void> refunded = start(
+				CompletionStage<Void> refunded = StoreStages.start(
 						() -> (taken != null) ? throttle.bound().refundAsync(key, throttle.cost(), taken)
 								: throttle.bound().refundAsync(key, throttle.cost()));
-				all = both(all, logged(refunded, throttle, true));
+				all = StoreStages.both(all, logged(refunded, throttle, true));
 			}
 		}
 		return all.thenRun(() -> {
@@ -224,7 +221,6 @@ final class ThrottleFlow {
 		});
 	}
 
-	/** The reset state of a policy reset on success: what a call on a neutral key is told, nothing in use. */
 	/** The decisions whose policies enforce: a shadow policy sends no headers. No copy when none is in shadow. */
 	private static List<PolicyDecision> enforced(List<Throttle> throttles, List<PolicyDecision> decisions) {
 		List<PolicyDecision> enforced = decisions;
@@ -239,11 +235,6 @@ final class ThrottleFlow {
 			}
 		}
 		return enforced;
-	}
-
-	private static PolicyDecision resetState(Throttle throttle) {
-		int quota = throttle.policy().quota();
-		return new PolicyDecision(throttle.policy(), Decision.allow(quota, quota, 0));
 	}
 
 	private static void giveBack(List<Throttle> throttles, String[] keys, List<PolicyDecision> taken) {
@@ -264,7 +255,7 @@ final class ThrottleFlow {
 	/** Gives back side by side; the returned stage never fails. */
 	private static CompletionStage<Void> giveBackAsync(List<Throttle> throttles, String[] keys,
 			List<PolicyDecision> taken) {
-		CompletionStage<Void> all = DONE;
+		CompletionStage<Void> all = StoreStages.DONE;
 		for (int i = 0; i < taken.size(); i++) {
 			Throttle throttle = throttles.get(i);
 			String key = keys[i];
@@ -272,24 +263,21 @@ final class ThrottleFlow {
 			if (!decision.allowed()) {
 				continue;
 			}
-			all = both(all,
-					logged(start(() -> throttle.bound().refundAsync(key, throttle.cost(), decision)), throttle, false));
+			CompletionStage<Void> refunded = StoreStages
+				.start(() -> throttle.bound().refundAsync(key, throttle.cost(), decision));
+			all = StoreStages.both(all, logged(refunded, throttle, false));
 		}
 		return all;
-	}
-
-	private static CompletionStage<Void> both(CompletionStage<Void> first, CompletionStage<Void> second) {
-		return (first == DONE) ? second : first.thenCombine(second, (a, b) -> null);
 	}
 
 	private static CompletionStage<Void> logged(CompletionStage<Void> settlement, Throttle throttle, boolean success) {
 		return settlement.handle((ignored, error) -> {
 			if (error != null) {
 				if (success) {
-					settlementFailed(throttle, unwrap(error));
+					settlementFailed(throttle, StoreStages.unwrap(error));
 				}
 				else {
-					giveBackFailed(throttle, unwrap(error));
+					giveBackFailed(throttle, StoreStages.unwrap(error));
 				}
 			}
 			return null;
@@ -304,31 +292,6 @@ final class ThrottleFlow {
 	private static void giveBackFailed(Throttle throttle, Throwable ex) {
 		logger.warn("Could not give back what policy '" + throttle.policy().name()
 				+ "' took for a call that a later policy refused; the refusal stands", ex);
-	}
-
-	/** Calls a store operation, turning an exception it throws into a failed stage. */
-	private static <T> CompletionStage<T> start(StoreCall<T> call) {
-		try {
-			return call.start();
-		}
-		catch (RuntimeException ex) {
-			return failed(ex);
-		}
-	}
-
-	private static <T> CompletionStage<T> failed(Throwable error) {
-		return CompletableFuture.failedStage(unwrap(error));
-	}
-
-	private static Throwable unwrap(Throwable error) {
-		return (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
-	}
-
-	@FunctionalInterface
-	private interface StoreCall<T> {
-
-		CompletionStage<T> start();
-
 	}
 
 }

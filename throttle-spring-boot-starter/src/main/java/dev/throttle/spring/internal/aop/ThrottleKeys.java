@@ -275,30 +275,4 @@ final class ThrottleKeys {
 
 	}
 
-	/**
-	 * A key that does not parse, with the index of its throttle.
-	 */
-	static final class InvalidKeyException extends RuntimeException {
-
-		private static final long serialVersionUID = 1L;
-
-		private final int index;
-
-		/**
-		 * Creates an exception.
-		 * @param index the throttle's index
-		 * @param problem what is wrong, to follow the annotation's description
-		 * @param cause what the parser threw, or null
-		 */
-		InvalidKeyException(int index, String problem, Throwable cause) {
-			super(problem, cause);
-			this.index = index;
-		}
-
-		int index() {
-			return this.index;
-		}
-
-	}
-
 }

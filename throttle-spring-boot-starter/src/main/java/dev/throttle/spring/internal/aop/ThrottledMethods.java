@@ -225,7 +225,7 @@ public final class ThrottledMethods {
 			parsed = new ThrottleKeys(specific, keys, policies, this.principalAvailable, this.beans);
 			choices = ThrottleChoices.parse(specific, plans, costs, policies, this.principalAvailable, this.beans);
 		}
-		catch (ThrottleKeys.InvalidKeyException ex) {
+		catch (InvalidKeyException ex) {
 			throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index())) + ex.getMessage());
 		}
 		ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed, choices);

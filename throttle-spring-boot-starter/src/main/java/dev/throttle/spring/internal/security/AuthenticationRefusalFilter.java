@@ -12,12 +12,11 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.jspecify.annotations.Nullable;
-import org.springframework.core.Ordered;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
-import org.springframework.web.filter.OncePerRequestFilter;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.internal.web.OrderedRequestFilter;
 import dev.throttle.spring.internal.web.ServletRefusals;
 
 /**
@@ -36,9 +35,7 @@ import dev.throttle.spring.internal.web.ServletRefusals;
  * <p>It also binds the request to the thread when nothing else did (an application without
  * Spring MVC's request context filter), so that an attempt can be keyed by {@code #ip}.
  */
-public final class AuthenticationRefusalFilter extends OncePerRequestFilter implements Ordered {
-
-	private final int order;
+public final class AuthenticationRefusalFilter extends OrderedRequestFilter {
 
 	private final boolean rateLimitHeaders;
 
@@ -52,14 +49,9 @@ public final class AuthenticationRefusalFilter extends OncePerRequestFilter impl
 	 */
 	public AuthenticationRefusalFilter(int order, boolean rateLimitHeaders,
 			Predicate<HttpServletRequest> errorPageAllowed) {
-		this.order = order;
+		super(order);
 		this.rateLimitHeaders = rateLimitHeaders;
 		this.errorPageAllowed = errorPageAllowed;
-	}
-
-	@Override
-	public int getOrder() {
-		return this.order;
 	}
 
 	@Override

@@ -1,6 +1,7 @@
 package dev.throttle.spring.internal.web;
 
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -83,6 +84,24 @@ public final class ClientAccess {
 	}
 
 	/**
+	 * Whether a client's socket address, as WebFlux reports it, is never throttled.
+	 * @param remote the address, resolved or not, or null
+	 * @return whether it is in a safelisted CIDR
+	 */
+	public boolean isSafelisted(InetSocketAddress remote) {
+		return contains(this.safelist, remote);
+	}
+
+	/**
+	 * Whether a client's socket address, as WebFlux reports it, is refused on every request.
+	 * @param remote the address, resolved or not, or null
+	 * @return whether it is in a blocklisted CIDR
+	 */
+	public boolean isBlocked(InetSocketAddress remote) {
+		return contains(this.blocklist, remote);
+	}
+
+	/**
 	 * Whether any address is safelisted or blocked at all.
 	 * @return false when both lists are empty
 	 */
@@ -100,6 +119,15 @@ public final class ClientAccess {
 			}
 		}
 		return false;
+	}
+
+	private static boolean contains(Cidr[] cidrs, InetSocketAddress remote) {
+		if (cidrs.length == 0 || remote == null) {
+			return false;
+		}
+		// an unresolved address (as a forwarded header may give) is parsed as text, never looked up
+		return contains(cidrs, (remote.getAddress() != null) ? bits(remote.getAddress())
+				: ClientAddresses.bits(remote.getHostString()));
 	}
 
 	private static long[] bits(InetAddress address) {

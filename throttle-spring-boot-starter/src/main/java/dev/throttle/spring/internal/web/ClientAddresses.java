@@ -2,6 +2,7 @@ package dev.throttle.spring.internal.web;
 
 import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 
 /**
  * Turns a client address into its {@code #ip} key: an IPv4 address as it is; an IPv6 address as
@@ -47,6 +48,21 @@ final class ClientAddresses {
 		}
 		byte[] bytes = address.getAddress();
 		return format(toLong(bytes, 0), toLong(bytes, 8), ipv6Prefix);
+	}
+
+	/**
+	 * Returns the key of a client's socket address, as WebFlux reports it.
+	 * @param remote the address, resolved or not
+	 * @param ipv6Prefix the bits of an IPv6 address that make its key, 1 to 128
+	 * @return the key, or null for a null address
+	 */
+	static String key(InetSocketAddress remote, int ipv6Prefix) {
+		if (remote == null) {
+			return null;
+		}
+		// an unresolved address (as a forwarded header may give) is parsed as text, never looked up
+		return (remote.getAddress() != null) ? key(remote.getAddress(), ipv6Prefix)
+				: key(remote.getHostString(), ipv6Prefix);
 	}
 
 	/**

@@ -3,7 +3,6 @@ package dev.throttle.spring.internal.web;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -17,6 +16,7 @@ import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 import dev.throttle.spring.internal.aop.Charges.Charge;
+import dev.throttle.spring.internal.aop.ChoiceExpression;
 
 /**
  * What one URL rule chooses per request (issue 13): the plan ({@code throttle.http.rules[i].plan})
@@ -43,20 +43,19 @@ final class RuleChoices {
 	/** The cost of a request whose cost expression gives nothing usable. */
 	private static final int DEFAULT_COST = 1;
 
-	private final String property;
+	private final @Nullable ChoiceExpression plan;
 
-	private final @Nullable Expression plan;
-
-	private final @Nullable Expression cost;
-
-	private final AtomicBoolean planWarned = new AtomicBoolean();
-
-	private final AtomicBoolean costWarned = new AtomicBoolean();
+	private final @Nullable ChoiceExpression cost;
 
 	RuleChoices(String property, @Nullable Expression plan, @Nullable Expression cost) {
-		this.property = property;
-		this.plan = plan;
-		this.cost = cost;
+		this.plan = (plan != null) ? choice(plan, "plan", property, "the policy's base numbers") : null;
+		this.cost = (cost != null) ? choice(cost, "cost", property, "a cost of 1") : null;
+	}
+
+	private static ChoiceExpression choice(Expression expression, String what, String property, String fallback) {
+		return new ChoiceExpression(expression, logger,
+				"The " + what + " '" + expression.getExpressionString() + "' of " + property,
+				": such requests get " + fallback + " (said once per rule)");
 	}
 
 	/**
@@ -115,59 +114,25 @@ final class RuleChoices {
 	Charge choose(Charge charge, EvaluationContext context) {
 		String plan = null;
 		if (this.plan != null) {
-			Object value = value(this.plan, context, this.planWarned, "plan");
+			Object value = this.plan.value(context);
 			plan = (value != null) ? value.toString() : null;
 		}
-		int units = (this.cost != null) ? cost(context) : charge.cost();
+		int units = (this.cost != null) ? cost(this.cost, context) : charge.cost();
 		return charge.choose(plan, units);
 	}
 
-	private int cost(EvaluationContext context) {
-		Object value = value(this.cost, context, this.costWarned, "cost");
+	private static int cost(ChoiceExpression cost, EvaluationContext context) {
+		Object value = cost.value(context);
 		if (value instanceof String text) {
 			try {
 				value = Double.valueOf(text.trim());
 			}
 			catch (NumberFormatException ex) {
-				warn(this.costWarned, "cost", "was text that is not a number");
+				cost.warn("was text that is not a number");
 				return DEFAULT_COST;
 			}
 		}
-		if (value instanceof Number number) {
-			double units = number.doubleValue();
-			if (Double.isNaN(units)) {
-				warn(this.costWarned, "cost", "was not a number");
-				return DEFAULT_COST;
-			}
-			return (int) Math.max(1, Math.min(units, Integer.MAX_VALUE));
-		}
-		if (value != null) {
-			warn(this.costWarned, "cost", "was a " + value.getClass().getSimpleName() + ", not a number");
-		}
-		else {
-			warn(this.costWarned, "cost", "was null");
-		}
-		return DEFAULT_COST;
-	}
-
-	private @Nullable Object value(Expression expression, EvaluationContext context, AtomicBoolean warned,
-			String what) {
-		try {
-			return expression.getValue(context);
-		}
-		catch (RuntimeException ex) {
-			warn(warned, what, "could not be evaluated (" + ex.getClass().getSimpleName() + ")");
-			return null;
-		}
-	}
-
-	private void warn(AtomicBoolean warned, String what, String why) {
-		if (!warned.get() && warned.compareAndSet(false, true)) {
-			Expression expression = "plan".equals(what) ? this.plan : this.cost;
-			logger.warn("The " + what + " '" + expression.getExpressionString() + "' of " + this.property + " " + why
-					+ ": such requests get " + ("plan".equals(what) ? "the policy's base numbers" : "a cost of 1")
-					+ " (said once per rule)");
-		}
+		return cost.units(value, DEFAULT_COST);
 	}
 
 	private static void collect(SpelNode node, Set<String> names) {

@@ -3,7 +3,6 @@ package dev.throttle.spring.internal.web;
 import java.io.IOException;
 import java.security.Principal;
 import java.util.List;
-import java.util.function.Supplier;
 
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -13,14 +12,12 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.jspecify.annotations.Nullable;
-import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.RequestPath;
 import org.springframework.util.MultiValueMap;
 import org.springframework.web.cors.CorsConfiguration;
 import org.springframework.web.cors.CorsConfigurationSource;
 import org.springframework.web.cors.CorsUtils;
-import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.UriComponentsBuilder;
 import org.springframework.web.util.UriUtils;
 
@@ -38,74 +35,50 @@ import dev.throttle.spring.internal.aop.ThrottleRequestContext;
  * and binding run. A request that completes below 400 settles each policy by its
  * {@code reset-on-success} / {@code count}.
  */
-public final class ServletHttpRulesFilter extends OncePerRequestFilter implements Ordered {
+public final class ServletHttpRulesFilter extends OrderedRequestFilter {
 
-	private final HttpRules rules;
-
-	private final ClientAccess access;
-
-	private final boolean writeHeaders;
-
-	private final int ipv6Prefix;
-
-	private final Supplier<List<CorsConfigurationSource>> corsSources;
-
-	private final int order;
+	private final HttpRulesFilterConfig<CorsConfigurationSource> config;
 
 	/**
 	 * Creates the filter.
-	 * @param rules the rules
-	 * @param access the safelist and blocklist
-	 * @param writeHeaders whether responses get the rate-limit headers
-	 * @param ipv6Prefix the bits of an IPv6 address that {@code #ip} keeps
-	 * @param corsSources the application's CORS configuration, found on first use, for refused cross-origin requests
-	 * @param order the filter's order
+	 * @param config the rules, the client lists, the headers and CORS settings, and the filter's order
 	 */
-	public ServletHttpRulesFilter(HttpRules rules, ClientAccess access, boolean writeHeaders, int ipv6Prefix,
-			Supplier<List<CorsConfigurationSource>> corsSources, int order) {
-		this.rules = rules;
-		this.access = access;
-		this.writeHeaders = writeHeaders;
-		this.ipv6Prefix = ipv6Prefix;
-		this.corsSources = corsSources;
-		this.order = order;
-	}
-
-	@Override
-	public int getOrder() {
-		return this.order;
+	public ServletHttpRulesFilter(HttpRulesFilterConfig<CorsConfigurationSource> config) {
+		super(config.order());
+		this.config = config;
 	}
 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		String address = request.getRemoteAddr();
-		if (this.access.isBlocked(address)) {
+		if (this.config.access().isBlocked(address)) {
 			cors(request, response);
 			ServletRefusals.forbid(request, response);
 			return;
 		}
-		if (this.rules.isEmpty() || CorsUtils.isPreFlightRequest(request) || this.access.isSafelisted(address)) {
+		if (this.config.rules().isEmpty() || CorsUtils.isPreFlightRequest(request)
+				|| this.config.access().isSafelisted(address)) {
 			chain.doFilter(request, response);
 			return;
 		}
 		RequestPath path = RequestPath.parse(request.getRequestURI(), request.getContextPath());
-		List<HttpRules.Matched> matched = this.rules.match(request.getMethod(), path.pathWithinApplication());
+		List<HttpRules.Matched> matched = this.config.rules().match(request.getMethod(), path.pathWithinApplication());
 		if (matched.isEmpty()) {
 			chain.doFilter(request, response);
 			return;
 		}
-		Request ruleRequest = new Request(request, this.ipv6Prefix);
+		Request ruleRequest = new Request(request, this.config.ipv6Prefix());
 		List<Charge> charges = HttpRules.charges(matched, ruleRequest);
 		String[] keys = HttpRules.keys(matched, ruleRequest);
-		Headers headers = new Headers(response, this.writeHeaders);
+		Headers headers = new Headers(response, this.config.writeHeaders());
 		List<PolicyDecision> decisions;
 		try {
 			decisions = Charges.acquire(charges, keys, headers);
 		}
 		catch (ThrottledException refusal) {
 			cors(request, response);
-			ServletRefusals.write(request, response, refusal, this.writeHeaders);
+			ServletRefusals.write(request, response, refusal, this.config.writeHeaders());
 			return;
 		}
 		chain.doFilter(request, response);
@@ -125,16 +98,16 @@ public final class ServletHttpRulesFilter extends OncePerRequestFilter implement
 		if (!CorsUtils.isCorsRequest(request)) {
 			return;
 		}
-		for (CorsConfigurationSource source : this.corsSources.get()) {
-			CorsConfiguration config;
+		for (CorsConfigurationSource source : this.config.corsSources().get()) {
+			CorsConfiguration cors;
 			try {
-				config = source.getCorsConfiguration(request);
+				cors = source.getCorsConfiguration(request);
 			}
 			catch (RuntimeException ex) {
 				continue;
 			}
-			if (config != null) {
-				CorsExposure.refusal(config, request.getHeader(HttpHeaders.ORIGIN), response::setHeader);
+			if (cors != null) {
+				CorsExposure.refusal(cors, request.getHeader(HttpHeaders.ORIGIN), response::setHeader);
 				return;
 			}
 		}

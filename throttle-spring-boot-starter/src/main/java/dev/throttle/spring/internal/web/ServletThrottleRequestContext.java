@@ -24,24 +24,10 @@ import dev.throttle.spring.internal.aop.ThrottleRequestContext;
  * header itself (with {@code native}, Tomcat takes the right-most address that is not a trusted
  * proxy's).
  */
-public final class ServletThrottleRequestContext implements ThrottleRequestContext {
-
-	private final boolean writeHeaders;
-
-	private final int ipv6Prefix;
-
-	private final ClientAccess access;
+public final class ServletThrottleRequestContext extends WebRequestContext implements ThrottleRequestContext {
 
 	/**
-	 * Creates a context that groups IPv6 clients by their /64.
-	 * @param writeHeaders whether allowed calls get RateLimit headers
-	 */
-	public ServletThrottleRequestContext(boolean writeHeaders) {
-		this(writeHeaders, 64);
-	}
-
-	/**
-	 * Creates a context.
+	 * Creates a context without a safelist.
 	 * @param writeHeaders whether allowed calls get RateLimit headers
 	 * @param ipv6Prefix the leading bits of an IPv6 client address that {@code #ip} keeps (1 to 128)
 	 */
@@ -56,9 +42,7 @@ public final class ServletThrottleRequestContext implements ThrottleRequestConte
 	 * @param access the safelisted client addresses, never throttled
 	 */
 	public ServletThrottleRequestContext(boolean writeHeaders, int ipv6Prefix, ClientAccess access) {
-		this.writeHeaders = writeHeaders;
-		this.ipv6Prefix = ipv6Prefix;
-		this.access = access;
+		super(writeHeaders, ipv6Prefix, access);
 	}
 
 	@Override

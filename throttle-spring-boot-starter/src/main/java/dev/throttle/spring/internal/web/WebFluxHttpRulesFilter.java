@@ -3,7 +3,6 @@ package dev.throttle.spring.internal.web;
 import java.net.InetSocketAddress;
 import java.security.Principal;
 import java.util.List;
-import java.util.function.Supplier;
 import java.util.Optional;
 
 import reactor.core.publisher.Mono;
@@ -33,70 +32,50 @@ import dev.throttle.spring.internal.aop.ThrottleRequestContext;
  */
 public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 
-	private final HttpRules rules;
-
-	private final ClientAccess access;
-
-	private final boolean writeHeaders;
-
-	private final int ipv6Prefix;
-
-	private final Supplier<List<CorsConfigurationSource>> corsSources;
-
-	private final int order;
+	private final HttpRulesFilterConfig<CorsConfigurationSource> config;
 
 	/**
 	 * Creates the filter.
-	 * @param rules the rules
-	 * @param access the safelist and blocklist
-	 * @param writeHeaders whether responses get the rate-limit headers
-	 * @param ipv6Prefix the bits of an IPv6 address that {@code #ip} keeps
-	 * @param corsSources the application's CORS configuration, found on first use, for refused cross-origin requests
-	 * @param order the filter's order
+	 * @param config the rules, the client lists, the headers and CORS settings, and the filter's order
 	 */
-	public WebFluxHttpRulesFilter(HttpRules rules, ClientAccess access, boolean writeHeaders, int ipv6Prefix,
-			Supplier<List<CorsConfigurationSource>> corsSources, int order) {
-		this.rules = rules;
-		this.access = access;
-		this.writeHeaders = writeHeaders;
-		this.ipv6Prefix = ipv6Prefix;
-		this.corsSources = corsSources;
-		this.order = order;
+	public WebFluxHttpRulesFilter(HttpRulesFilterConfig<CorsConfigurationSource> config) {
+		this.config = config;
 	}
 
 	@Override
 	public int getOrder() {
-		return this.order;
+		return this.config.order();
 	}
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		ServerHttpRequest request = exchange.getRequest();
 		InetSocketAddress remote = request.getRemoteAddress();
-		if (matches(remote, true)) {
+		if (this.config.access().isBlocked(remote)) {
 			cors(exchange);
 			return WebFluxRefusals.forbid(exchange);
 		}
-		if (this.rules.isEmpty() || CorsUtils.isPreFlightRequest(request) || matches(remote, false)) {
+		if (this.config.rules().isEmpty() || CorsUtils.isPreFlightRequest(request)
+				|| this.config.access().isSafelisted(remote)) {
 			return chain.filter(exchange);
 		}
-		List<HttpRules.Matched> matched = this.rules.match(request.getMethod().name(),
+		List<HttpRules.Matched> matched = this.config.rules().match(request.getMethod().name(),
 				request.getPath().pathWithinApplication());
 		if (matched.isEmpty()) {
 			return chain.filter(exchange);
 		}
-		Mono<Optional<String>> principal = this.rules.usePrincipal()
+		Mono<Optional<String>> principal = this.config.rules().usePrincipal()
 				? exchange.getPrincipal().map(Principal::getName).map(Optional::of).defaultIfEmpty(Optional.empty())
 				: Mono.just(Optional.empty());
-		Headers headers = new Headers(exchange, this.writeHeaders);
+		Headers headers = new Headers(exchange, this.config.writeHeaders());
 		return principal.flatMap((name) -> {
-			Request ruleRequest = new Request(exchange, name.orElse(null), this.ipv6Prefix);
+			Request ruleRequest = new Request(exchange, name.orElse(null), this.config.ipv6Prefix());
 			List<Charge> charges = HttpRules.charges(matched, ruleRequest);
 			String[] keys = HttpRules.keys(matched, ruleRequest);
 			return Mono.fromCompletionStage(() -> Charges.acquireAsync(charges, keys, headers))
 				.onErrorResume(ThrottledException.class, (refusal) -> {
 					cors(exchange);
-					return WebFluxRefusals.write(exchange, refusal, this.writeHeaders).then(Mono.empty());
+					return WebFluxRefusals.write(exchange, refusal, this.config.writeHeaders()).then(Mono.empty());
 				})
 				.flatMap((decisions) -> chain.filter(exchange).then(Mono.defer(() -> settle(exchange, charges, keys, decisions, headers))));
 		});
@@ -111,26 +90,16 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 		return Mono.fromCompletionStage(() -> Charges.settleAsync(charges, keys, decisions, headers));
 	}
 
-	private boolean matches(@Nullable InetSocketAddress remote, boolean blocklist) {
-		if (remote == null || this.access.isEmpty()) {
-			return false;
-		}
-		if (remote.getAddress() != null) {
-			return blocklist ? this.access.isBlocked(remote.getAddress()) : this.access.isSafelisted(remote.getAddress());
-		}
-		return blocklist ? this.access.isBlocked(remote.getHostString()) : this.access.isSafelisted(remote.getHostString());
-	}
-
 	/** The CORS headers of a refusal, where the application's CORS configuration allows the origin. */
 	private void cors(ServerWebExchange exchange) {
 		if (!CorsUtils.isCorsRequest(exchange.getRequest())) {
 			return;
 		}
-		for (CorsConfigurationSource source : this.corsSources.get()) {
-			CorsConfiguration config = source.getCorsConfiguration(exchange);
-			if (config != null) {
+		for (CorsConfigurationSource source : this.config.corsSources().get()) {
+			CorsConfiguration cors = source.getCorsConfiguration(exchange);
+			if (cors != null) {
 				HttpHeaders headers = exchange.getResponse().getHeaders();
-				CorsExposure.refusal(config, exchange.getRequest().getHeaders().getOrigin(), headers::set);
+				CorsExposure.refusal(cors, exchange.getRequest().getHeaders().getOrigin(), headers::set);
 				return;
 			}
 		}
@@ -141,12 +110,7 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 
 		@Override
 		public @Nullable String ip() {
-			InetSocketAddress remote = this.exchange.getRequest().getRemoteAddress();
-			if (remote == null) {
-				return null;
-			}
-			return (remote.getAddress() != null) ? ClientAddresses.key(remote.getAddress(), this.ipv6Prefix)
-					: ClientAddresses.key(remote.getHostString(), this.ipv6Prefix);
+			return ClientAddresses.key(this.exchange.getRequest().getRemoteAddress(), this.ipv6Prefix);
 		}
 
 		@Override
@@ -172,12 +136,8 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 
 		@Override
 		public void allowed(List<PolicyDecision> decisions) {
-			if (this.writeHeaders && !this.exchange.getResponse().isCommitted()) {
-				HttpHeaders headers = this.exchange.getResponse().getHeaders();
-				headers.set(RateLimitHeaders.POLICY, RateLimitItems.merged(headers.getFirst(RateLimitHeaders.POLICY),
-						RateLimitHeaders.policy(decisions)));
-				headers.set(RateLimitHeaders.LIMIT, RateLimitItems.merged(headers.getFirst(RateLimitHeaders.LIMIT),
-						RateLimitHeaders.limit(decisions)));
+			if (this.writeHeaders) {
+				WebFluxThrottleRequestContext.addHeaders(this.exchange.getResponse(), decisions);
 			}
 		}
 

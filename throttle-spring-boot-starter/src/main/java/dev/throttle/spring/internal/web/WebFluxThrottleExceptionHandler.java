@@ -2,10 +2,7 @@ package dev.throttle.spring.internal.web;
 
 import reactor.core.publisher.Mono;
 
-import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.beans.factory.BeanFactoryAware;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
@@ -29,40 +26,30 @@ import dev.throttle.spring.web.ThrottleExceptionHandler;
  * and after the application's own {@code @ExceptionHandler(ThrottledException.class)}.
  */
 @ControllerAdvice
-public final class WebFluxThrottleExceptionHandler implements Ordered, BeanFactoryAware {
+public final class WebFluxThrottleExceptionHandler implements Ordered {
 
 	private final ThrottleExceptionHandler problems;
 
 	private final boolean writeRateLimitHeaders;
 
-	private @Nullable ListableBeanFactory beanFactory;
-
-	private volatile @Nullable Integer order;
+	private final RefusalHandlerOrder order = new RefusalHandlerOrder(ThrottleExceptionHandler.class);
 
 	/**
 	 * Creates the handler.
 	 * @param problems answers API clients
 	 * @param writeRateLimitHeaders whether to send RateLimit-Policy and RateLimit
+	 * @param beanFactory the application's beans, among which its own refusal handler is looked for
 	 */
-	public WebFluxThrottleExceptionHandler(ThrottleExceptionHandler problems, boolean writeRateLimitHeaders) {
+	public WebFluxThrottleExceptionHandler(ThrottleExceptionHandler problems, boolean writeRateLimitHeaders,
+			BeanFactory beanFactory) {
 		this.problems = problems;
 		this.writeRateLimitHeaders = writeRateLimitHeaders;
-	}
-
-	@Override
-	public void setBeanFactory(BeanFactory beanFactory) {
-		this.beanFactory = (beanFactory instanceof ListableBeanFactory listable) ? listable : null;
+		this.order.setBeanFactory(beanFactory);
 	}
 
 	@Override
 	public int getOrder() {
-		Integer order = this.order;
-		if (order == null) {
-			order = (this.beanFactory != null) ? AdviceOrder.of(this.beanFactory, ThrottleExceptionHandler.class)
-					: AdviceOrder.AHEAD;
-			this.order = order;
-		}
-		return order;
+		return this.order.get();
 	}
 
 	/**

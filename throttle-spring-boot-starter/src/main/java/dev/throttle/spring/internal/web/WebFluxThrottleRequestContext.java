@@ -23,30 +23,7 @@ import dev.throttle.spring.internal.aop.ThrottleRequestContext;
  * an IPv6 address grouped by its prefix (a /64 by default), which honours X-Forwarded-For only
  * when the application configured {@code server.forward-headers-strategy}.
  */
-public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequestContext {
-
-	private final boolean writeHeaders;
-
-	private final int ipv6Prefix;
-
-	private final ClientAccess access;
-
-	/**
-	 * Creates a context that groups IPv6 clients by their /64.
-	 * @param writeHeaders whether allowed calls get RateLimit headers
-	 */
-	public WebFluxThrottleRequestContext(boolean writeHeaders) {
-		this(writeHeaders, 64);
-	}
-
-	/**
-	 * Creates a context.
-	 * @param writeHeaders whether allowed calls get RateLimit headers
-	 * @param ipv6Prefix the leading bits of an IPv6 client address that {@code #ip} keeps (1 to 128)
-	 */
-	public WebFluxThrottleRequestContext(boolean writeHeaders, int ipv6Prefix) {
-		this(writeHeaders, ipv6Prefix, ClientAccess.none());
-	}
+public final class WebFluxThrottleRequestContext extends WebRequestContext implements ReactiveThrottleRequestContext {
 
 	/**
 	 * Creates a context.
@@ -55,9 +32,7 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 	 * @param access the safelisted client addresses, never throttled
 	 */
 	public WebFluxThrottleRequestContext(boolean writeHeaders, int ipv6Prefix, ClientAccess access) {
-		this.writeHeaders = writeHeaders;
-		this.ipv6Prefix = ipv6Prefix;
-		this.access = access;
+		super(writeHeaders, ipv6Prefix, access);
 	}
 
 	@Override
@@ -68,31 +43,14 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 		}
 		ServerWebExchange exchange = found.get();
 		InetSocketAddress remote = exchange.getRequest().getRemoteAddress();
-		String address = address(remote);
-		boolean safelisted = safelisted(remote);
+		String address = ClientAddresses.key(remote, this.ipv6Prefix);
+		boolean safelisted = this.access.isSafelisted(remote);
 		return exchange.getPrincipal()
 			.map(Principal::getName)
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.map((principal) -> new ExchangeContext(exchange, address, principal.orElse(null), this.writeHeaders,
 					safelisted));
-	}
-
-	private boolean safelisted(InetSocketAddress remote) {
-		if (remote == null || this.access.isEmpty()) {
-			return false;
-		}
-		return (remote.getAddress() != null) ? this.access.isSafelisted(remote.getAddress())
-				: this.access.isSafelisted(remote.getHostString());
-	}
-
-	private String address(InetSocketAddress remote) {
-		if (remote == null) {
-			return null;
-		}
-		// an unresolved address (as a forwarded header may give) is parsed as text, never looked up
-		return (remote.getAddress() != null) ? ClientAddresses.key(remote.getAddress(), this.ipv6Prefix)
-				: ClientAddresses.key(remote.getHostString(), this.ipv6Prefix);
 	}
 
 	private record ExchangeContext(ServerWebExchange exchange, String clientAddress, String principalName,
@@ -105,16 +63,28 @@ public final class WebFluxThrottleRequestContext implements ReactiveThrottleRequ
 
 		@Override
 		public void allowed(List<PolicyDecision> decisions) {
-			if (this.writeHeaders && !this.exchange.getResponse().isCommitted()) {
-				HttpHeaders headers = this.exchange.getResponse().getHeaders();
-				// one line, one item per policy, even after a second throttled call in one exchange
-				headers.set(RateLimitHeaders.POLICY, RateLimitItems
-					.merged(headers.getFirst(RateLimitHeaders.POLICY), RateLimitHeaders.policy(decisions)));
-				headers.set(RateLimitHeaders.LIMIT, RateLimitItems
-					.merged(headers.getFirst(RateLimitHeaders.LIMIT), RateLimitHeaders.limit(decisions)));
+			if (this.writeHeaders) {
+				addHeaders(this.exchange.getResponse(), decisions);
 			}
 		}
 
+	}
+
+	/**
+	 * Adds the rate-limit headers of allowed decisions while the response is open: one line, one
+	 * item per policy, even after a second throttled call (or a URL rule) in one exchange.
+	 * @param response the response
+	 * @param decisions the decisions of the enforcing policies
+	 */
+	static void addHeaders(ServerHttpResponse response, List<PolicyDecision> decisions) {
+		if (response.isCommitted()) {
+			return;
+		}
+		HttpHeaders headers = response.getHeaders();
+		headers.set(RateLimitHeaders.POLICY,
+				RateLimitItems.merged(headers.getFirst(RateLimitHeaders.POLICY), RateLimitHeaders.policy(decisions)));
+		headers.set(RateLimitHeaders.LIMIT,
+				RateLimitItems.merged(headers.getFirst(RateLimitHeaders.LIMIT), RateLimitHeaders.limit(decisions)));
 	}
 
 	/**
