@@ -6,7 +6,7 @@ import java.util.concurrent.CompletionStage;
 import dev.throttle.Limiter;
 
 /**
- * How a {@link ResilientLimiter} gives its store the refunds and resets the store is owed: sent now
+ * How a {@code ResilientLimiter} gives its store the refunds and resets the store is owed: sent now
  * when the store answers and owes nothing older, otherwise kept ({@link Settlements}) and applied when
  * it answers again, after what it was owed before. The one place for settlements, blocking or not.
  */

@@ -14,14 +14,14 @@ import org.springframework.data.redis.connection.ReturnType;
 import dev.throttle.TimeSource;
 
 /**
- * What the limiters of one {@link RedisThrottleStore} share with it: the store's settings, its
+ * What the limiters of one {@code RedisThrottleStore} share with it: the store's settings, its
  * connection, the {@code now} argument of every script, and the events channel (publishing a reset
  * or a refund, and whether this instance hears the others'). Built by the store, handed to each
  * limiter, so that a limiter needs nothing of the store itself. Thread-safe.
  */
 final class RedisCalls {
 
-	/** The store's {@link RedisThrottleStore#kind() kind}, which every decision's source names. */
+	/** The store's {@code kind()}, which every decision's source names. */
 	static final String KIND = "redis";
 
 	/** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
@@ -130,7 +130,7 @@ final class RedisCalls {
 		return connection().flatMap((connection) -> connection.pubSubCommands().publish(target, message)).then();
 	}
 
-	/** {@link RedisThrottleStore#serverTimeRefusal}: Redis's error when it refused TIME in a script, else null. */
+	/** {@code RedisThrottleStore.serverTimeRefusal}: Redis's error when it refused TIME in a script, else null. */
 	@Nullable String serverTimeRefusal(Duration bound) {
 		ByteBuffer script = ByteBuffer.wrap("return redis.call('TIME')".getBytes(StandardCharsets.US_ASCII));
 		try {
