@@ -1,7 +1,6 @@
 package dev.throttle.spring.redis;
 
 import java.nio.ByteBuffer;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -228,23 +227,23 @@ final class RedisLimiter implements SourcedLimiter {
 		return this.bounds.bounded(decide(key, PolicyScript.PEEK, 1), "peek").toFuture();
 	}
 
-	/** The call's decision, unbounded: callers bound it with {@link #await} or {@link #bounded}. */
+	/** The call's decision, unbounded: callers bound it with {@link CallBounds}. */
 	private Mono<Decision> decide(String key, byte[] operation, int cost) {
-		return eval(key, operation, cost, null).map(ScriptReply::decision);
+		return this.script.eval(key, operation, cost, null).map(ScriptReply::decision);
 	}
 
 	private Mono<Void> run(String key, byte[] operation, int cost) {
-		return eval(key, operation, cost, null).then();
+		return this.script.eval(key, operation, cost, null).then();
 	}
 
 	/** A refund of exactly what a call of several limits took: each limit's receipt, joined by {@code ,}. */
 	private Mono<Void> refundTaken(String key, int cost, Decision taken) {
-		return eval(key, PolicyScript.REFUND, cost, RedisThrottleScripts.receipts(taken)).then();
+		return this.script.eval(key, PolicyScript.REFUND, cost, RedisThrottleScripts.receipts(taken)).then();
 	}
 
 	/** A refund of exactly what the call with {@code receipt} took: the receipt is the fourth argument. */
 	private Mono<Void> refundTaken(String key, int cost, long receipt) {
-		return eval(key, PolicyScript.REFUND, cost, PolicyScript.ascii(Long.toString(receipt))).then();
+		return this.script.eval(key, PolicyScript.REFUND, cost, PolicyScript.ascii(Long.toString(receipt))).then();
 	}
 
 	/**
@@ -260,11 +259,6 @@ final class RedisLimiter implements SourcedLimiter {
 		}
 		return this.calls.resetAndPublish(redisKey, this.policy.name(), key)
 			.then(Mono.fromRunnable(() -> entries.forget(key)));
-	}
-
-	/** The call's script; {@code receipt} may be null. */
-	private Mono<List<Object>> eval(String key, byte[] operation, int cost, byte @Nullable [] receipt) {
-		return this.script.eval(key, operation, cost, receipt);
 	}
 
 	/**
