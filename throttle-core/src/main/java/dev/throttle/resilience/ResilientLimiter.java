@@ -15,8 +15,8 @@ import dev.throttle.ThrottleListener;
  * One policy of a {@link ResilientThrottleStore}: each call goes to the store unless the store is
  * known to be down; a call the store fails, or one made while it is down, is reported to the
  * listener and answered by the fallback instead. {@link StoreCalls} is the one place that knows
- * whether a decision or a peek reached the store; {@link #settle} and {@link #settleAsync} the one
- * place for refunds and resets that the store is owed.
+ * whether a decision or a peek reached the store; {@link SettlementCalls} the one place for refunds
+ * and resets that the store is owed.
  *
  * <p>A refund goes to whoever took the unit: the fallback when the decision's receipt carries
  * {@link Fallback#RECEIPT}, the store otherwise. What the store is owed and could not be given now is
@@ -39,14 +39,11 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	private final Fallback fallback;
 
-	private final StoreHealth health;
-
-	private final Settlements settlements;
-
-	private final Settlements.Owed owed;
-
 	/** The one place that knows whether a call reached the store. */
 	private final StoreCalls calls;
+
+	/** The one place for refunds and resets that the store is owed. */
+	private final SettlementCalls settle;
 
 	ResilientLimiter(Policy policy, Limiter store, DecisionSource storeSource, DecisionSource nearCacheSource,
 			Fallback fallback, StoreHealth health, Settlements settlements, ThrottleListener listener) {
@@ -56,10 +53,8 @@ final class ResilientLimiter implements SourcedLimiter {
 		this.storeSource = storeSource;
 		this.nearCacheSource = nearCacheSource;
 		this.fallback = fallback;
-		this.health = health;
-		this.settlements = settlements;
-		this.owed = settlements.of(policy, store);
 		this.calls = new StoreCalls(policy, store, health, listener);
+		this.settle = new SettlementCalls(store, health, settlements, settlements.of(policy, store), this.calls);
 	}
 
 	@Override
@@ -127,7 +122,7 @@ final class ResilientLimiter implements SourcedLimiter {
 			this.fallback.refund(key, cost, receipt);
 			return;
 		}
-		settle(key, false, cost, receipt);
+		this.settle.settle(key, false, cost, receipt);
 	}
 
 	/**
@@ -145,7 +140,7 @@ final class ResilientLimiter implements SourcedLimiter {
 			this.store.refund(key, cost, taken);
 		}
 		catch (RuntimeException ex) {
-			settle(key, false, cost, taken.receipt());
+			this.settle.settle(key, false, cost, taken.receipt());
 		}
 	}
 
@@ -167,7 +162,7 @@ final class ResilientLimiter implements SourcedLimiter {
 	@Override
 	public boolean tryReset(String key) {
 		this.fallback.reset(key);
-		boolean reset = settle(key, true, 0, 0);
+		boolean reset = this.settle.settle(key, true, 0, 0);
 		if (!reset) {
 			// the store forgets its remembered refusal once it has the reset; this instance at once
 			this.store.forgetRemembered(key);
@@ -214,7 +209,7 @@ final class ResilientLimiter implements SourcedLimiter {
 			this.fallback.refund(key, cost, receipt);
 			return DONE;
 		}
-		return settleAsync(key, false, cost, receipt);
+		return this.settle.settleAsync(key, false, cost, receipt);
 	}
 
 	@Override
@@ -226,89 +221,12 @@ final class ResilientLimiter implements SourcedLimiter {
 	public CompletionStage<Void> resetAsync(String key) {
 		this.fallback.reset(key);
 		this.store.forgetRemembered(key);
-		return settleAsync(key, true, 0, 0);
+		return this.settle.settleAsync(key, true, 0, 0);
 	}
 
 	@Override
 	public void forgetRemembered(String key) {
 		this.store.forgetRemembered(key);
-	}
-
-	/**
-	 * Gives the store a refund or a reset it is owed, or keeps it for the store (see
-	 * {@link #sendNow}, and when the store fails the call); returns whether the store carried it out.
-	 */
-	private boolean settle(String key, boolean reset, int cost, long receipt) {
-		if (!sendNow(key, reset, cost, receipt)) {
-			return false;
-		}
-		try {
-			if (reset) {
-				this.store.reset(key);
-			}
-			else {
-				this.store.refund(key, cost, receipt);
-			}
-		}
-		catch (RuntimeException ex) {
-			missed(this.calls.failed(ex), true, key, reset, cost, receipt);
-			return false;
-		}
-		this.health.answered();
-		return true;
-	}
-
-	/** Like {@link #settle}, without blocking; never fails. */
-	private CompletionStage<Void> settleAsync(String key, boolean reset, int cost, long receipt) {
-		if (!sendNow(key, reset, cost, receipt)) {
-			return DONE;
-		}
-		try {
-			CompletionStage<Void> call = reset ? this.store.resetAsync(key) : this.store.refundAsync(key, cost, receipt);
-			return call.handle((ignored, failure) -> {
-				if (failure != null) {
-					missed(this.calls.failed(StoreCalls.unwrap(failure)), true, key, reset, cost, receipt);
-				}
-				else {
-					this.health.answered();
-				}
-				return null;
-			});
-		}
-		catch (RuntimeException ex) {
-			missed(this.calls.failed(ex), true, key, reset, cost, receipt);
-			return DONE;
-		}
-	}
-
-	/**
-	 * Whether to send a settlement to the store now; otherwise it is kept: the store is down (then it
-	 * is reported), or it is owed earlier settlements (then this one waits its turn behind them).
-	 */
-	private boolean sendNow(String key, boolean reset, int cost, long receipt) {
-		RuntimeException error = this.calls.skipStore(key);
-		if (error != null) {
-			missed(error, false, key, reset, cost, receipt);
-			return false;
-		}
-		if (this.settlements.isEmpty()) {
-			return true;
-		}
-		this.owed.keep(key, reset, cost, receipt);
-		this.health.applyOwed();
-		return false;
-	}
-
-	/**
-	 * Reports a settlement that missed the store and keeps it for the store, except a refund whose
-	 * call was sent and got no answer in time: the store may have carried it out, and a refund applied
-	 * twice would hand out a unit that nobody gave back (a reset applied twice is one reset).
-	 */
-	private void missed(RuntimeException error, boolean sent, String key, boolean reset, int cost, long receipt) {
-		this.calls.report(error);
-		if (reset || !sent || !StoreHealth.isTimeout(error)) {
-			this.owed.keep(key, reset, cost, receipt);
-		}
 	}
 
 }

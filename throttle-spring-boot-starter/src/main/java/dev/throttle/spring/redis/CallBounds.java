@@ -22,7 +22,7 @@ import reactor.core.publisher.Mono;
  */
 final class CallBounds {
 
-	private final RedisThrottleStore store;
+	private final RedisCalls calls;
 
 	private final String policy;
 
@@ -30,8 +30,8 @@ final class CallBounds {
 
 	private final long waitNanos;
 
-	CallBounds(RedisThrottleStore store, String policy, Duration timeout) {
-		this.store = store;
+	CallBounds(RedisCalls calls, String policy, Duration timeout) {
+		this.calls = calls;
 		this.policy = policy;
 		this.timeout = timeout;
 		this.waitNanos = timeout.toNanos();
@@ -44,7 +44,7 @@ final class CallBounds {
 
 	private RedisStoreException failure(String operation, Throwable ex) {
 		if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException) && !isErrorReply(ex)) {
-			this.store.connectionFailed();
+			this.calls.connectionFailed();
 		}
 		String reason = (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms"
 				: String.valueOf(ex.getMessage());

@@ -1,16 +1,10 @@
 package dev.throttle.spring.redis;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import reactor.core.publisher.Mono;
-
-import org.springframework.data.redis.connection.ReactiveRedisConnection;
-import org.springframework.data.redis.connection.ReturnType;
-import org.springframework.data.redis.core.script.RedisScript;
 
 import org.jspecify.annotations.Nullable;
 
@@ -21,9 +15,8 @@ import dev.throttle.SourcedDecision;
 import dev.throttle.SourcedLimiter;
 
 /**
- * One policy's keys in Redis, through the policy's own script (its numbers are part of the script's
- * text, see {@link RedisThrottleScripts}): a call sends the key, the operation, the cost, now (empty
- * on Redis time) and, for a refund of one call, that call's receipt.
+ * One policy's keys in Redis, through the policy's own script ({@link PolicyScript}): every call
+ * bounded by the store's timeout ({@link CallBounds}).
  *
  * <p>With the store's near cache, an acquire first looks for a refusal it remembers (when the policy
  * answers from it) and remembers the refusals Redis gives (always: a failure policy answers from them
@@ -32,30 +25,11 @@ import dev.throttle.SourcedLimiter;
  */
 final class RedisLimiter implements SourcedLimiter {
 
-	private static final byte[] ACQUIRE = { 'a' };
-
-	private static final byte[] REFUND = { 'r' };
-
-	private static final byte[] PEEK = { 'p' };
-
-	private static final byte[][] COSTS = new byte[65][];
-
-	static {
-		for (int cost = 0; cost < COSTS.length; cost++) {
-			COSTS[cost] = ascii(Integer.toString(cost));
-		}
-	}
-
-	private final RedisThrottleStore store;
-
 	private final Policy policy;
 
-	private final String sha1;
+	private final RedisCalls calls;
 
-	private final byte[] scriptBytes;
-
-	/** {@code <prefix>:{<policy>:} as text; a key completes it with {@code <key>}}. */
-	private final String keyStart;
+	private final PolicyScript script;
 
 	/** The timeout on every call, and the failure it turns into. */
 	private final CallBounds bounds;
@@ -70,25 +44,21 @@ final class RedisLimiter implements SourcedLimiter {
 
 	private final DecisionSource nearCacheSource;
 
-	RedisLimiter(RedisThrottleStore store, Policy policy) {
-		this.store = store;
+	/**
+	 * @param nearCache the policy's remembered refusals, null without a near cache
+	 * @param nearCacheSettings the near cache's settings, which say whether it answers this policy
+	 */
+	RedisLimiter(RedisCalls calls, Policy policy, NearCache.@Nullable Entries nearCache,
+			NearCacheSettings nearCacheSettings) {
 		this.policy = policy;
-		@SuppressWarnings("rawtypes")
-		RedisScript<List> script = RedisThrottleScripts.of(policy);
-		this.sha1 = script.getSha1();
-		this.scriptBytes = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
-		this.keyStart = store.keyPrefix() + ":{" + policy.name() + ":";
-		this.bounds = new CallBounds(store, policy.name(), store.timeout());
-		this.nearCache = store.nearCacheOf(policy.name());
+		this.calls = calls;
+		this.script = new PolicyScript(calls, policy);
+		this.bounds = new CallBounds(calls, policy.name(), calls.timeout());
+		this.nearCache = nearCache;
 		// a policy of several limits answers from Redis: a refusal remembered here would lose its limits' items
-		this.answersLocally = this.nearCache != null && store.nearCacheSettings().answersFor(policy)
-				&& !policy.severalLimits();
-		this.storeSource = DecisionSource.store(store.kind());
-		this.nearCacheSource = DecisionSource.nearCache(store.kind());
-	}
-
-	private static byte[] ascii(String text) {
-		return text.getBytes(StandardCharsets.US_ASCII);
+		this.answersLocally = nearCache != null && nearCacheSettings.answersFor(policy) && !policy.severalLimits();
+		this.storeSource = DecisionSource.store(RedisCalls.KIND);
+		this.nearCacheSource = DecisionSource.nearCache(RedisCalls.KIND);
 	}
 
 	@Override
@@ -143,24 +113,24 @@ final class RedisLimiter implements SourcedLimiter {
 
 	/** A refusal remembered for the call, when the policy answers from the near cache; else null. */
 	private @Nullable Decision answerLocally(String key, int cost) {
-		return (this.answersLocally && this.store.hearsEvents()) ? this.nearCache.answer(key, cost, this) : null;
+		return (this.answersLocally && this.calls.hearsEvents()) ? this.nearCache.answer(key, cost, this) : null;
 	}
 
 	/** An acquire in Redis; with a near cache, its refusal is remembered (or its allowance forgets one). */
 	private Mono<Decision> acquire(String key, int cost) {
 		NearCache.Entries entries = this.nearCache;
 		if (entries == null) {
-			return decide(key, ACQUIRE, cost);
+			return decide(key, PolicyScript.ACQUIRE, cost);
 		}
 		long sentAt = entries.now();
 		long sentEpoch = entries.epoch();
-		return decide(key, ACQUIRE, cost)
+		return decide(key, PolicyScript.ACQUIRE, cost)
 			.doOnNext((decision) -> entries.remember(key, cost, this, decision, sentAt, sentEpoch));
 	}
 
 	@Override
 	public void refund(String key, int cost) {
-		this.bounds.await(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally).toFuture(),
+		this.bounds.await(settled(key, run(key, PolicyScript.REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally).toFuture(),
 				"refund");
 	}
 
@@ -196,7 +166,7 @@ final class RedisLimiter implements SourcedLimiter {
 
 	@Override
 	public Decision peek(String key) {
-		return this.bounds.await(decide(key, PEEK, 1).toFuture(), "peek");
+		return this.bounds.await(decide(key, PolicyScript.PEEK, 1).toFuture(), "peek");
 	}
 
 	@Override
@@ -218,7 +188,7 @@ final class RedisLimiter implements SourcedLimiter {
 
 	@Override
 	public CompletionStage<Void> refundAsync(String key, int cost) {
-		return this.bounds.bounded(settled(key, run(key, REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally),
+		return this.bounds.bounded(settled(key, run(key, PolicyScript.REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally),
 				"refund").toFuture();
 	}
 
@@ -248,32 +218,32 @@ final class RedisLimiter implements SourcedLimiter {
 			return change;
 		}
 		Mono<Void> forgotten = change.then(Mono.fromRunnable(() -> entries.forget(key)));
-		return publish ? forgotten.then(this.store.publishKey(this.policy.name(), key))
+		return publish ? forgotten.then(this.calls.publishKey(this.policy.name(), key))
 				: forgotten;
 	}
 
 	@Override
 	public CompletionStage<Decision> peekAsync(String key) {
-		return this.bounds.bounded(decide(key, PEEK, 1), "peek").toFuture();
+		return this.bounds.bounded(decide(key, PolicyScript.PEEK, 1), "peek").toFuture();
 	}
 
-	/** The call's decision, unbounded: callers bound it with {@link #await} or {@link #bounded}. */
+	/** The call's decision, unbounded: callers bound it with {@link CallBounds}. */
 	private Mono<Decision> decide(String key, byte[] operation, int cost) {
-		return eval(key, operation, cost, null).map(ScriptReply::decision);
+		return this.script.eval(key, operation, cost, null).map(ScriptReply::decision);
 	}
 
 	private Mono<Void> run(String key, byte[] operation, int cost) {
-		return eval(key, operation, cost, null).then();
+		return this.script.eval(key, operation, cost, null).then();
 	}
 
 	/** A refund of exactly what a call of several limits took: each limit's receipt, joined by {@code ,}. */
 	private Mono<Void> refundTaken(String key, int cost, Decision taken) {
-		return eval(key, REFUND, cost, RedisThrottleScripts.receipts(taken)).then();
+		return this.script.eval(key, PolicyScript.REFUND, cost, RedisThrottleScripts.receipts(taken)).then();
 	}
 
 	/** A refund of exactly what the call with {@code receipt} took: the receipt is the fourth argument. */
 	private Mono<Void> refundTaken(String key, int cost, long receipt) {
-		return eval(key, REFUND, cost, ascii(Long.toString(receipt))).then();
+		return this.script.eval(key, PolicyScript.REFUND, cost, PolicyScript.ascii(Long.toString(receipt))).then();
 	}
 
 	/**
@@ -282,42 +252,13 @@ final class RedisLimiter implements SourcedLimiter {
 	 * forgotten here.
 	 */
 	private Mono<Void> deleted(String key) {
-		ByteBuffer redisKey = keyBuffer(key);
+		ByteBuffer redisKey = this.script.redisKey(key);
 		NearCache.Entries entries = this.nearCache;
 		if (entries == null) {
-			return this.store.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then();
+			return this.calls.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then();
 		}
-		return this.store.resetAndPublish(redisKey, this.policy.name(), key)
+		return this.calls.resetAndPublish(redisKey, this.policy.name(), key)
 			.then(Mono.fromRunnable(() -> entries.forget(key)));
-	}
-
-	/** One EVALSHA (EVAL when Redis lost the script) of the policy's script; {@code receipt} may be null. */
-	private Mono<List<Object>> eval(String key, byte[] operation, int cost, byte[] receipt) {
-		byte[] keyBytes = (this.keyStart + key + "}").getBytes(StandardCharsets.UTF_8);
-		ByteBuffer now = this.store.nowArgument();
-		return this.store.connection()
-			.flatMap((connection) -> evalSha(connection, keyBytes, operation, cost, now, receipt)
-				.onErrorResume(RedisLimiter::isNoScript,
-						(ex) -> connection.scriptingCommands()
-							.<Object>eval(ByteBuffer.wrap(this.scriptBytes), ReturnType.MULTI, 1,
-									keysAndArgs(keyBytes, operation, cost, now, receipt))
-							.collectList()));
-	}
-
-	private Mono<List<Object>> evalSha(ReactiveRedisConnection connection, byte[] keyBytes, byte[] operation, int cost,
-			ByteBuffer now, byte[] receipt) {
-		return connection.scriptingCommands()
-			.<Object>evalSha(this.sha1, ReturnType.MULTI, 1, keysAndArgs(keyBytes, operation, cost, now, receipt))
-			.collectList();
-	}
-
-	private static ByteBuffer[] keysAndArgs(byte[] key, byte[] operation, int cost, ByteBuffer now, byte[] receipt) {
-		ByteBuffer costArgument = ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost)));
-		if (receipt == null) {
-			return new ByteBuffer[] { ByteBuffer.wrap(key), ByteBuffer.wrap(operation), costArgument, now.duplicate() };
-		}
-		return new ByteBuffer[] { ByteBuffer.wrap(key), ByteBuffer.wrap(operation), costArgument, now.duplicate(),
-				ByteBuffer.wrap(receipt) };
 	}
 
 	/**
@@ -325,21 +266,7 @@ final class RedisLimiter implements SourcedLimiter {
 	 * @return the script's text as UTF-8
 	 */
 	byte[] scriptBytes() {
-		return this.scriptBytes;
-	}
-
-	private ByteBuffer keyBuffer(String key) {
-		return ByteBuffer.wrap((this.keyStart + key + "}").getBytes(StandardCharsets.UTF_8));
-	}
-
-	private static boolean isNoScript(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			String message = cause.getMessage();
-			if (message != null && message.contains("NOSCRIPT")) {
-				return true;
-			}
-		}
-		return false;
+		return this.script.scriptBytes();
 	}
 
 }

@@ -7,11 +7,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
-import reactor.core.publisher.Mono;
-
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
@@ -57,19 +54,9 @@ public final class RedisThrottleStore implements ThrottleStore {
 	/** Default bound on each call, as {@code throttle.store.redis.timeout}. */
 	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
 
-	/** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
-	private static final ByteBuffer REDIS_TIME = ByteBuffer.allocate(0);
-
-	/** A reset with a near cache: the key deleted, then the event published from the same node. */
-	private static final ByteBuffer RESET_SCRIPT = ByteBuffer.wrap(
-			"redis.call('DEL', KEYS[1]) redis.call('PUBLISH', ARGV[1], ARGV[2]) return 1".getBytes(StandardCharsets.US_ASCII))
-		.asReadOnlyBuffer();
-
 	private final String keyPrefix;
 
 	private final Duration timeout;
-
-	private final TimeSource clock;
 
 	/** By policy, numbers and all: a policy's plans, and its numbers after a change, each have their own. */
 	private final Map<Policy, RedisLimiter> limiters = new ConcurrentHashMap<>();
@@ -82,11 +69,8 @@ public final class RedisThrottleStore implements ThrottleStore {
 	/** The events channel's subscription; null without a near cache or without an imperative factory. */
 	private final @Nullable RedisThrottleEvents events;
 
-	/** This store's name in the events it publishes. */
-	private final String sender = RedisThrottleEvents.newSender();
-
-	/** {@code <key-prefix>:events}; null when nothing is published. */
-	private final @Nullable ByteBuffer channel;
+	/** What the limiters share with the store: its settings, connection, clock and events channel. */
+	private final RedisCalls calls;
 
 	/**
 	 * Creates a store with the default key prefix and timeout.
@@ -148,20 +132,22 @@ public final class RedisThrottleStore implements ThrottleStore {
 		}
 		this.keyPrefix = keyPrefix;
 		this.timeout = timeout;
-		this.clock = clock;
-		this.connection = new StoreConnection(connectionFactory, this.limiters::values);
+		this.connection = new StoreConnection(connectionFactory,
+				() -> this.limiters.values().stream().map(RedisLimiter::scriptBytes).toList());
+		String sender = RedisThrottleEvents.newSender();
+		ByteBuffer channel = null;
 		if (nearCache != null && nearCache.isEnabled()) {
 			this.nearCache = new NearCache(nearCache, clock);
 			String channelName = keyPrefix + ":events";
-			this.channel = ByteBuffer.wrap(channelName.getBytes(StandardCharsets.UTF_8));
+			channel = ByteBuffer.wrap(channelName.getBytes(StandardCharsets.UTF_8));
 			this.events = (connectionFactory instanceof RedisConnectionFactory imperative)
-					? new RedisThrottleEvents(imperative, channelName, this.nearCache, this.sender) : null;
+					? new RedisThrottleEvents(imperative, channelName, this.nearCache, sender) : null;
 		}
 		else {
 			this.nearCache = null;
-			this.channel = null;
 			this.events = null;
 		}
+		this.calls = new RedisCalls(keyPrefix, timeout, clock, this.connection, this.events, sender, channel);
 		// connect now, off this thread, so that the first request does not pay for it
 		this.connection.connect();
 		if (this.events != null) {
@@ -181,11 +167,11 @@ public final class RedisThrottleStore implements ThrottleStore {
 	public Limiter limiter(Policy policy) {
 		RedisLimiter limiter = this.limiters.get(policy);
 		if (limiter == null) {
-			RedisLimiter created = new RedisLimiter(this, policy);
+			RedisLimiter created = new RedisLimiter(this.calls, policy, nearCacheOf(policy.name()), nearCacheSettings());
 			limiter = this.limiters.putIfAbsent(policy, created);
 			if (limiter == null) {
 				limiter = created;
-				this.connection.loadScriptIfWarm(created);
+				this.connection.loadScriptIfWarm(created.scriptBytes());
 				if (this.limiters.keySet().stream().anyMatch((p) -> p.name().equals(policy.name()) && !p.equals(policy))) {
 					policyChanged(policy.name());
 				}
@@ -198,7 +184,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 	private void policyChanged(String policy) {
 		if (this.nearCache != null) {
 			this.nearCache.forgetPolicy(policy);
-			publish(RedisThrottleEvents.policyMessage(this.sender, policy)).subscribe((done) -> {
+			this.calls.publishPolicy(policy).subscribe((done) -> {
 			}, (ex) -> {
 			});
 		}
@@ -206,7 +192,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 
 	@Override
 	public String kind() {
-		return "redis";
+		return RedisCalls.KIND;
 	}
 
 	/**
@@ -253,51 +239,13 @@ public final class RedisThrottleStore implements ThrottleStore {
 	}
 
 	/** The near cache's entries of a policy, or null without a near cache. */
-	NearCache.@Nullable Entries nearCacheOf(String policy) {
+	private NearCache.@Nullable Entries nearCacheOf(String policy) {
 		return (this.nearCache != null) ? this.nearCache.of(policy) : null;
-	}
-
-	/**
-	 * Whether this store hears other instances' events, so that its near cache may answer: not before
-	 * the channel is first subscribed, and never without a subscription (a connection factory that is
-	 * not a {@link RedisConnectionFactory}): a refusal another instance's reset made untrue would
-	 * otherwise be repeated until its time.
-	 */
-	boolean hearsEvents() {
-		RedisThrottleEvents events = this.events;
-		return events != null && events.isListening();
 	}
 
 	/** Completes once the events channel is subscribed; never without a subscription. */
 	CompletableFuture<Void> eventsSubscribed() {
 		return (this.events != null) ? this.events.subscribed() : new CompletableFuture<>();
-	}
-
-	/** Deletes a key and publishes that it was reset, in one script. */
-	Mono<Void> resetAndPublish(ByteBuffer redisKey, String policy, String key) {
-		ByteBuffer message = RedisThrottleEvents.keyMessage(this.sender, policy, key);
-		ByteBuffer channel = this.channel.duplicate();
-		return connection().flatMap((connection) -> connection.scriptingCommands()
-			.eval(RESET_SCRIPT.duplicate(), org.springframework.data.redis.connection.ReturnType.INTEGER, 1, redisKey,
-					channel, message)
-			.then());
-	}
-
-	/** Publishes that a key of a policy was reset or given back ({@link #publish}). */
-	Mono<Void> publishKey(String policy, String key) {
-		return publish(RedisThrottleEvents.keyMessage(this.sender, policy, key));
-	}
-
-	/**
-	 * Publishes an event on {@code <key-prefix>:events} when the store has a near cache (every
-	 * instance's may hold the key); completes at once otherwise.
-	 */
-	Mono<Void> publish(ByteBuffer message) {
-		if (this.channel == null) {
-			return Mono.empty();
-		}
-		ByteBuffer channel = this.channel.duplicate();
-		return connection().flatMap((connection) -> connection.pubSubCommands().publish(channel, message)).then();
 	}
 
 	/**
@@ -309,38 +257,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 * down is the failure mode's business, not a configuration error)
 	 */
 	public @Nullable String serverTimeRefusal(Duration bound) {
-		ByteBuffer script = ByteBuffer.wrap("return redis.call('TIME')".getBytes(StandardCharsets.US_ASCII));
-		try {
-			connection().flatMap((connection) -> connection.scriptingCommands()
-				.eval(script, org.springframework.data.redis.connection.ReturnType.MULTI, 0)
-				.collectList()).block(bound);
-			return null;
-		}
-		catch (RuntimeException ex) {
-			for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-				if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
-					return cause.getMessage();
-				}
-			}
-			return null;
-		}
-	}
-
-	/** The {@code now} argument of a script: empty (use Redis TIME) or the override clock's reading. */
-	ByteBuffer nowArgument() {
-		return (this.clock != null)
-				? ByteBuffer.wrap(Long.toString(this.clock.currentTimeMillis()).getBytes(StandardCharsets.US_ASCII))
-				: REDIS_TIME;
-	}
-
-	/** The store's connection ({@link StoreConnection#get}). */
-	Mono<ReactiveRedisConnection> connection() {
-		return this.connection.get();
-	}
-
-	/** Obtains the connection again at the next call ({@link StoreConnection#failed}). */
-	void connectionFailed() {
-		this.connection.failed();
+		return this.calls.serverTimeRefusal(bound);
 	}
 
 	/**

@@ -27,8 +27,8 @@ final class StoreConnection {
 
 	private final ReactiveRedisConnectionFactory connectionFactory;
 
-	/** The scripts to load at the warm-up: those of the policies bound by then. */
-	private final Supplier<Collection<RedisLimiter>> limiters;
+	/** The scripts (UTF-8) to load at the warm-up: those of the policies bound by then. */
+	private final Supplier<Collection<byte[]>> scripts;
 
 	/** Warm up once, at startup: a reconnect during an outage must not queue extra commands. */
 	private final AtomicBoolean warmedUp = new AtomicBoolean();
@@ -43,9 +43,9 @@ final class StoreConnection {
 	/** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
 	private volatile ReactiveRedisConnection warmConnection;
 
-	StoreConnection(ReactiveRedisConnectionFactory connectionFactory, Supplier<Collection<RedisLimiter>> limiters) {
+	StoreConnection(ReactiveRedisConnectionFactory connectionFactory, Supplier<Collection<byte[]>> scripts) {
 		this.connectionFactory = connectionFactory;
-		this.limiters = limiters;
+		this.scripts = scripts;
 	}
 
 	/** The connection; obtained once (on a background thread, since a connect may block) and then reused. */
@@ -107,8 +107,8 @@ final class StoreConnection {
 			// from here on a policy bound later has its script loaded as it is bound; the ones bound
 			// so far are loaded now (a policy bound meanwhile may be loaded twice, which is harmless)
 			this.warmConnection = connection;
-			for (RedisLimiter limiter : this.limiters.get()) {
-				connection.scriptingCommands().scriptLoad(ByteBuffer.wrap(limiter.scriptBytes())).block(WARM_UP_TIMEOUT);
+			for (byte[] script : this.scripts.get()) {
+				connection.scriptingCommands().scriptLoad(ByteBuffer.wrap(script)).block(WARM_UP_TIMEOUT);
 			}
 		}
 		catch (RuntimeException ex) {
@@ -129,11 +129,11 @@ final class StoreConnection {
 	 * store connects (and warms up) as it is created, usually before the throttler binds its
 	 * policies. Best effort, like the warm-up: a script not loaded costs its first call an EVAL.
 	 */
-	void loadScriptIfWarm(RedisLimiter limiter) {
+	void loadScriptIfWarm(byte[] script) {
 		ReactiveRedisConnection connection = this.warmConnection;
 		if (connection != null) {
 			connection.scriptingCommands()
-				.scriptLoad(ByteBuffer.wrap(limiter.scriptBytes()))
+				.scriptLoad(ByteBuffer.wrap(script))
 				.subscribe((sha) -> {
 				}, (ex) -> {
 				});
