@@ -3,6 +3,7 @@ package dev.throttle.boot3;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import reactor.core.publisher.Mono;
 
@@ -16,6 +17,7 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.RestController;
 
 import dev.throttle.memory.MemoryThrottleStore;
@@ -24,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A Boot 3.5 WebFlux application on a real Netty port: the same 429 contract as Spring MVC, with the
- * problem+json body written by Boot 3.5's Jackson 2 encoder.
+ * problem+json body written by Boot 3.5's Jackson 2 encoder, decided before the controller's
+ * {@code @ModelAttribute} method runs.
  */
 @SpringBootTest(classes = WebFluxOnBoot35Tests.WebFluxApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "throttle.policies.api.algorithm=gcra",
@@ -38,9 +41,12 @@ class WebFluxOnBoot35Tests {
 	@Autowired
 	MemoryThrottleStore store;
 
+	static final AtomicInteger lookups = new AtomicInteger();
+
 	@BeforeEach
 	void clearState() {
 		this.store.clear();
+		lookups.set(0);
 	}
 
 	@Test
@@ -52,8 +58,10 @@ class WebFluxOnBoot35Tests {
 			assertThat(allowed.headers().firstValue("RateLimit"))
 				.hasValue("\"api\";r=" + remaining + ";t=20");
 		}
+		assertThat(lookups).hasValue(3);
 		HttpResponse<String> refused = Http.get(this.port, "/mono");
 		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(lookups).as("decided before the model's lookup").hasValue(3);
 		assertThat(refused.headers().firstValue("Retry-After")).hasValue("20");
 		assertThat(refused.headers().firstValue("RateLimit")).hasValue("\"api\";r=0;t=20");
 		assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
@@ -73,6 +81,11 @@ class WebFluxOnBoot35Tests {
 
 		@RestController
 		static class Endpoints {
+
+			@ModelAttribute("lookup")
+			int lookup() {
+				return lookups.incrementAndGet();
+			}
 
 			@GetMapping("/mono")
 			@dev.throttle.spring.annotation.Throttled(policy = "api", key = "#ip")

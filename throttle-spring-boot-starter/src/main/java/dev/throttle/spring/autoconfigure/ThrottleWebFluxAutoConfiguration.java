@@ -19,10 +19,12 @@ import org.springframework.web.cors.reactive.CorsProcessor;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.handler.AbstractHandlerMapping;
 import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
 
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.spring.internal.web.CorsExposure;
+import dev.throttle.spring.internal.web.EarlyThrottlingHandlerAdapter;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
 import dev.throttle.spring.internal.web.WebFluxThrottleExceptionHandler;
@@ -75,6 +77,16 @@ public final class ThrottleWebFluxAutoConfiguration {
 	@ConditionalOnMissingBean(ThrottleExceptionHandler.class)
 	ThrottleExceptionHandler throttleExceptionHandler(ThrottleProperties properties) {
 		return new ThrottleExceptionHandler(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
+	}
+
+	/**
+	 * Decides handlers whose keys read only the request before their arguments are resolved.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	EarlyThrottlingHandlerAdapter throttleEarlyDecisions(ObjectProvider<ThrottledMethods> methods,
+			ReactiveThrottleRequestContext requestContext, ObjectProvider<RequestMappingHandlerAdapter> adapters) {
+		return new EarlyThrottlingHandlerAdapter(methods, requestContext, adapters);
 	}
 
 	// --- URL rules, safelist and blocklist, CORS (issue 12, web) ---

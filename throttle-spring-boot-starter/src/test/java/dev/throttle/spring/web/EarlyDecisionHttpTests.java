@@ -4,6 +4,8 @@ import java.net.http.HttpResponse;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import reactor.core.publisher.Mono;
+
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -110,6 +112,33 @@ class EarlyDecisionHttpTests {
 	}
 
 	@Test
+	void aHandlerReturningMonoIsDecidedBeforeBindingAndChargedOnce() throws Exception {
+		for (int i = 0; i < 3; i++) {
+			HttpResponse<String> allowed = get("/owners/mono?ownerId=1");
+			assertThat(allowed.statusCode()).isEqualTo(200);
+			assertThat(allowed.body()).isEqualTo("{\"owner\":1}");
+		}
+		assertThat(decisions).as("one decision per request").hasValue(3);
+		// Spring MVC runs the lookup again when it dispatches a Mono's value: count only the refusal's
+		int lookupsBefore = lookups.get();
+		HttpResponse<String> refused = get("/owners/mono?ownerId=1");
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+		assertThat(lookups).as("no lookup for the refused request").hasValue(lookupsBefore);
+		assertThat(decisions).hasValue(4);
+	}
+
+	@Test
+	void aHandlerReturningMonoStillSettlesThroughTheRequestItWasDecidedIn() throws Exception {
+		assertThat(get("/login/mono?ownerId=1&ok=false").statusCode()).isEqualTo(401);
+		assertThat(this.throttler.peek("login", "127.0.0.1").remaining()).isEqualTo(1);
+		HttpResponse<String> success = get("/login/mono?ownerId=1&ok=true");
+		assertThat(success.statusCode()).isEqualTo(200);
+		assertThat(this.throttler.peek("login", "127.0.0.1").remaining()).as("reset on success").isEqualTo(2);
+		assertThat(decisions).hasValue(2);
+	}
+
+	@Test
 	void aHandlerWhoseKeyReadsAnArgumentIsDecidedWhenCalledAsBefore() throws Exception {
 		assertThat(get("/byarg?ownerId=1&name=x").statusCode()).isEqualTo(200);
 		assertThat(lookups).hasValue(1);
@@ -167,6 +196,19 @@ class EarlyDecisionHttpTests {
 		@Throttled(policy = "login", key = "#ip")
 		ResponseEntity<String> login(@ModelAttribute("owner") Owner owner, @RequestParam boolean ok) {
 			return ok ? ResponseEntity.ok("welcome") : ResponseEntity.status(HttpStatus.UNAUTHORIZED).body("no");
+		}
+
+		@GetMapping("/owners/mono")
+		@Throttled(policy = "early", key = "#ip")
+		Mono<Map<String, Integer>> showLater(@ModelAttribute("owner") Owner owner) {
+			return Mono.fromSupplier(() -> Map.of("owner", owner.id()));
+		}
+
+		@GetMapping("/login/mono")
+		@Throttled(policy = "login", key = "#ip")
+		Mono<ResponseEntity<String>> loginLater(@ModelAttribute("owner") Owner owner, @RequestParam boolean ok) {
+			return Mono.fromSupplier(() -> ok ? ResponseEntity.ok("welcome")
+					: ResponseEntity.status(HttpStatus.UNAUTHORIZED).body("no"));
 		}
 
 		@GetMapping("/byarg")

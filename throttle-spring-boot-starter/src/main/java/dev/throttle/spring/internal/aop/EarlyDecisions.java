@@ -2,6 +2,8 @@ package dev.throttle.spring.internal.aop;
 
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 import org.jspecify.annotations.Nullable;
 
@@ -13,8 +15,13 @@ import dev.throttle.ThrottledException;
  * no {@code @ModelAttribute} method, no binding and no validation, and a request that fails binding
  * (a 400, a 500 from a missing entity) is still counted. The decision is kept in a request attribute
  * that the handler's advice claims, so that the call is charged once and still settled by its
- * outcome (reset-on-success, count: failures). A handler that returns a deferred reactive type,
- * or whose keys read its arguments, is decided by its advice, as before.
+ * outcome (reset-on-success, count: failures). A handler whose keys read its arguments, or whose
+ * plan or cost is chosen by an expression, is decided by its advice, as before.
+ *
+ * <p>Spring MVC decides its handlers here whatever they return ({@link #decide}): the advice of
+ * one that returns a deferred reactive type claims the decision when called, on the request's
+ * thread. WebFlux decides the handlers that return a publisher Reactor carries its context through
+ * ({@link #decideAsync}), whose advice finds the exchange, and so the decision, in that context.
  */
 public final class EarlyDecisions {
 
@@ -42,14 +49,58 @@ public final class EarlyDecisions {
 	 */
 	public @Nullable Object decide(Method method, Class<?> beanType, ThrottleRequestContext request) {
 		ThrottledMethod throttled = this.methods.resolve(method, beanType);
-		// a plan or cost chosen by an expression may read the arguments: such a call is decided later
-		if (throttled.throttles().isEmpty() || throttled.reactive() || !throttled.keys().requestOnly()
-				|| throttled.hasChoices() || request.safelisted()) {
+		if (!decidesEarly(throttled) || request.safelisted()) {
 			return null;
 		}
-		String[] keys = throttled.keys().evaluate(new Object[throttled.method().getParameterCount()], request);
+		String[] keys = keys(throttled, request);
 		List<PolicyDecision> decisions = ThrottleFlow.acquire(throttled.throttles(), keys, request);
 		return new Decided(throttled.method(), new Taken(throttled.throttles(), keys, decisions, request));
+	}
+
+	/**
+	 * Decides a WebFlux handler now, without blocking, if its keys read only the request and it
+	 * returns a publisher that carries the subscriber's context (where its advice claims the decision).
+	 * @param method the handler method
+	 * @param beanType the handler's class (the user class, not a proxy's)
+	 * @param request the exchange's request context
+	 * @return completes with what to keep under {@link #ATTRIBUTE}, or null when the handler is
+	 * decided later (or not throttled); fails with a {@link ThrottledException} when a policy refuses
+	 */
+	public CompletionStage<@Nullable Object> decideAsync(Method method, Class<?> beanType,
+			ThrottleRequestContext request) {
+		ThrottledMethod throttled = this.methods.resolve(method, beanType);
+		if (!decidesReactiveEarly(throttled) || request.safelisted()) {
+			return CompletableFuture.completedStage(null);
+		}
+		String[] keys = keys(throttled, request);
+		return ThrottleFlow.acquireAsync(throttled.throttles(), keys, request)
+			.thenApply((decisions) -> new Decided(throttled.method(),
+					new Taken(throttled.throttles(), keys, decisions, request)));
+	}
+
+	/**
+	 * Whether {@link #decideAsync} decides a WebFlux handler: it is throttled, its keys read only
+	 * the request, no plan or cost expression chooses per call, and it returns a publisher that
+	 * carries the subscriber's context.
+	 * @param method the handler method
+	 * @param beanType the handler's class
+	 * @return whether the handler is decided before its arguments are resolved
+	 */
+	public boolean decidesReactiveEarly(Method method, Class<?> beanType) {
+		return decidesReactiveEarly(this.methods.resolve(method, beanType));
+	}
+
+	private static boolean decidesReactiveEarly(ThrottledMethod throttled) {
+		return throttled.reactive() && throttled.plan().carriesContext() && decidesEarly(throttled);
+	}
+
+	/** Throttled, keys that read only the request, and no expression (which may read the arguments) choosing per call. */
+	private static boolean decidesEarly(ThrottledMethod throttled) {
+		return !throttled.throttles().isEmpty() && throttled.keys().requestOnly() && !throttled.hasChoices();
+	}
+
+	private static String[] keys(ThrottledMethod throttled, ThrottleRequestContext request) {
+		return throttled.keys().evaluate(new Object[throttled.method().getParameterCount()], request);
 	}
 
 	/**

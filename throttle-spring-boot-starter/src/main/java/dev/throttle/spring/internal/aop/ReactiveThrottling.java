@@ -2,6 +2,7 @@ package dev.throttle.spring.internal.aop;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -29,17 +30,24 @@ final class ReactiveThrottling {
 	 * @param arguments the call's arguments
 	 * @param requests finds the request in the subscriber's context (WebFlux), or null
 	 * @param bound the request the call was made in (Spring MVC), used when {@code requests} is null
+	 * @param early what a decision before the handler's arguments were bound took (Spring MVC), or null
 	 * @param call runs the call and returns its publisher
 	 * @return a value of the type the method declares
 	 */
-	static Object throttle(ThrottledMethod throttled, Object[] arguments, ReactiveThrottleRequestContext requests,
-			ThrottleRequestContext bound, Call call) {
+	static Object throttle(ThrottledMethod throttled, Object[] arguments,
+			@Nullable ReactiveThrottleRequestContext requests, @Nullable ThrottleRequestContext bound,
+			@Nullable Taken early, Call call) {
 		ReactiveAdapter adapter = throttled.plan().adapter();
 		Mono<ThrottleRequestContext> request = (requests != null) ? Mono.deferContextual(requests::current)
 				: Mono.just(bound);
-		Mono<Taken> acquired = request.flatMap((context) -> {
+		Mono<Taken> acquired = (early != null) ? Mono.just(early) : request.flatMap((context) -> {
 			if (context.safelisted()) {
 				return Mono.just(Taken.NOTHING);
+			}
+			// decided before the handler's arguments were resolved (EarlyDecisions): charged once, settled here
+			Taken claimed = EarlyDecisions.claim(throttled, context);
+			if (claimed != null) {
+				return Mono.just(claimed);
 			}
 			String[] keys = throttled.keys().evaluate(arguments, context);
 			List<Throttle> throttles = throttled.throttlesFor(arguments, context);

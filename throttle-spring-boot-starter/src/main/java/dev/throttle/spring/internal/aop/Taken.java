@@ -17,4 +17,13 @@ record Taken(List<Throttle> throttles, String[] keys, List<PolicyDecision> decis
 	/** Nothing taken: a safelisted client's call, which is not throttled and settles nothing. */
 	static final Taken NOTHING = new Taken(List.of(), new String[0], List.of(), ThrottleRequestContext.NONE);
 
+	/**
+	 * The same take, settled through another context of its request.
+	 * @param other a context of the same request (one bound to it, to be used on another thread)
+	 * @return the take with {@code other} as its request
+	 */
+	Taken in(ThrottleRequestContext other) {
+		return new Taken(this.throttles, this.keys, this.decisions, other);
+	}
+
 }

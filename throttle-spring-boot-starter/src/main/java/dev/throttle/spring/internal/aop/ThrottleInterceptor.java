@@ -46,10 +46,17 @@ final class ThrottleInterceptor implements MethodInterceptor {
 		}
 		if (throttled.reactive()) {
 			Optional<ReactiveThrottleRequestContext> reactive = this.reactiveRequestContext.obtain();
-			// Spring MVC subscribes after the handler returned: bind the servlet request now
-			ThrottleRequestContext servlet = reactive.isPresent() ? null : this.requestContext.obtain().snapshot();
-			return ReactiveThrottling.throttle(throttled, invocation.getArguments(), reactive.orElse(null), servlet,
-					invocation::proceed);
+			if (reactive.isPresent()) {
+				return ReactiveThrottling.throttle(throttled, invocation.getArguments(), reactive.get(), null, null,
+						invocation::proceed);
+			}
+			// Spring MVC subscribes after the handler returned: bind the servlet request now, and claim
+			// a decision taken before the arguments were bound (settled later through the bound request)
+			ThrottleRequestContext current = this.requestContext.obtain();
+			ThrottleRequestContext servlet = current.snapshot();
+			Taken early = EarlyDecisions.claim(throttled, current);
+			return ReactiveThrottling.throttle(throttled, invocation.getArguments(), null, servlet,
+					(early != null) ? early.in(servlet) : null, invocation::proceed);
 		}
 		ThrottleRequestContext request = this.requestContext.obtain();
 		if (request.safelisted()) {

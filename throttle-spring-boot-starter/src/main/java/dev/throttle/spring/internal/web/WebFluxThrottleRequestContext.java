@@ -5,6 +5,7 @@ import java.security.Principal;
 import java.util.List;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
@@ -66,6 +67,16 @@ public final class WebFluxThrottleRequestContext extends WebRequestContext imple
 			if (this.writeHeaders) {
 				addHeaders(this.exchange.getResponse(), decisions);
 			}
+		}
+
+		@Override
+		public @Nullable Object getAttribute(String name) {
+			return this.exchange.getAttribute(name);
+		}
+
+		@Override
+		public void removeAttribute(String name) {
+			this.exchange.getAttributes().remove(name);
 		}
 
 	}

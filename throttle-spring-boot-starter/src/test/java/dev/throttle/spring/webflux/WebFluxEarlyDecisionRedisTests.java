@@ -1,0 +1,61 @@
+package dev.throttle.spring.webflux;
+
+import java.net.http.HttpResponse;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import dev.throttle.Throttler;
+import dev.throttle.testing.redis.SharedRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The early decision of a WebFlux handler on the Redis store, whose decisions complete on another
+ * thread: through a real Netty port and a real Redis, a refused request runs no
+ * {@code @ModelAttribute} method, each request is decided once, and a success still settles.
+ */
+class WebFluxEarlyDecisionRedisTests {
+
+	@Test
+	void onRedisARefusedRequestRunsNoModelAttributeMethodAndEachRequestIsDecidedOnce() throws Exception {
+		SharedRedis.flush();
+		WebFluxEarlyDecisionTests.lookups.set(0);
+		WebFluxEarlyDecisionTests.decisions.set(0);
+		try (ConfigurableApplicationContext app = new SpringApplicationBuilder(WebFluxEarlyDecisionTests.App.class)
+			.web(WebApplicationType.REACTIVE)
+			.properties("server.port=0", "spring.main.banner-mode=off",
+					"spring.data.redis.url=" + SharedRedis.endpoint().url(), "throttle.store.type=redis",
+					"throttle.policies.early.algorithm=gcra", "throttle.policies.early.limit=3",
+					"throttle.policies.early.period=60s", "throttle.policies.login.algorithm=lockout",
+					"throttle.policies.login.timeouts=1h", "throttle.policies.login.reset-on-success=true",
+					"throttle.policies.byarg.algorithm=gcra", "throttle.policies.byarg.limit=5",
+					"throttle.policies.byarg.period=60s", "throttle.policies.own.algorithm=gcra",
+					"throttle.policies.own.limit=1", "throttle.policies.own.period=60s")
+			.run()) {
+			int port = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
+			Throttler throttler = app.getBean(Throttler.class);
+			for (int i = 0; i < 3; i++) {
+				assertThat(WebFluxUrlRulesTests.get(port, "/owners?ownerId=1").statusCode()).isEqualTo(200);
+			}
+			HttpResponse<String> refused = WebFluxUrlRulesTests.get(port, "/owners?ownerId=1");
+			assertThat(refused.statusCode()).isEqualTo(429);
+			assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+			assertThat(WebFluxEarlyDecisionTests.lookups).as("no lookup for the refused request").hasValue(3);
+			assertThat(WebFluxEarlyDecisionTests.decisions).as("one decision per request").hasValue(4);
+
+			assertThat(WebFluxUrlRulesTests.get(port, "/login?ownerId=1&ok=false").statusCode()).isEqualTo(401);
+			assertThat(WebFluxUrlRulesTests.get(port, "/login?ownerId=1&ok=false").statusCode())
+				.as("locked out after one failure")
+				.isEqualTo(429);
+			throttler.reset("login", "127.0.0.1");
+			assertThat(WebFluxUrlRulesTests.get(port, "/login?ownerId=1&ok=true").statusCode()).isEqualTo(200);
+			assertThat(throttler.peek("login", "127.0.0.1").allowed()).as("reset on success").isTrue();
+			assertThat(WebFluxEarlyDecisionTests.lookups).hasValue(5);
+		}
+	}
+
+}
