@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Summarizes the interleaved before/after runs of benchmarks/results/issue10-memory/ (run from the repo root)."""
+"""Summarizes the interleaved before/after runs of benchmarks/results/issue10-memory/ (run from the repo root).
+PREFIX and IMPLS pick a run as memory-ab.sh names it: memory-*.csv and all six implementations by default,
+PREFIX=array IMPLS=throttle-lockout,throttle-sliding-log,bucket4j for the second (array limiter) run."""
 import csv, glob, os, re, statistics as st
 D = 'benchmarks/results/issue10-memory'
-IMPLS = ['throttle-token-bucket', 'throttle-gcra', 'throttle-fixed-window', 'throttle-lockout', 'throttle-sliding-log', 'bucket4j']
+P = os.environ.get('PREFIX', 'memory')
+IMPLS = os.environ.get('IMPLS', 'throttle-token-bucket,throttle-gcra,throttle-fixed-window,throttle-lockout,'
+                       'throttle-sliding-log,bucket4j').split(',')
 
 def load(path):
     rows = {}
@@ -12,11 +16,11 @@ def load(path):
     return rows
 
 def memory():
-    pairs = sorted({int(re.search(r'-(\d+)\.csv', p).group(1)) for p in glob.glob(f'{D}/memory-before-*.csv')})
-    runs = {(s, n): load(f'{D}/memory-{s}-{n}.csv') for s in ('before', 'after') for n in pairs
-            if os.path.exists(f'{D}/memory-{s}-{n}.csv')}
+    pairs = sorted({int(re.search(r'-(\d+)\.csv', p).group(1)) for p in glob.glob(f'{D}/{P}-before-*.csv')})
+    runs = {(s, n): load(f'{D}/{P}-{s}-{n}.csv') for s in ('before', 'after') for n in pairs
+            if os.path.exists(f'{D}/{P}-{s}-{n}.csv')}
     pairs = [n for n in pairs if ('after', n) in runs]
-    print(f'memory: {len(pairs)} pairs')
+    print(f'{P}: {len(pairs)} pairs')
     print('| keys | implementation | after/before, each pair | median | before vs B4j, each | after vs B4j, each | median vs B4j before / after | B/op before / after |')
     print('|---|---|---|--:|---|---|--:|--:|')
     for keys in ('hot', 'zipf'):

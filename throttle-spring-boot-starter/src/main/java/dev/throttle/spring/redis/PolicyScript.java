@@ -52,7 +52,23 @@ final class PolicyScript {
 		RedisScript<List> script = RedisThrottleScripts.of(policy);
 		this.sha1 = script.getSha1();
 		this.scriptBytes = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
-		this.keyStart = calls.keyPrefix() + ":{" + policy.name() + ":";
+		this.keyStart = keyStart(calls.keyPrefix(), policy.name());
+	}
+
+	/** {@code <prefix>:{<policy>:}: what every Redis key of a policy starts with. */
+	static String keyStart(String keyPrefix, String policy) {
+		return keyPrefix + ":{" + policy + ":";
+	}
+
+	/**
+	 * The Redis key of a policy's key: {@code <prefix>:{<policy>:<key>}}, hashed by Redis Cluster on
+	 * {@code <policy>:<key>}.
+	 * @param keyStart the policy's {@link #keyStart(String, String)}
+	 * @param key the key, as the throttler normalized it
+	 * @return the Redis key
+	 */
+	static String redisKey(String keyStart, String key) {
+		return keyStart + key + "}";
 	}
 
 	static byte[] ascii(String text) {
@@ -73,7 +89,7 @@ final class PolicyScript {
 	}
 
 	private byte[] redisKeyBytes(String key) {
-		return (this.keyStart + key + "}").getBytes(StandardCharsets.UTF_8);
+		return redisKey(this.keyStart, key).getBytes(StandardCharsets.UTF_8);
 	}
 
 	/** One EVALSHA (EVAL when Redis lost the script) of the policy's script; {@code receipt} may be null. */

@@ -68,7 +68,6 @@ final class RedisCalls {
 		return this.timeout;
 	}
 
-
 	/** The store's connection ({@link StoreConnection#get}). */
 	Mono<ReactiveRedisConnection> connection() {
 		return this.connection.get();

@@ -54,10 +54,6 @@ public final class RedisThrottleStore implements ThrottleStore {
 	/** Default bound on each call, as {@code throttle.store.redis.timeout}. */
 	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
 
-	private final String keyPrefix;
-
-	private final Duration timeout;
-
 	/** By policy, numbers and all: a policy's plans, and its numbers after a change, each have their own. */
 	private final Map<Policy, RedisLimiter> limiters = new ConcurrentHashMap<>();
 
@@ -130,8 +126,6 @@ public final class RedisThrottleStore implements ThrottleStore {
 		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
 			throw new IllegalArgumentException("throttle.store.redis.timeout must be positive, was " + timeout);
 		}
-		this.keyPrefix = keyPrefix;
-		this.timeout = timeout;
 		this.connection = new StoreConnection(connectionFactory,
 				() -> this.limiters.values().stream().map(RedisLimiter::scriptBytes).toList());
 		String sender = RedisThrottleEvents.newSender();
@@ -202,7 +196,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 * @return {@code <prefix>:{<policy>:<key>}}
 	 */
 	public String redisKey(String policy, String key) {
-		return this.keyPrefix + ":{" + policy + ":" + key + "}";
+		return PolicyScript.redisKey(PolicyScript.keyStart(this.calls.keyPrefix(), policy), key);
 	}
 
 	/**
@@ -210,7 +204,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 * @return the prefix
 	 */
 	public String keyPrefix() {
-		return this.keyPrefix;
+		return this.calls.keyPrefix();
 	}
 
 	/**
@@ -218,7 +212,7 @@ public final class RedisThrottleStore implements ThrottleStore {
 	 * @return the timeout
 	 */
 	public Duration timeout() {
-		return this.timeout;
+		return this.calls.timeout();
 	}
 
 	/**

@@ -1,7 +1,15 @@
 package dev.throttle.spring.webflux;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.WebApplicationType;
@@ -16,17 +24,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The early decision of a WebFlux handler on the Redis store, whose decisions complete on another
  * thread: through a real Netty port and a real Redis, a refused request runs no
- * {@code @ModelAttribute} method, each request is decided once, and a success still settles.
+ * {@code @ModelAttribute} method, each request is decided once, a success still settles, and a
+ * burst at a freshly started instance gets exactly the limit through.
  */
 class WebFluxEarlyDecisionRedisTests {
 
-	@Test
-	void onRedisARefusedRequestRunsNoModelAttributeMethodAndEachRequestIsDecidedOnce() throws Exception {
+	@BeforeEach
+	void clearState() {
 		SharedRedis.flush();
 		WebFluxEarlyDecisionTests.lookups.set(0);
 		WebFluxEarlyDecisionTests.decisions.set(0);
-		try (ConfigurableApplicationContext app = new SpringApplicationBuilder(WebFluxEarlyDecisionTests.App.class)
-			.web(WebApplicationType.REACTIVE)
+	}
+
+	private static ConfigurableApplicationContext start() {
+		return new SpringApplicationBuilder(WebFluxEarlyDecisionTests.App.class).web(WebApplicationType.REACTIVE)
 			.properties("server.port=0", "spring.main.banner-mode=off",
 					"spring.data.redis.url=" + SharedRedis.endpoint().url(), "throttle.store.type=redis",
 					"throttle.policies.early.algorithm=gcra", "throttle.policies.early.limit=3",
@@ -34,9 +45,20 @@ class WebFluxEarlyDecisionRedisTests {
 					"throttle.policies.login.timeouts=1h", "throttle.policies.login.reset-on-success=true",
 					"throttle.policies.byarg.algorithm=gcra", "throttle.policies.byarg.limit=5",
 					"throttle.policies.byarg.period=60s", "throttle.policies.own.algorithm=gcra",
-					"throttle.policies.own.limit=1", "throttle.policies.own.period=60s")
-			.run()) {
-			int port = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
+					"throttle.policies.own.limit=1", "throttle.policies.own.period=60s",
+					"throttle.policies.pages.algorithm=gcra", "throttle.policies.pages.limit=3",
+					"throttle.policies.pages.period=60s")
+			.run();
+	}
+
+	private static int port(ConfigurableApplicationContext app) {
+		return Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
+	}
+
+	@Test
+	void onRedisARefusedRequestRunsNoModelAttributeMethodAndEachRequestIsDecidedOnce() throws Exception {
+		try (ConfigurableApplicationContext app = start()) {
+			int port = port(app);
 			Throttler throttler = app.getBean(Throttler.class);
 			for (int i = 0; i < 3; i++) {
 				assertThat(WebFluxUrlRulesTests.get(port, "/owners?ownerId=1").statusCode()).isEqualTo(200);
@@ -55,6 +77,25 @@ class WebFluxEarlyDecisionRedisTests {
 			assertThat(WebFluxUrlRulesTests.get(port, "/login?ownerId=1&ok=true").statusCode()).isEqualTo(200);
 			assertThat(throttler.peek("login", "127.0.0.1").allowed()).as("reset on success").isTrue();
 			assertThat(WebFluxEarlyDecisionTests.lookups).hasValue(5);
+		}
+	}
+
+	@Test
+	void aBurstAtAFreshlyStartedInstanceGetsExactlyTheLimitThrough() throws Exception {
+		try (ConfigurableApplicationContext app = start()) {
+			HttpClient client = HttpClient.newHttpClient();
+			HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port(app) + "/pages/burst?ownerId=1"))
+				.timeout(Duration.ofSeconds(30))
+				.build();
+			List<CompletableFuture<HttpResponse<String>>> burst = new ArrayList<>();
+			for (int i = 0; i < 20; i++) {
+				burst.add(client.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
+			}
+			List<Integer> statuses = burst.stream().map((response) -> response.join().statusCode()).toList();
+			assertThat(statuses).filteredOn((status) -> status == 200).hasSize(3);
+			assertThat(statuses).filteredOn((status) -> status == 429).hasSize(17);
+			assertThat(WebFluxEarlyDecisionTests.decisions).as("one decision per request").hasValue(20);
+			assertThat(WebFluxEarlyDecisionTests.lookups).as("a lookup for the allowed requests only").hasValue(3);
 		}
 	}
 

@@ -20,9 +20,12 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.WebDataBinder;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.InitBinder;
 import org.springframework.web.bind.annotation.ModelAttribute;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -50,7 +53,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"throttle.policies.login.period=60s", "throttle.policies.login.reset-on-success=true",
 				"throttle.policies.byarg.algorithm=gcra", "throttle.policies.byarg.limit=5",
 				"throttle.policies.byarg.period=60s", "throttle.policies.own.algorithm=gcra",
-				"throttle.policies.own.limit=1", "throttle.policies.own.period=60s" })
+				"throttle.policies.own.limit=1", "throttle.policies.own.period=60s",
+				"throttle.policies.pages.algorithm=gcra", "throttle.policies.pages.limit=3",
+				"throttle.policies.pages.period=60s" })
 class WebFluxEarlyDecisionTests {
 
 	static final AtomicInteger lookups = new AtomicInteger();
@@ -146,9 +151,23 @@ class WebFluxEarlyDecisionTests {
 		assertThat(decisions).hasValue(2);
 	}
 
+	@Test
+	void aClassLevelAnnotationChargesOneUnitPerRequestAndNoneForTheControllersOtherMethods() throws Exception {
+		for (int remaining = 2; remaining >= 0; remaining--) {
+			HttpResponse<String> allowed = get("/pages/" + remaining + "?ownerId=1");
+			assertThat(allowed.statusCode()).isEqualTo(200);
+			assertThat(allowed.headers().allValues("RateLimit")).containsExactly("\"pages\";r=" + remaining + ";t=20");
+		}
+		assertThat(decisions).as("one decision per request").hasValue(3);
+		assertThat(lookups).hasValue(3);
+		assertThat(get("/pages/x?ownerId=1").statusCode()).isEqualTo(429);
+		assertThat(lookups).as("no lookup for the refused request").hasValue(3);
+		assertThat(decisions).hasValue(4);
+	}
+
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
-	@Import({ Owners.class, OwnRefusals.class })
+	@Import({ Owners.class, OwnRefusals.class, Pages.class })
 	static class App {
 
 		@Bean
@@ -209,6 +228,32 @@ class WebFluxEarlyDecisionTests {
 		@Throttled(policy = "byarg", key = "#name")
 		Mono<String> byArg(@RequestParam String name) {
 			return Mono.just(name);
+		}
+
+	}
+
+	/**
+	 * A controller throttled at class level, shaped like a PetClinic controller: an
+	 * {@code @InitBinder}, a {@code @ModelAttribute} lookup and handlers; only the handlers are charged.
+	 */
+	@RestController
+	@Throttled(policy = "pages", key = "#ip")
+	static class Pages {
+
+		@InitBinder
+		void initBinder(WebDataBinder binder) {
+			binder.setDisallowedFields("id");
+		}
+
+		@ModelAttribute("owner")
+		Owner owner(@RequestParam Integer ownerId) {
+			lookups.incrementAndGet();
+			return new Owner(ownerId);
+		}
+
+		@GetMapping("/pages/{page}")
+		Mono<String> page(@PathVariable String page, @ModelAttribute("owner") Owner owner) {
+			return Mono.just(page + ":" + owner.id());
 		}
 
 	}

@@ -118,6 +118,16 @@ public final class EarlyDecisions {
 		return null;
 	}
 
+	/**
+	 * The request context an early decision was made with, so that the decided handler's advice,
+	 * which claims the decision, finds the request without building its context again.
+	 * @param decided what is kept under {@link #ATTRIBUTE}, or null
+	 * @return the context, or null when {@code decided} is no early decision
+	 */
+	public static @Nullable ThrottleRequestContext requestOf(@Nullable Object decided) {
+		return (decided instanceof Decided early) ? early.taken().request() : null;
+	}
+
 	private record Decided(Method method, Taken taken) {
 	}
 

@@ -14,6 +14,7 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 
+import dev.throttle.spring.internal.aop.EarlyDecisions;
 import dev.throttle.spring.internal.aop.PolicyDecision;
 import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
@@ -43,6 +44,12 @@ public final class WebFluxThrottleRequestContext extends WebRequestContext imple
 			return Mono.just(ThrottleRequestContext.NONE);
 		}
 		ServerWebExchange exchange = found.get();
+		// a handler decided before its arguments were resolved: its advice claims that decision
+		// through the context it was made with (after every web filter), not one built again alike
+		ThrottleRequestContext decided = EarlyDecisions.requestOf(exchange.getAttribute(EarlyDecisions.ATTRIBUTE));
+		if (decided != null) {
+			return Mono.just(decided);
+		}
 		InetSocketAddress remote = exchange.getRequest().getRemoteAddress();
 		String address = ClientAddresses.key(remote, this.ipv6Prefix);
 		boolean safelisted = this.access.isSafelisted(remote);
