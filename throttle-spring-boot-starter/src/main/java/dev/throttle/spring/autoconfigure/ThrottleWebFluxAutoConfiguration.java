@@ -133,7 +133,28 @@ public final class ThrottleWebFluxAutoConfiguration {
 
 	/**
 	 * Methods that return plain values run on event-loop threads in WebFlux, outside any reactive
-	 * context: they must not need the exchange, nor a store that blocks. Checked at startup.
+	 * context: they must not need the exchange, nor a store that blocks. The rule is declared as the
+	 * annotated methods are created, so that the startup check, which resolves every one of them,
+	 * reports each that breaks it with every other mistake.
+	 */
+	@Bean
+	static BeanPostProcessor throttleEventLoopRule(ObjectProvider<ThrottleStore> throttleStore) {
+		return new BeanPostProcessor() {
+
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean instanceof ThrottledMethods methods) {
+					methods.requireReactiveReturnTypes(!throttleStore.getObject().isNonBlocking());
+				}
+				return bean;
+			}
+
+		};
+	}
+
+	/**
+	 * The same rule once every singleton exists, for annotated methods created before the rule's
+	 * post-processor: then the methods resolved so far are checked.
 	 */
 	@Bean
 	static SmartInitializingSingleton throttleEventLoopRules(ObjectProvider<ThrottledMethods> throttledMethods,

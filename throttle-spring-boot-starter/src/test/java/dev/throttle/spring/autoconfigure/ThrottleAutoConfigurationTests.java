@@ -31,6 +31,7 @@ import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 class ThrottleAutoConfigurationTests {
 
@@ -226,6 +227,36 @@ class ThrottleAutoConfigurationTests {
 	}
 
 	@Test
+	void anAnnotationOnARecordFailsWithTheStartersMessageAndEveryOtherMistake() {
+		this.contextRunner.withBean(ThrottledRecord.class, () -> new ThrottledRecord("x"))
+			.withBean(FinalMethod.class)
+			.withPropertyValues("throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=3",
+					"throttle.policies.api.period=1m")
+			.run((context) -> {
+				Throwable failure = configurationFailure(context);
+				assertThat(failure)
+					.hasMessageContaining("@Throttled on ThrottledRecord.call() would never apply: ThrottledRecord is "
+							+ "a final class (a record, or a Kotlin class that is not open, is one), which Spring AOP "
+							+ "cannot subclass to intercept its calls; make it a class that is not final")
+					.hasMessageContaining("@Throttled on FinalMethod.call() would never apply");
+				assertThat(((ThrottleConfigurationException) failure).problems()).hasSize(2);
+			});
+	}
+
+	@Test
+	void aFinalClassWhoseThrottledMethodAnInterfaceDeclaresIsProxiedThroughTheInterface() {
+		this.contextRunner.withBean(Greeter.class, FinalGreeter::new)
+			.withPropertyValues("throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=1",
+					"throttle.policies.api.period=1m")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				Greeter greeter = context.getBean(Greeter.class);
+				assertThat(greeter.greet()).isEqualTo("hi");
+				assertThatExceptionOfType(dev.throttle.ThrottledException.class).isThrownBy(greeter::greet);
+			});
+	}
+
+	@Test
 	void anAnnotationOnAMethodThatCannotBeInterceptedFailsInsteadOfSilentlyDoingNothing() {
 		this.contextRunner.withBean(FinalMethod.class)
 			.withPropertyValues("throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=3",
@@ -340,6 +371,30 @@ class ThrottleAutoConfigurationTests {
 
 		@Throttled(policy = "api", cost = 4)
 		public void call() {
+		}
+
+	}
+
+	record ThrottledRecord(String name) {
+
+		@Throttled(policy = "api")
+		public void call() {
+		}
+
+	}
+
+	interface Greeter {
+
+		String greet();
+
+	}
+
+	static final class FinalGreeter implements Greeter {
+
+		@Override
+		@Throttled(policy = "api")
+		public String greet() {
+			return "hi";
 		}
 
 	}

@@ -172,6 +172,43 @@ class WebFluxThrottlingTests {
 			});
 	}
 
+	@Test
+	void everyPlainValueHandlerThatNeedsTheRequestIsNamedInOneStart() {
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleWebFluxAutoConfiguration.class))
+			.withBean(PlainPages.class)
+			.withPropertyValues("throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=3",
+					"throttle.policies.api.period=60s")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				Throwable failure = context.getStartupFailure();
+				while (!(failure instanceof ThrottleConfigurationException) && failure.getCause() != null) {
+					failure = failure.getCause();
+				}
+				assertThat(failure).isInstanceOf(ThrottleConfigurationException.class)
+					.hasMessageStartingWith("2 mistakes in the throttling configuration:")
+					.hasMessageContaining("on PlainPages.list() uses the request")
+					.hasMessageContaining("on PlainPages.form() uses the request");
+			});
+	}
+
+	/** A controller throttled at class level whose handlers return plain values, as a Thymeleaf page's do. */
+	@org.springframework.web.bind.annotation.RestController
+	@Throttled(policy = "api", key = "#ip")
+	static class PlainPages {
+
+		@org.springframework.web.bind.annotation.GetMapping("/list")
+		public String list() {
+			return "list";
+		}
+
+		@org.springframework.web.bind.annotation.GetMapping("/form")
+		public String form() {
+			return "form";
+		}
+
+	}
+
 	static class PlainWithIp {
 
 		@Throttled(policy = "api", key = "#ip")

@@ -27,7 +27,9 @@ public final class ThrottledAdvisor extends AbstractPointcutAdvisor {
 
 		@Override
 		public boolean matches(Method method, Class<?> targetClass) {
-			return ThrottledAnnotations.isThrottled(method, targetClass);
+			// a final class cannot be subclassed: rather than fail Spring's proxy, the startup check names it
+			return ThrottledAnnotations.isThrottled(method, targetClass)
+					&& !ThrottledAnnotations.hiddenByFinalClass(method, targetClass);
 		}
 
 	};

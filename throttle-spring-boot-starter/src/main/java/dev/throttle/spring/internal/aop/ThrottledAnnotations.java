@@ -121,6 +121,25 @@ final class ThrottledAnnotations {
 		return MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).isPresent(REQUEST_MAPPING);
 	}
 
+	/**
+	 * Whether calls of a method on a final class (a record, a Kotlin class that is not open) escape
+	 * every proxy: Spring AOP cannot subclass the class, and no interface of it declares the method.
+	 * @param method the method
+	 * @param targetClass the class it is called on, or null
+	 * @return whether no Spring proxy can intercept the method's calls
+	 */
+	static boolean hiddenByFinalClass(Method method, Class<?> targetClass) {
+		if (targetClass == null || !Modifier.isFinal(targetClass.getModifiers())) {
+			return false;
+		}
+		for (Class<?> type : ClassUtils.getAllInterfacesForClassAsSet(targetClass)) {
+			if (ClassUtils.hasMethod(type, method.getName(), method.getParameterTypes())) {
+				return false;
+			}
+		}
+		return true;
+	}
+
 	static boolean canBeIntercepted(Method method) {
 		int modifiers = method.getModifiers();
 		return !Modifier.isPrivate(modifiers) && !Modifier.isStatic(modifiers) && !Modifier.isFinal(modifiers);

@@ -105,13 +105,29 @@ public final class ThrottledMethods {
 	/**
 	 * Declares that throttled methods may run on event-loop threads (WebFlux): a method that
 	 * returns a plain value there has no reactive context, so it may not use {@code #ip} or
-	 * {@code #principal}, nor a store that blocks. Methods already resolved are checked again.
+	 * {@code #principal}, nor a store that blocks. Methods already resolved are checked now, each
+	 * one resolved later as it is resolved; declaring the same rule again changes nothing.
 	 * @param storeBlocks whether the store's synchronous decisions block on I/O
-	 * @throws ThrottleConfigurationException for a method that breaks the rule
+	 * @throws ThrottleConfigurationException naming every resolved method that breaks the rule
 	 */
 	public void requireReactiveReturnTypes(boolean storeBlocks) {
-		this.eventLoopRule = new EventLoopRule(storeBlocks);
-		this.cache.values().forEach(this::checkEventLoopRule);
+		EventLoopRule rule = new EventLoopRule(storeBlocks);
+		if (rule.equals(this.eventLoopRule)) {
+			return;
+		}
+		this.eventLoopRule = rule;
+		List<String> problems = new ArrayList<>();
+		for (ThrottledMethod method : this.cache.values()) {
+			try {
+				checkEventLoopRule(method);
+			}
+			catch (ThrottleConfigurationException ex) {
+				problems.addAll(ex.problems());
+			}
+		}
+		if (!problems.isEmpty()) {
+			throw new ThrottleConfigurationException(problems);
+		}
 	}
 
 	private void checkEventLoopRule(ThrottledMethod method) {
@@ -156,20 +172,31 @@ public final class ThrottledMethods {
 		boolean controller = classLevel && ThrottledAnnotations.isController(userClass);
 		// every method's mistakes are collected, so that one start reports them all
 		List<String> problems = new ArrayList<>();
+		List<String> hidden = new ArrayList<>();
 		for (Method method : ThrottledAnnotations.methodsOf(userClass)) {
 			try {
-				validate(method, userClass, classLevel, controller);
+				if (validate(method, userClass, classLevel, controller)
+						&& ThrottledAnnotations.hiddenByFinalClass(method, userClass)) {
+					hidden.add(describe(method));
+				}
 			}
 			catch (ThrottleConfigurationException ex) {
 				problems.addAll(ex.problems());
 			}
+		}
+		if (!hidden.isEmpty()) {
+			problems.add("@Throttled on " + String.join(", ", hidden)
+					+ " would never apply: " + userClass.getSimpleName() + " is a final class (a record, or a Kotlin "
+					+ "class that is not open, is one), which Spring AOP cannot subclass to intercept its calls; "
+					+ "make it a class that is not final");
 		}
 		if (!problems.isEmpty()) {
 			throw new ThrottleConfigurationException(problems);
 		}
 	}
 
-	private void validate(Method method, Class<?> userClass, boolean classLevel, boolean controller) {
+	/** Checks one method; returns whether it is throttled. */
+	private boolean validate(Method method, Class<?> userClass, boolean classLevel, boolean controller) {
 		boolean annotated = !ThrottledAnnotations.annotations(method).isEmpty();
 		boolean covered = !annotated && classLevel && ThrottledAnnotations.appliesClassLevel(method, userClass);
 		if (!ThrottledAnnotations.canBeIntercepted(method)) {
@@ -184,7 +211,9 @@ public final class ThrottledMethods {
 		}
 		if (annotated || covered) {
 			resolve(method, userClass);
+			return true;
 		}
+		return false;
 	}
 
 	/**
