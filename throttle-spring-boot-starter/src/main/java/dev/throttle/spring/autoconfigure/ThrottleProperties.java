@@ -523,12 +523,14 @@ public class ThrottleProperties {
 	public static class Authentication {
 
 		/**
-		 * Policy that throttles login attempts per username, as submitted, trimmed and lower-cased.
+		 * Policy that throttles login attempts per username: as submitted, Unicode-normalised (NFKC),
+		 * case-folded, without accents or invisible characters, trimmed.
 		 */
 		private String usernamePolicy;
 
 		/**
-		 * Policy that throttles login attempts per client address (#ip).
+		 * Policy that throttles login attempts per client address (#ip); it counts failures only
+		 * unless the policy sets count.
 		 */
 		private String ipPolicy;
 
@@ -673,9 +675,12 @@ public class ThrottleProperties {
 		private boolean resetOnSuccess;
 
 		/**
-		 * Which calls use up the limit.
+		 * Which calls use up the limit. Unset, a policy named by
+		 * throttle.security.authentication.ip-policy counts failures only.
 		 */
 		private Count count = Count.ALL;
+
+		private boolean countSet;
 
 		// plans, shadow mode (issue 13)
 		/**
@@ -873,6 +878,16 @@ public class ThrottleProperties {
 
 		public void setCount(Count count) {
 			this.count = count;
+			this.countSet = true;
+		}
+
+		/**
+		 * Whether {@code count} was set rather than left at its default: a Spring Security
+		 * ip-policy whose count is not set counts failures only.
+		 * @return whether the count was configured
+		 */
+		public boolean isCountSet() {
+			return this.countSet;
 		}
 
 	}
