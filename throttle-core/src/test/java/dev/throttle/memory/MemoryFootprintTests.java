@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * What one key costs the memory store, measured with JOL over the store's whole object graph
- * (issue 11, point 6): the key is attacker-chosen, so its worst case is bounded. A key whose
+ * (the key is attacker-chosen, so its worst case must be bounded). A key whose
  * characters take more than 64 bytes (more than 64 Latin-1 characters, or more than 32 others) is
  * held as a 128-bit digest, so no key costs more than a 64-byte one.
  */

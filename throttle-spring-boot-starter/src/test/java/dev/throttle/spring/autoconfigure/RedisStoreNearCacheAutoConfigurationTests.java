@@ -28,7 +28,7 @@ import dev.throttle.testing.redis.SharedRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 14's settings through the auto-configuration, on a real Redis: the near cache and its
+ * The Redis store's own settings through the auto-configuration, on a real Redis: the near cache and its
  * per-policy switch (off by default for {@code count: failures}), failure modes per policy, the
  * metrics (a tag for refusals decided locally, the near cache's size) and the clock of the scripts,
  * with the start failing, naming the property, on a Redis that refuses {@code TIME} in scripts.
