@@ -33,7 +33,7 @@ class MemoryFootprintTests {
 
 	private static final int KEYS = 3_000;
 
-	/** The bound the README states, with the 64-bit HotSpot layout these tests run on. */
+	/** The bound docs/operations.md states, with the 64-bit HotSpot layout these tests run on. */
 	private static final double WORST_BYTES_PER_KEY = 240;
 
 	private static final List<Policy> POLICIES = List.of(new FixedWindowPolicy("packed", 5, Duration.ofMinutes(1)),

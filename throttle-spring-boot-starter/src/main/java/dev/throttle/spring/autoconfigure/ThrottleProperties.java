@@ -678,9 +678,7 @@ public class ThrottleProperties {
 		 * Which calls use up the limit. Unset, a policy named by
 		 * throttle.security.authentication.ip-policy counts failures only.
 		 */
-		private Count count = Count.ALL;
-
-		private boolean countSet;
+		private Count count;
 
 		// plans, shadow mode
 		/**
@@ -873,21 +871,20 @@ public class ThrottleProperties {
 		}
 
 		public Count getCount() {
-			return this.count;
+			return (this.count != null) ? this.count : Count.ALL;
 		}
 
 		public void setCount(Count count) {
 			this.count = count;
-			this.countSet = true;
 		}
 
 		/**
-		 * Whether {@code count} was set rather than left at its default: a Spring Security
-		 * ip-policy whose count is not set counts failures only.
+		 * Whether {@code count} was set rather than left at its default ({@code all}): a Spring
+		 * Security ip-policy whose count is not set counts failures only.
 		 * @return whether the count was configured
 		 */
-		public boolean isCountSet() {
-			return this.countSet;
+		public boolean hasCount() {
+			return this.count != null;
 		}
 
 	}

@@ -210,7 +210,7 @@ public class AuthenticationThrottle {
 		if (policy == null) {
 			return PolicyUsage.DEFAULT;
 		}
-		boolean failuresOnly = (ipPolicy && !policy.isCountSet())
+		boolean failuresOnly = (ipPolicy && !policy.hasCount())
 				|| policy.getCount() == ThrottleProperties.Count.FAILURES;
 		return new PolicyUsage(policy.isResetOnSuccess(), failuresOnly);
 	}
