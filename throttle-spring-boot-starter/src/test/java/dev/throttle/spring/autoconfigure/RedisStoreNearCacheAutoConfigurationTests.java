@@ -82,6 +82,33 @@ class RedisStoreNearCacheAutoConfigurationTests {
 	}
 
 	@Test
+	void aSpringSecurityIpPolicyThatCountsFailuresByDefaultHasTheNearCacheOffLikeCountFailures() {
+		this.contextRunner
+			.withPropertyValues("spring.data.redis.url=" + SharedRedis.endpoint().url(),
+					"throttle.policies.login-ip.algorithm=token-bucket", "throttle.policies.login-ip.capacity=5",
+					"throttle.policies.login-ip.refill-period=1m", "throttle.policies.all-ip.algorithm=token-bucket",
+					"throttle.policies.all-ip.capacity=5", "throttle.policies.all-ip.refill-period=1m",
+					"throttle.policies.all-ip.count=all", "throttle.security.authentication.ip-policy=login-ip")
+			.run((context) -> {
+				RedisThrottleStore redis = (RedisThrottleStore) context.getBean(ResilientThrottleStore.class).store();
+				Throttler throttler = context.getBean(Throttler.class);
+				assertThat(redis.nearCacheSettings().answersFor(throttler.policy("login-ip")))
+					.as("every successful login gives back what it took: off unless asked for").isFalse();
+				assertThat(redis.nearCacheSettings().answersFor(throttler.policy("all-ip"))).isTrue();
+			});
+		this.contextRunner
+			.withPropertyValues("spring.data.redis.url=" + SharedRedis.endpoint().url(),
+					"throttle.policies.login-ip.algorithm=token-bucket", "throttle.policies.login-ip.capacity=5",
+					"throttle.policies.login-ip.refill-period=1m", "throttle.policies.login-ip.count=all",
+					"throttle.security.authentication.ip-policy=login-ip")
+			.run((context) -> {
+				RedisThrottleStore redis = (RedisThrottleStore) context.getBean(ResilientThrottleStore.class).store();
+				assertThat(redis.nearCacheSettings().answersFor(context.getBean(Throttler.class).policy("login-ip")))
+					.as("told to count every attempt: on").isTrue();
+			});
+	}
+
+	@Test
 	void theNearCacheCanBeTurnedOff() {
 		this.contextRunner
 			.withPropertyValues("spring.data.redis.url=" + SharedRedis.endpoint().url(),
