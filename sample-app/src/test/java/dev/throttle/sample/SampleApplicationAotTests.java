@@ -54,7 +54,7 @@ class SampleApplicationAotTests {
 		assertThat(Path.of(jar)).as("the repackaged jar, with the AOT classes").exists();
 		log = logs.resolve("sample-app.log");
 		String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-		// policies changed from the command line, as the README shows: the api policy refuses a third call,
+		// policies changed from the command line, as docs/sample-app.md shows: the api policy refuses a third call,
 		// and the lockout's first rung is long enough that a busy machine cannot outwait it between two calls
 		app = new ProcessBuilder(java, "-Dspring.aot.enabled=true", "-XX:TieredStopAtLevel=1", "-jar", jar,
 				"--server.port=0", "--throttle.policies.api.limit=2", "--throttle.policies.api.period=1h",

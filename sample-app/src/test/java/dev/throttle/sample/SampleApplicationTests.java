@@ -21,7 +21,7 @@ import dev.throttle.memory.MemoryThrottleStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The sample app through a real port, as the README walks through it, on a manual clock.
+ * The sample app through a real port, as docs/sample-app.md walks through it, on a manual clock.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
 @Import(ManualClockConfiguration.class)

@@ -31,18 +31,18 @@ import dev.throttle.testing.redis.SharedRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 11, point 8: the first burst after startup is exact. Two freshly started instances of the
+ * The first burst after startup is exact. Two freshly started instances of the
  * sample app, each its own cold JVM (a child process on this test's classpath), share one Redis and
  * the {@code api} policy with a limit of 50; the moment both say they have started, 32 clients send
  * 200 calls split across them, and exactly 50 pass. Three times, each with two new JVMs, so that it
  * is not luck.
  *
  * <p>Before the warm-up, the first Redis calls of a cold JVM missed the timeout (then 100 ms), the store
- * turned to its local fallback, and each instance granted its own quota: 69 to 81 passed in the
- * issue, 100 to 150 on this 2-core machine. The store's default timeout and failure mode, as a user
+ * turned to its local fallback, and each instance granted its own quota: 69 to 81 passed where it
+ * was first seen, 100 to 150 on this 2-core machine. The store's default timeout and failure mode, as a user
  * gets them: exactness holds while neither JVM is stalled past the timeout, which a host far busier
- * than this test (other builds, a load several times its cores) can still cause (README, "When Redis
- * cannot answer").
+ * than this test (other builds, a load several times its cores) can still cause (docs/operations.md,
+ * "When Redis cannot answer").
  */
 class SampleColdStartTests {
 

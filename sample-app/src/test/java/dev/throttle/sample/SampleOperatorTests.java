@@ -25,7 +25,7 @@ import dev.throttle.memory.MemoryThrottleStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The README's operator walk-through on the sample app, through a real port: with
+ * The operator walk-through of docs/sample-app.md on the sample app, through a real port: with
  * {@code --management.endpoints.web.exposure.include=throttle,metrics} and
  * {@code --management.endpoint.throttle.access=unrestricted}, an operator peeks at a locked-out
  * user, unlocks them (they sign in at once) and reads {@code throttle.decisions}; without the
@@ -61,7 +61,7 @@ class SampleOperatorTests {
 		assertThat(login(port, "wonderland").statusCode()).as("locked out").isEqualTo(429);
 	}
 
-	/** Peek, unlock, sign in at once, and read the decisions: what the README walks through. */
+	/** Peek, unlock, sign in at once, and read the decisions: what docs/sample-app.md walks through. */
 	static void peekUnlockAndCount(int port) throws Exception {
 		lockOutAlice(port);
 		HttpResponse<String> peek = send(port, "GET", "/actuator/throttle/login/alice@example.com", null);
@@ -145,7 +145,7 @@ class SampleOperatorTests {
 
 		@Test
 		void theWalkThroughWorksWithTheReadmesMyThrottleYml() throws Exception {
-			// the README's file, word for word: only the three policies
+			// the file of docs/sample-app.md, word for word: only the three policies
 			Path file = Files.writeString(this.directory.resolve("my-throttle.yml"), """
 					throttle:
 					  policies:

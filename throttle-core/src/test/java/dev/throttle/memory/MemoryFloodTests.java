@@ -22,7 +22,7 @@ import dev.throttle.testing.FlakyStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A flood of distinct keys never buys a refused key a fresh quota (issue 11, point 5): the memory
+ * A flood of distinct keys never buys a refused key a fresh quota: the memory
  * store evicts no key before its state is neutral, and a key that arrives while the store is full
  * of live keys is decided by the policy's one shared overflow bucket instead. So it is, too, in the
  * Redis store's local fallback, which is a memory store.

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * What one key costs the memory store, measured with JOL over the store's whole object graph
- * (issue 11, point 6): the key is attacker-chosen, so its worst case is bounded. A key whose
+ * (the key is attacker-chosen, so its worst case must be bounded). A key whose
  * characters take more than 64 bytes (more than 64 Latin-1 characters, or more than 32 others) is
  * held as a 128-bit digest, so no key costs more than a 64-byte one.
  */
@@ -33,7 +33,7 @@ class MemoryFootprintTests {
 
 	private static final int KEYS = 3_000;
 
-	/** The bound the README states, with the 64-bit HotSpot layout these tests run on. */
+	/** The bound docs/operations.md states, with the 64-bit HotSpot layout these tests run on. */
 	private static final double WORST_BYTES_PER_KEY = 240;
 
 	private static final List<Policy> POLICIES = List.of(new FixedWindowPolicy("packed", 5, Duration.ofMinutes(1)),

@@ -24,7 +24,7 @@ import dev.throttle.testing.FlakyStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 11, point 9, on the failure policy around a {@link FlakyStore}: a refund goes to the store that
+ * Settlements survive an outage, on the failure policy around a {@link FlakyStore}: a refund goes to the store that
  * took the unit, whichever answers when it is made; a refund or reset that the store is owed and
  * missed it is kept and applied to it when it answers again, in order and before it decides again; a
  * reset says whether it reached the store; what is kept is bounded and expires.

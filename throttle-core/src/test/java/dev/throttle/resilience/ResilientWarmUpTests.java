@@ -26,7 +26,7 @@ import dev.throttle.testing.FlakyStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 11, point 8, on the failure policy around a {@link FlakyStore}: the warm-up runs every
+ * The first burst after startup is exact, on the failure policy around a {@link FlakyStore}: the warm-up runs every
  * policy's decision path against the store, blocking and not, on a key no caller can have, leaves
  * nothing behind and tells no listener; a store that refuses is not waited for, one that does not
  * answer is asked until the bound, and either way the failure mode answers from the first call.

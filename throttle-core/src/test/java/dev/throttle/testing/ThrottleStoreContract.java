@@ -804,7 +804,7 @@ public abstract class ThrottleStoreContract {
 			throttler.bound(policy).refund("k", cost, taken);
 		}
 
-		/** The issue's trace: a call of one window refunded in the next freed a unit of the new window. */
+		/** The trace that exposed it: a call of one window refunded in the next freed a unit of the new window. */
 		@Test
 		void aFixedWindowRefundInTheNextWindowGivesBackNothingOfIt() {
 			Throttler throttler = throttler(new FixedWindowPolicy("fw", 2, Duration.ofSeconds(10)));
@@ -830,7 +830,7 @@ public abstract class ThrottleStoreContract {
 			assertThat(throttler.peek("fw", "k")).as("the window keeps its start").isEqualTo(allow(3, 2, 8_000));
 		}
 
-		/** The issue's trace: a refund removed the newest attempt instead of its own. */
+		/** The trace that exposed it: a refund removed the newest attempt instead of its own. */
 		@Test
 		void aSlidingLogRefundRemovesItsOwnAttemptNotTheNewest() {
 			Throttler throttler = throttler(new SlidingLogPolicy("s", 2, Duration.ofSeconds(10), Duration.ofSeconds(1), 1));
@@ -855,7 +855,7 @@ public abstract class ThrottleStoreContract {
 			assertThat(throttler.tryAcquire("s", "k")).isEqualTo(reject(1, 0, 10_000, 10_000));
 		}
 
-		/** The issue's trace: a stale refund gave a third pass in a burst of two. */
+		/** The trace that exposed it: a stale refund gave a third pass in a burst of two. */
 		@Test
 		void aStaleGcraRefundGivesNoThirdPassInABurstOfTwo() {
 			Throttler throttler = throttler(new GcraPolicy("api", 2, Duration.ofSeconds(10)));
@@ -1229,7 +1229,7 @@ public abstract class ThrottleStoreContract {
 	}
 
 	/**
-	 * Plans (issue 13): one policy's keys under several sets of numbers, and numbers changed at run
+	 * Plans: one policy's keys under several sets of numbers, and numbers changed at run
 	 * time. A key keeps what it used whichever numbers it meets next, on every store.
 	 */
 	@Nested

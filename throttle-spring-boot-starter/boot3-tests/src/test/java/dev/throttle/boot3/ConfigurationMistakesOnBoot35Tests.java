@@ -70,7 +70,7 @@ class ConfigurationMistakesOnBoot35Tests {
 			.close();
 		assertThat(output.getOut().lines().filter((line) -> line.contains("Throttling "))).singleElement()
 			.satisfies((line) -> assertThat(line).contains("INFO")
-				.endsWith("Throttling 2 methods with the memory store; policies: api (gcra)"));
+				.endsWith("Throttling with the memory store: 2 annotated methods, the Throttler bean; policies: api (gcra)"));
 	}
 
 	@SpringBootConfiguration

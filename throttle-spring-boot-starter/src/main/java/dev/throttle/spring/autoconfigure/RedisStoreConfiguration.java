@@ -75,7 +75,8 @@ class RedisStoreConfiguration {
 
 	/**
 	 * The near cache: on for every policy but those that give back every successful call
-	 * ({@code count: failures}), unless a policy says otherwise.
+	 * ({@code count: failures}, or a Spring Security ip-policy that does not set its count, which
+	 * counts failures only), unless a policy says otherwise.
 	 */
 	private static NearCacheSettings nearCache(ThrottleProperties properties) {
 		ThrottleProperties.NearCache nearCache = properties.getStore().getRedis().getNearCache();
@@ -83,9 +84,12 @@ class RedisStoreConfiguration {
 			return NearCacheSettings.disabled();
 		}
 		NearCacheSettings settings = NearCacheSettings.of(nearCache.getMaximumKeys(), nearCache.getMinimumRetryAfter());
+		String loginIpPolicy = properties.getSecurity().getAuthentication().getIpPolicy();
 		for (Map.Entry<String, ThrottleProperties.Policy> policy : properties.getPolicies().entrySet()) {
 			Boolean own = policy.getValue().getNearCache();
-			boolean answers = (own != null) ? own : policy.getValue().getCount() != ThrottleProperties.Count.FAILURES;
+			boolean failuresOnly = policy.getValue().getCount() == ThrottleProperties.Count.FAILURES
+					|| (policy.getKey().equals(loginIpPolicy) && !policy.getValue().hasCount());
+			boolean answers = (own != null) ? own : !failuresOnly;
 			settings = settings.withPolicy(policy.getKey(), answers);
 		}
 		return settings;

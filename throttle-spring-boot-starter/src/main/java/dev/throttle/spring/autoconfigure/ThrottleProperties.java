@@ -35,7 +35,7 @@ public class ThrottleProperties {
 	 */
 	private Map<String, Policy> policies = new LinkedHashMap<>();
 
-	// plans, shadow mode (issue 13)
+	// plans, shadow mode
 	/**
 	 * Whether policies refuse calls (enforce) or only count the calls they would refuse (shadow),
 	 * for every policy that does not set its own mode.
@@ -189,7 +189,7 @@ public class ThrottleProperties {
 			this.timeout = timeout;
 		}
 
-		// near cache of refusals and the clock of the scripts (issue 14)
+		// near cache of refusals and the clock of the scripts
 
 		private final NearCache nearCache = new NearCache();
 
@@ -292,7 +292,7 @@ public class ThrottleProperties {
 		 */
 		private int ipv6Prefix = 64;
 
-		// --- URL rules, safelist and blocklist (issue 12, web) ---
+		// --- URL rules, safelist and blocklist ---
 
 		/**
 		 * Client address ranges (CIDRs such as 10.0.0.0/8 or 2001:db8::/32, or single addresses)
@@ -387,7 +387,7 @@ public class ThrottleProperties {
 			 */
 			private String cost = "1";
 
-			// issue 13 (rules): the plan chosen per request
+			// the plan chosen per request
 			/**
 			 * SpEL over the request variables of the key naming the plan of the policy whose numbers
 			 * apply, such as #headers['X-Plan']; null, blank or a plan that is not configured means the
@@ -495,7 +495,7 @@ public class ThrottleProperties {
 
 	}
 
-	// --- Spring Security logins (issue 12, sec) ---
+	// --- Spring Security logins ---
 
 	private final Security security = new Security();
 
@@ -523,12 +523,14 @@ public class ThrottleProperties {
 	public static class Authentication {
 
 		/**
-		 * Policy that throttles login attempts per username, as submitted, trimmed and lower-cased.
+		 * Policy that throttles login attempts per username: as submitted, Unicode-normalised (NFKC),
+		 * case-folded, without accents or invisible characters, trimmed.
 		 */
 		private String usernamePolicy;
 
 		/**
-		 * Policy that throttles login attempts per client address (#ip).
+		 * Policy that throttles login attempts per client address (#ip); it counts failures only
+		 * unless the policy sets count.
 		 */
 		private String ipPolicy;
 
@@ -579,7 +581,7 @@ public class ThrottleProperties {
 	}
 
 	/**
-	 * Whether a policy refuses calls or only counts what it would refuse (issue 13).
+	 * Whether a policy refuses calls or only counts what it would refuse.
 	 */
 	public enum Mode {
 
@@ -673,11 +675,12 @@ public class ThrottleProperties {
 		private boolean resetOnSuccess;
 
 		/**
-		 * Which calls use up the limit.
+		 * Which calls use up the limit. Unset, a policy named by
+		 * throttle.security.authentication.ip-policy counts failures only.
 		 */
-		private Count count = Count.ALL;
+		private Count count;
 
-		// plans, shadow mode (issue 13)
+		// plans, shadow mode
 		/**
 		 * Plans by name, each overriding some numbers of the policy (limit, capacity, ...) for the
 		 * calls whose @Throttled(plan) names it.
@@ -707,7 +710,7 @@ public class ThrottleProperties {
 		}
 		// end of plans, shadow mode
 
-		// several limits in one policy (issue 13)
+		// several limits in one policy
 		/**
 		 * Several limits that every call must pass, each with the algorithm's numbers (capacity,
 		 * refill-period, ...), such as 10 a second and 1,000 an hour; instead of the policy's own
@@ -724,7 +727,7 @@ public class ThrottleProperties {
 		}
 		// end of several limits
 
-		// per-policy store settings (issue 14)
+		// per-policy store settings
 
 		/**
 		 * What this policy's decisions do while Redis cannot be reached, instead of
@@ -868,11 +871,20 @@ public class ThrottleProperties {
 		}
 
 		public Count getCount() {
-			return this.count;
+			return (this.count != null) ? this.count : Count.ALL;
 		}
 
 		public void setCount(Count count) {
 			this.count = count;
+		}
+
+		/**
+		 * Whether {@code count} was set rather than left at its default ({@code all}): a Spring
+		 * Security ip-policy whose count is not set counts failures only.
+		 * @return whether the count was configured
+		 */
+		public boolean hasCount() {
+			return this.count != null;
 		}
 
 	}

@@ -115,7 +115,7 @@ final class ThrottleStartupCheck implements SmartInitializingSingleton {
 		failOn(problems);
 		Throttler throttler = this.throttler.getIfUnique();
 		if (throttler != null) {
-			ThrottleStartupLog.enabled(throttler, throttled.size());
+			ThrottleStartupLog.enabled(this.beanFactory, throttler, throttled.size());
 		}
 	}
 

@@ -51,7 +51,7 @@ public final class ThrottleWebMvcAutoConfiguration {
 				properties.getHttp().getIpv6Prefix(), clientAccess);
 	}
 
-	// --- URL rules, safelist and blocklist, early decisions, CORS (issue 12, web) ---
+	// --- URL rules, safelist and blocklist, early decisions, CORS ---
 
 	@Bean
 	@ConditionalOnMissingBean

@@ -30,7 +30,8 @@ import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
  * (a {@link UsernamePasswordAuthenticationToken}: form login, HTTP Basic, a custom filter that
  * authenticates through an {@code AuthenticationManager}) before the password is checked, by
  * {@code throttle.security.authentication.username-policy} (keyed by the username as submitted,
- * trimmed and lower-cased) and {@code ip-policy} (keyed by {@code #ip}); a refused attempt is a
+ * normalised as {@link #username(Authentication)} says) and {@code ip-policy} (keyed by
+ * {@code #ip}, counting failures only unless its policy sets {@code count}); a refused attempt is a
  * {@link ThrottledException} and never reaches the password encoder. An unknown username is
  * charged exactly like a known one: nothing here looks a user up. A successful attempt settles each
  * policy by its own {@code reset-on-success} and {@code count}; a failed one keeps the charge.
@@ -111,9 +112,10 @@ public class AuthenticationThrottle {
 		this.byUsername = username != null;
 		this.byAddress = address != null;
 		this.both = names.isEmpty() ? null
-				: ThrottleCharges.of(throttler, names, (name) -> usage(configured.get(name)), modes);
+				: ThrottleCharges.of(throttler, names, (name) -> usage(configured.get(name), name.equals(address)),
+						modes);
 		this.usernameOnly = (username == null) ? null : (address == null) ? this.both
-				: ThrottleCharges.of(throttler, List.of(username), (name) -> usage(configured.get(name)), modes);
+				: ThrottleCharges.of(throttler, List.of(username), (name) -> usage(configured.get(name), false), modes);
 		this.requestContext = requestContext;
 		this.clientAccess = clientAccess;
 	}
@@ -166,15 +168,16 @@ public class AuthenticationThrottle {
 	}
 
 	/**
-	 * The username-policy key of an attempt: the username as submitted, trimmed and lower-cased
-	 * with {@link Locale#ROOT} (the same in every server locale), so that {@code " Alice "} and
-	 * {@code "alice"} share one key whether or not such a user exists.
+	 * The username-policy key of an attempt: the username as submitted, Unicode-normalised (NFKC),
+	 * case-folded with {@link Locale#ROOT} (the same in every server locale), without accents or
+	 * invisible characters, and trimmed, so that {@code " Alice "}, {@code "ALICE"}, a fullwidth
+	 * {@code "ａｌｉｃｅ"} and {@code "alicé"} share one key whether or not such a user exists: a user
+	 * store that compares names case- and accent-insensitively finds one account for them all.
 	 * @param attempt the authentication request
 	 * @return the key; null or blank falls into the policy's one shared bucket
 	 */
 	protected @Nullable String username(Authentication attempt) {
-		String name = attempt.getName();
-		return (name != null) ? name.trim().toLowerCase(Locale.ROOT) : null;
+		return LoginNames.key(attempt.getName());
 	}
 
 	private static @Nullable HttpServletRequest currentRequest() {
@@ -196,9 +199,20 @@ public class AuthenticationThrottle {
 		return throttler.policies().containsKey(name) ? name : null;
 	}
 
-	private static PolicyUsage usage(ThrottleProperties.@Nullable Policy policy) {
-		return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
-				policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
+	/**
+	 * How a success settles a policy. The ip-policy counts failures only unless its {@code count} is
+	 * set: every client behind one address (an office, a mobile carrier's NAT) shares its key, and
+	 * with HTTP Basic every request of a signed-in client is a successful login, so counting
+	 * successes would turn a guard against password guessing into a request limit that a busy,
+	 * honest client exhausts for everyone behind its address.
+	 */
+	private static PolicyUsage usage(ThrottleProperties.@Nullable Policy policy, boolean ipPolicy) {
+		if (policy == null) {
+			return PolicyUsage.DEFAULT;
+		}
+		boolean failuresOnly = (ipPolicy && !policy.hasCount())
+				|| policy.getCount() == ThrottleProperties.Count.FAILURES;
+		return new PolicyUsage(policy.isResetOnSuccess(), failuresOnly);
 	}
 
 	/**

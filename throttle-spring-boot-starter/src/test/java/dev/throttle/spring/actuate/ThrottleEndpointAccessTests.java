@@ -119,7 +119,7 @@ class ThrottleEndpointAccessTests {
 		@Test
 		void theApplicationWideDefaultGrantsItToo() throws Exception {
 			// Boot's rule: an endpoint's own default applies only when neither its access property nor
-			// management.endpoints.access.default is set, as the README warns
+			// management.endpoints.access.default is set, as docs/operations.md warns
 			assertThat(send(this.port, "DELETE", LOCKED).statusCode()).isEqualTo(200);
 			assertThat(this.throttler.peek("login", "alice@example.com").allowed()).as("unlocked").isTrue();
 		}
@@ -134,7 +134,7 @@ class ThrottleEndpointAccessTests {
 
 		@Test
 		void theOldEnabledFlagGrantsWritesToo() throws Exception {
-			// Boot reads management.endpoint.<id>.enabled=true as unrestricted access, as the README warns
+			// Boot reads management.endpoint.<id>.enabled=true as unrestricted access, as docs/operations.md warns
 			assertThat(send(this.port, "DELETE", LOCKED).statusCode()).isEqualTo(200);
 			assertThat(this.throttler.peek("login", "alice@example.com").allowed()).as("unlocked").isTrue();
 		}

@@ -27,7 +27,7 @@ import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Changing a policy at run time (issue 13, point 3): {@code POST /actuator/throttle/{policy}} with the
+ * Changing a policy at run time: {@code POST /actuator/throttle/{policy}} with the
  * YAML names of the settings to change, validated as at startup (a mistake is a 400 naming the
  * property, and changes nothing), answered with the policy as now applied; keys keep their state;
  * only where the endpoint's access allows writes. And the same through the environment.

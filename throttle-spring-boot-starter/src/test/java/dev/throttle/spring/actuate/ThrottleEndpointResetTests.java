@@ -25,7 +25,7 @@ import dev.throttle.testing.FlakyStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 11, point 9: {@code DELETE /actuator/throttle/{policy}/{key}} says whether the reset reached
+ * An unlock never claims what it did not do: {@code DELETE /actuator/throttle/{policy}/{key}} says whether the reset reached
  * the store. While the store cannot be reached it answers 503 with a message that names the policy
  * and never the key, rather than a {@code reset: true} that leaves the user locked out.
  */

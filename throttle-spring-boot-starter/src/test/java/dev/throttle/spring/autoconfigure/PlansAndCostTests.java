@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * Plans chosen per call by SpEL and costs evaluated per call (issue 13, points 1 and 5), through
+ * Plans chosen per call by SpEL and costs evaluated per call, through
  * the auto-configuration and a proxied bean.
  */
 class PlansAndCostTests {

@@ -43,7 +43,7 @@ class RedisStoreAutoConfigurationTests {
 
 	/**
 	 * A generous timeout for tests about where state lives, not about a slow first call of a freshly
-	 * started context on a busy machine (a cold start that the failure mode answers is issue 11's).
+	 * started context on a busy machine (a cold start that the failure mode answers is RedisStoreWarmUpTests').
 	 */
 	private static final String SETTLED = "throttle.store.redis.timeout=2s";
 

@@ -28,7 +28,7 @@ import dev.throttle.testing.redis.SharedRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 14's settings through the auto-configuration, on a real Redis: the near cache and its
+ * The Redis store's own settings through the auto-configuration, on a real Redis: the near cache and its
  * per-policy switch (off by default for {@code count: failures}), failure modes per policy, the
  * metrics (a tag for refusals decided locally, the near cache's size) and the clock of the scripts,
  * with the start failing, naming the property, on a Redis that refuses {@code TIME} in scripts.
@@ -78,6 +78,33 @@ class RedisStoreNearCacheAutoConfigurationTests {
 				assertThat(registry.get("throttle.decisions").tags("policy", "login", "outcome", "rejected", "store",
 						"redis", "near-cache", "false").counter().count()).isEqualTo(1);
 				assertThat(registry.get("throttle.near-cache.size").gauge().value()).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void aSpringSecurityIpPolicyThatCountsFailuresByDefaultHasTheNearCacheOffLikeCountFailures() {
+		this.contextRunner
+			.withPropertyValues("spring.data.redis.url=" + SharedRedis.endpoint().url(),
+					"throttle.policies.login-ip.algorithm=token-bucket", "throttle.policies.login-ip.capacity=5",
+					"throttle.policies.login-ip.refill-period=1m", "throttle.policies.all-ip.algorithm=token-bucket",
+					"throttle.policies.all-ip.capacity=5", "throttle.policies.all-ip.refill-period=1m",
+					"throttle.policies.all-ip.count=all", "throttle.security.authentication.ip-policy=login-ip")
+			.run((context) -> {
+				RedisThrottleStore redis = (RedisThrottleStore) context.getBean(ResilientThrottleStore.class).store();
+				Throttler throttler = context.getBean(Throttler.class);
+				assertThat(redis.nearCacheSettings().answersFor(throttler.policy("login-ip")))
+					.as("every successful login gives back what it took: off unless asked for").isFalse();
+				assertThat(redis.nearCacheSettings().answersFor(throttler.policy("all-ip"))).isTrue();
+			});
+		this.contextRunner
+			.withPropertyValues("spring.data.redis.url=" + SharedRedis.endpoint().url(),
+					"throttle.policies.login-ip.algorithm=token-bucket", "throttle.policies.login-ip.capacity=5",
+					"throttle.policies.login-ip.refill-period=1m", "throttle.policies.login-ip.count=all",
+					"throttle.security.authentication.ip-policy=login-ip")
+			.run((context) -> {
+				RedisThrottleStore redis = (RedisThrottleStore) context.getBean(ResilientThrottleStore.class).store();
+				assertThat(redis.nearCacheSettings().answersFor(context.getBean(Throttler.class).policy("login-ip")))
+					.as("told to count every attempt: on").isTrue();
 			});
 	}
 

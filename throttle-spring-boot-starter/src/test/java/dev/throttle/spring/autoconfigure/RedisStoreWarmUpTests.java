@@ -34,7 +34,7 @@ import dev.throttle.testing.redis.SharedRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 11, point 8, through the auto-configuration: by the time the context has started (so before
+ * The first burst after startup is exact, through the auto-configuration: by the time the context has started (so before
  * a web server would take its first request), every policy's decision path has run against Redis, on
  * a key no caller can have, and left nothing behind; a Redis that is down at startup is not waited
  * for, and the failure mode answers from the first call.

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code throttle.policies.<name>.limits}: several limits of the policy's algorithm, read as at
- * startup; every mistake names its property; the README's YAML works as pasted.
+ * startup; every mistake names its property; the YAML of docs/plans-and-limits.md works as pasted.
  */
 class SeveralLimitsConfigurationTests {
 
@@ -100,9 +100,9 @@ class SeveralLimitsConfigurationTests {
 	}
 
 	@Test
-	void theReadmesYamlWorksAsPasted() throws IOException {
-		String readme = Files.readString(RepositoryFiles.path("README.md"));
-		String section = readme.substring(readme.indexOf("### Several limits in one policy"));
+	void thePlansAndLimitsPagesYamlWorksAsPasted() throws IOException {
+		String readme = Files.readString(RepositoryFiles.path("docs/plans-and-limits.md"));
+		String section = readme.substring(readme.indexOf("# Several limits in one policy"));
 		String yaml = section.substring(section.indexOf("```yaml") + 7, section.indexOf("```", section.indexOf("```yaml") + 7));
 		List<PropertySource<?>> sources = new YamlPropertySourceLoader().load("readme",
 				new ByteArrayResource(yaml.getBytes()));

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
@@ -14,8 +15,9 @@ import dev.throttle.spring.annotation.Throttled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * One INFO line at startup says what is in force: the store, each policy by name and algorithm,
- * and how many methods are throttled; never a key nor a key expression.
+ * One INFO line at startup says what is in force: the store, every entry point that is on
+ * (annotated methods, URL rules, Spring Security logins, the Throttler bean) and each policy by name
+ * and algorithm; never a key nor a key expression.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class ThrottleStartupLogTests {
@@ -31,15 +33,62 @@ class ThrottleStartupLogTests {
 				AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleDisabledAutoConfiguration.class))
 		.withPropertyValues(POLICIES);
 
+	private final WebApplicationContextRunner webContextRunner = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleDisabledAutoConfiguration.class,
+				ThrottleWebMvcAutoConfiguration.class, ThrottleSecurityAutoConfiguration.class))
+		.withPropertyValues(POLICIES);
+
 	@Test
-	void oneInfoLineNamesTheStoreThePoliciesAndHowManyMethodsAreThrottled(CapturedOutput output) {
+	void oneInfoLineNamesTheStoreTheEntryPointsAndThePolicies(CapturedOutput output) {
 		this.contextRunner.withBean(Accounts.class).withBean(Greetings.class).run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(throttleLines(output)).singleElement()
 				.satisfies((line) -> assertThat(line).contains(" INFO ")
-					.endsWith("Throttling 4 methods with the memory store; policies: login (lockout), "
-							+ "login-ip (token-bucket), api (gcra)"));
+					.endsWith("Throttling with the memory store: 4 annotated methods, the Throttler bean; policies: "
+							+ "login (lockout), login-ip (token-bucket), api (gcra)"));
 		});
+	}
+
+	@Test
+	void urlRulesAndSpringSecurityLoginsAreListedBesideTheAnnotatedMethods(CapturedOutput output) {
+		this.webContextRunner.withBean(Accounts.class)
+			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api",
+					"throttle.http.rules[0].key=#ip", "throttle.http.rules[1].paths=/login",
+					"throttle.http.rules[1].policy=login-ip", "throttle.security.authentication.username-policy=login",
+					"throttle.security.authentication.ip-policy=login-ip")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(throttleLines(output)).singleElement()
+					.satisfies((line) -> assertThat(line).endsWith("Throttling with the memory store: "
+							+ "1 annotated method, 2 URL rules, Spring Security logins (username-policy login, "
+							+ "ip-policy login-ip), the Throttler bean; policies: login (lockout), "
+							+ "login-ip (token-bucket), api (gcra)"));
+			});
+	}
+
+	@Test
+	void anApplicationThrottledOnlyByAUrlRuleSaysSoRatherThanZeroMethods(CapturedOutput output) {
+		this.webContextRunner
+			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(throttleLines(output)).singleElement()
+					.satisfies((line) -> assertThat(line)
+						.contains("Throttling with the memory store: 1 URL rule, the Throttler bean; policies: ")
+						.doesNotContain("0 ")
+						.doesNotContain("Spring Security"));
+			});
+	}
+
+	@Test
+	void anApplicationThrottledOnlyBySpringSecurityLoginsSaysSo(CapturedOutput output) {
+		this.webContextRunner.withPropertyValues("throttle.security.authentication.ip-policy=login-ip")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(throttleLines(output)).singleElement()
+					.satisfies((line) -> assertThat(line).contains("Throttling with the memory store: "
+							+ "Spring Security logins (ip-policy login-ip), the Throttler bean; policies: "));
+			});
 	}
 
 	@Test
@@ -52,9 +101,10 @@ class ThrottleStartupLogTests {
 	}
 
 	@Test
-	void anApplicationWithoutThrottledMethodsSaysSo(CapturedOutput output) {
+	void anApplicationWithoutOtherEntryPointsNamesTheThrottlerBeanAlone(CapturedOutput output) {
 		this.contextRunner.run((context) -> assertThat(throttleLines(output)).singleElement()
-			.satisfies((line) -> assertThat(line).contains("Throttling 0 methods with the memory store")));
+			.satisfies((line) -> assertThat(line)
+				.contains("Throttling with the memory store: the Throttler bean; policies: ")));
 	}
 
 	@Test

@@ -18,14 +18,14 @@ import dev.throttle.spring.internal.web.HttpRules;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The YAML of the README's "URL rules" section starts an application as pasted.
+ * The YAML of the URL rules page ({@code docs/url-rules.md}) starts an application as pasted.
  */
 class UrlRulesReadmeTests {
 
 	@Test
-	void theReadmesUrlRulesYamlWorksAsPasted() throws Exception {
-		String readme = Files.readString(RepositoryFiles.path("README.md"));
-		int section = readme.indexOf("### URL rules");
+	void theUrlRulesPagesYamlWorksAsPasted() throws Exception {
+		String readme = Files.readString(RepositoryFiles.path("docs/url-rules.md"));
+		int section = readme.indexOf("Throttle them by URL, in YAML");
 		assertThat(section).isPositive();
 		int start = readme.indexOf("```yaml\n", section) + "```yaml\n".length();
 		String yaml = readme.substring(start, readme.indexOf("```", start));
@@ -53,8 +53,8 @@ class UrlRulesReadmeTests {
 	}
 
 	@Test
-	void theReadmesPlanAndCostYamlWorksAsPasted() throws Exception {
-		String readme = Files.readString(RepositoryFiles.path("README.md"));
+	void theUrlRulesPagesPlanAndCostYamlWorksAsPasted() throws Exception {
+		String readme = Files.readString(RepositoryFiles.path("docs/url-rules.md"));
 		int section = readme.indexOf("**Plans and cost per request.**");
 		assertThat(section).isPositive();
 		int start = readme.indexOf("  ```yaml\n", section) + "  ```yaml\n".length();

@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThatNoException;
  * State no writer of this library leaves, written into Redis by hand: numbers out of range, inf,
  * nan, exponent notation. Every script reads it as no state (or clamps it), never answers with an
  * error, and never hands the Java side a number it cannot make a decision of: one odd key must not
- * put the store into failure mode (issue 11, point 12).
+ * put the store into failure mode.
  */
 @WithRedis
 class RedisOddStateTests {

@@ -25,8 +25,8 @@ import dev.throttle.testing.redis.SharedRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two instances of an application on one Redis while a policy changes on one of them first (issue
- * 13, point 3): for every algorithm, the instance on the new numbers and the one still on the old
+ * Two instances of an application on one Redis while a policy changes on one of them first (a
+ * rolling change at run time): for every algorithm, the instance on the new numbers and the one still on the old
  * numbers each decide by what the key has used under both, as if every call had been theirs. Each
  * instance runs one script per decision over the same key.
  */

@@ -34,7 +34,7 @@ import dev.throttle.testing.redis.RedisProcess;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 11, point 9, on a real Redis that the test stops and starts again: a Redis that keeps its
+ * Settlements survive an outage, on a real Redis that the test stops and starts again: a Redis that keeps its
  * data (append-only file), so that what it is owed after the outage is visible. A reset made during
  * the outage says it missed Redis and is applied to Redis when it answers again (the user is not
  * locked out any more), a refund of a unit Redis took goes to Redis, and one of a unit the local

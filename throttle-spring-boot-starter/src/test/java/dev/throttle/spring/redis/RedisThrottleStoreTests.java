@@ -349,7 +349,7 @@ class RedisThrottleStoreTests {
 		for (int i = 0; i < 3; i++) {
 			assertThat(first.tryAcquire("alice", 1).allowed()).isTrue();
 		}
-		// a change at run time (issue 13) binds the policy again: the same keys, the new numbers
+		// a change at run time binds the policy again: the same keys, the new numbers
 		Limiter changed = store.limiter(new FixedWindowPolicy("fw", 4, Duration.ofSeconds(10)));
 		assertThat(changed).isNotSameAs(first);
 		assertThat(changed.tryAcquire("alice", 1).allowed()).isTrue();

@@ -148,7 +148,7 @@ class ClientAddressHttpTests {
 
 		@Test
 		void takesTheLeftMostValueWhichTheClientChooses() throws Exception {
-			// why the README says native: here every spoofed value buys a fresh bucket
+			// why docs/concepts.md says native: here every spoofed value buys a fresh bucket
 			for (int i = 0; i < 6; i++) {
 				assertThat(status(this.port, "192.0.2." + i + ", 203.0.113.7")).isEqualTo(200);
 			}

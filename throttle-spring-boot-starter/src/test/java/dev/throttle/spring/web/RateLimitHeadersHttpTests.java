@@ -33,9 +33,9 @@ import dev.throttle.spring.annotation.Throttled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The rate-limit headers tell the truth through a real port (issue 11, point 13), on the issue's
- * own case: a login under Lucia's lockout ladder, reset on success. {@code t} is the time until the
- * next attempt can pass, never the hour the lockout's state lasts; a refusal's {@code Retry-After}
+ * The rate-limit headers tell the truth through a real port, on the case that once made them lie:
+ * a login under Lucia's lockout ladder, reset on success. {@code t} is the time until the next
+ * attempt can pass, never the hour the lockout's state lasts; a refusal's {@code Retry-After}
  * is never earlier than its {@code t}; a client that waits {@code t} whenever {@code r=0} is never
  * refused; and after a successful login the response shows the reset state.
  */

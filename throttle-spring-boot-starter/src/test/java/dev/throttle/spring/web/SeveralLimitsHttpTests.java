@@ -28,7 +28,7 @@ import dev.throttle.spring.annotation.Throttled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Several limits in one policy through a real port (issue 13, point 2): a call passes only when
+ * Several limits in one policy through a real port: a call passes only when
  * every limit allows it; {@code RateLimit-Policy} and {@code RateLimit} carry one item per limit,
  * named {@code "<policy>/<n>"}; {@code Retry-After} is the longest wait among the limits that
  * refuse; a plan overrides the limits as a whole; the actuator changes them at run time, each

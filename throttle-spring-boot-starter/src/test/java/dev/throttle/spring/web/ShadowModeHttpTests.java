@@ -33,7 +33,7 @@ import dev.throttle.spring.metrics.MicrometerThrottleListener;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Shadow mode through a real port (issue 13, point 4): a policy in shadow decides and charges as
+ * Shadow mode through a real port: a policy in shadow decides and charges as
  * usual but never refuses and sends no RateLimit headers for itself; each call it would have
  * refused counts once as {@code outcome=rejected, mode=shadow}, and listeners hear it. A policy that
  * enforces beside it on the same method keeps its headers and its refusals.

@@ -19,7 +19,7 @@ import dev.throttle.memory.MemoryThrottleStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A URL rule's plan and cost chosen per request (issue 13), through a real Tomcat port: the plan
+ * A URL rule's plan and cost chosen per request, through a real Tomcat port: the plan
  * named by a header sets the numbers in {@code RateLimit-Policy} and when refusals start; an
  * unknown plan gets the base numbers, said once; a cost read from a query parameter is charged,
  * and one above what the policy can ever grant is refused.

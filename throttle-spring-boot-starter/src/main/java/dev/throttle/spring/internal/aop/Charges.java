@@ -57,8 +57,8 @@ public final class Charges {
 		}
 
 		/**
-		 * The same charge for one call under a plan's numbers and with another cost (issue 13, the
-		 * plan and cost of a URL rule chosen per request).
+		 * The same charge for one call under a plan's numbers and with another cost (the plan and
+		 * cost of a URL rule, chosen per request).
 		 * @param plan the plan's name; null, blank or not configured: the base numbers
 		 * @param cost units this call takes
 		 * @return the charge, or this one when nothing differs

@@ -15,7 +15,7 @@ import dev.throttle.spring.annotation.Throttled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What a call chooses per call (issue 13): nothing at all for a method without a plan or cost
+ * What a call chooses per call: nothing at all for a method without a plan or cost
  * expression (the hot path is as before), the plan's bound policy and the evaluated cost otherwise.
  */
 class ThrottleChoicesTests {

@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * How the call flow settles (issue 11, points 10 and 13): a refund hands back the call's own
+ * How the call flow settles: a refund hands back the call's own
  * decision, so it gives back exactly what that call took, on the blocking and the reactive path; a
  * reset on success is told to the request as the reset state, so that the response's headers
  * describe the state after the call settled.
@@ -71,7 +71,7 @@ class ThrottleFlowSettlementTests {
 		});
 	}
 
-	/** The issue's trace through an annotated method: three failures charged in a window of two. */
+	/** The trace that exposed it, through an annotated method: three failures charged in a window of two. */
 	@Test
 	void aSuccessThatEndsInTheNextWindowFreesNothingOfIt() {
 		this.contextRunner.run((context) -> {
