@@ -108,7 +108,7 @@ class ResilientThrottleStoreTests {
 	void whileTheStoreIsDownTheModeAnswersEveryCallWithoutAskingItAndNothingThrows(FailureMode mode) {
 		Throttler throttler = throttler(mode);
 		assertThat(throttler.tryAcquire("login", "alice")).as("the store decides").isEqualTo(Decision.allow(3, 2, 3_600_000));
-		this.flaky.holdPeeks(true);
+		this.flaky.holdProbes(true);
 		this.flaky.goDown();
 
 		List<Decision> decisions = new ArrayList<>();
@@ -129,7 +129,7 @@ class ResilientThrottleStoreTests {
 
 		assertThat(this.flaky.calls()).as("after the first failure only one background probe asked the store")
 			.isEqualTo(asked + 1);
-		assertThat(this.flaky.heldPeeks()).hasSize(1);
+		assertThat(this.flaky.heldProbes()).hasSize(1);
 		assertThat(this.heard.decisions).as("each decision heard once").hasSize(1 + decisions.size());
 		assertThat(this.heard.storeErrors).as("every operation the store missed, refunds and resets too, and no more")
 			.hasSize(decisions.size() + 5);
@@ -165,20 +165,20 @@ class ResilientThrottleStoreTests {
 	@Test
 	void oneWarnPerOutageOneProbeAtATimeAndOneInfoWhenAProbeFindsTheStoreAgain() {
 		Throttler throttler = throttler(FailureMode.CLOSED);
-		this.flaky.holdPeeks(true);
+		this.flaky.holdProbes(true);
 		for (int outage = 1; outage <= 2; outage++) {
 			this.flaky.goDown();
 			for (int i = 0; i < 20; i++) {
 				throttler.tryAcquire("login", "alice@example.com");
 			}
-			assertThat(this.flaky.heldPeeks()).as("one probe while one runs").hasSize(2 * outage - 1);
-			this.flaky.heldPeeks().get(2 * outage - 2).completeExceptionally(new IllegalStateException("still down"));
+			assertThat(this.flaky.heldProbes()).as("one probe while one runs").hasSize(2 * outage - 1);
+			this.flaky.heldProbes().get(2 * outage - 2).completeExceptionally(new IllegalStateException("still down"));
 			assertThat(this.store.isStoreDown()).as("a failed probe ends nothing").isTrue();
 			throttler.tryAcquire("login", "alice@example.com");
-			assertThat(this.flaky.heldPeeks()).as("the next call probes again").hasSize(2 * outage);
+			assertThat(this.flaky.heldProbes()).as("the next call probes again").hasSize(2 * outage);
 			this.flaky.comeBack();
 			assertThat(this.store.isStoreDown()).as("down until a probe has answered").isTrue();
-			this.flaky.heldPeeks().get(2 * outage - 1).complete(Decision.allow(3, 3, 0));
+			this.flaky.heldProbes().get(2 * outage - 1).complete(Decision.allow(3, 3, 0));
 			assertThat(this.store.isStoreDown()).isFalse();
 			throttler.tryAcquire("login", "alice@example.com");
 			assertThat(this.heard.sources).last().as("the store decides again").isEqualTo(FLAKY);
