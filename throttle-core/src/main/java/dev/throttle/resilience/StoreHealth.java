@@ -151,14 +151,12 @@ final class StoreHealth {
 		if (!this.probing.compareAndSet(false, true)) {
 			return;
 		}
-		CompletionStage<Decision> probe;
-		try {
-			probe = store.tryAcquireAsync(probeKey(), 1);
-		}
-		catch (RuntimeException ex) {
-			this.probing.set(false);
-			return;
-		}
+		// on a thread of its own: the call that starts a probe is answered by the failure mode at once
+		// and pays nothing for it (a networked store's first write after a failed connect spends a
+		// while setting up its call before the call is even sent)
+		CompletionStage<Decision> probe = CompletableFuture.supplyAsync(() -> store.tryAcquireAsync(probeKey(), 1),
+				StoreHealth::startProbeThread)
+			.thenCompose((decision) -> decision);
 		CompletableFuture<Decision> bounded = new CompletableFuture<>();
 		probe.whenComplete((decision, error) -> {
 			if (error == null) {
@@ -178,6 +176,13 @@ final class StoreHealth {
 				}
 				this.probing.set(false);
 			});
+	}
+
+	/** Probes are one at a time per store and only during an outage: a short-lived thread each is enough. */
+	private static void startProbeThread(Runnable probe) {
+		Thread thread = new Thread(probe, "throttle-store-probe");
+		thread.setDaemon(true);
+		thread.start();
 	}
 
 	/** A key that no caller can name (it starts with a NUL) and that no probe of any instance repeats. */

@@ -24,6 +24,7 @@ import dev.throttle.Policy;
 import dev.throttle.ThrottleListener;
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.testing.Eventually;
 import dev.throttle.testing.FlakyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -127,6 +128,7 @@ class ResilientThrottleStoreTests {
 		throttler.reset("login", "carol");
 		assertThat(throttler.resetAsync("login", "carol").toCompletableFuture()).isCompleted();
 
+		Eventually.until("the background probe asked the store", () -> this.flaky.heldProbes().size() == 1);
 		assertThat(this.flaky.calls()).as("after the first failure only one background probe asked the store")
 			.isEqualTo(asked + 1);
 		assertThat(this.flaky.heldProbes()).hasSize(1);
@@ -171,10 +173,13 @@ class ResilientThrottleStoreTests {
 			for (int i = 0; i < 20; i++) {
 				throttler.tryAcquire("login", "alice@example.com");
 			}
+			int started = 2 * outage - 1;
+			Eventually.until("a probe started", () -> this.flaky.heldProbes().size() >= started);
 			assertThat(this.flaky.heldProbes()).as("one probe while one runs").hasSize(2 * outage - 1);
 			this.flaky.heldProbes().get(2 * outage - 2).completeExceptionally(new IllegalStateException("still down"));
 			assertThat(this.store.isStoreDown()).as("a failed probe ends nothing").isTrue();
 			throttler.tryAcquire("login", "alice@example.com");
+			Eventually.until("the next call started a probe", () -> this.flaky.heldProbes().size() > started);
 			assertThat(this.flaky.heldProbes()).as("the next call probes again").hasSize(2 * outage);
 			this.flaky.comeBack();
 			assertThat(this.store.isStoreDown()).as("down until a probe has answered").isTrue();
@@ -227,6 +232,7 @@ class ResilientThrottleStoreTests {
 		assertThat(throttler.tryAcquire("login", "alice").allowed()).as("locked out locally").isFalse();
 		this.flaky.comeBack();
 		throttler.tryAcquire("login", "bob");
+		Eventually.until("bob's call probed the store", () -> !this.store.isStoreDown());
 		assertThat(this.store.isStoreDown()).as("bob's call probed the store, which answered").isFalse();
 		throttler.reset("login", "alice");
 		this.flaky.goDown();
@@ -241,6 +247,7 @@ class ResilientThrottleStoreTests {
 		assertThat(this.heard.sources).containsExactly(DecisionSource.store("local"));
 		this.flaky.comeBack();
 		throttler.tryAcquire("login", "k");
+		Eventually.until("the call's probe found the store", () -> !this.store.isStoreDown());
 		assertThat(this.store.isStoreDown()).isFalse();
 		assertThat(throttler.tryAcquire("login", "k")).as("the store's own state, not the local one")
 			.isEqualTo(Decision.allow(3, 2, 3_600_000));
