@@ -80,7 +80,7 @@ final class StoreCalls {
 		if (!this.health.isDown()) {
 			return null;
 		}
-		this.health.probe(this.store, key);
+		this.health.probe(this.store);
 		return this.health.unavailable();
 	}
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,8 +17,8 @@ import dev.throttle.Limiter;
 /**
  * Whether one store is in an outage, shared by all the limiters of a {@link ResilientThrottleStore}:
  * a failure that is not a timeout, or the {@value #TIMEOUTS_FOR_AN_OUTAGE}th timeout in a row, starts
- * an outage and logs one WARN; while it lasts, calls start a read-only probe of the store in the
- * background, one at a time; the first probe that succeeds applies the settlements owed to the store
+ * an outage and logs one WARN; while it lasts, calls start a probe of the store (a write, as
+ * decisions need) in the background, one at a time; the first probe that succeeds applies the settlements owed to the store
  * and then ends the outage with one INFO. Lock-free.
  */
 final class StoreHealth {
@@ -139,22 +140,23 @@ final class StoreHealth {
 	}
 
 	/**
-	 * Starts a read-only probe of the store with {@code key} unless one is running; never waits for
-	 * it. The probe is the store's own non-blocking peek, so it is bounded as the store bounds its
-	 * calls (and by {@link #PROBE_TIMEOUT} at most).
+	 * Starts a probe of the store unless one is running; never waits for it. The probe is what
+	 * decisions need, a write: the store's own non-blocking decision, of cost 1, on a key of its
+	 * own that no caller can name and no probe uses twice (so no cache of refusals can answer it).
+	 * A read would succeed on a Redis that is full or read-only and end an outage that every
+	 * decision then starts again. It is bounded as the store bounds its calls (and by
+	 * {@link #PROBE_TIMEOUT} at most).
 	 */
-	void probe(Limiter store, String key) {
+	void probe(Limiter store) {
 		if (!this.probing.compareAndSet(false, true)) {
 			return;
 		}
-		CompletionStage<Decision> probe;
-		try {
-			probe = store.peekAsync(key);
-		}
-		catch (RuntimeException ex) {
-			this.probing.set(false);
-			return;
-		}
+		// on a thread of its own: the call that starts a probe is answered by the failure mode at once
+		// and pays nothing for it (a networked store's first write after a failed connect spends a
+		// while setting up its call before the call is even sent)
+		CompletionStage<Decision> probe = CompletableFuture.supplyAsync(() -> store.tryAcquireAsync(probeKey(), 1),
+				StoreHealth::startProbeThread)
+			.thenCompose((decision) -> decision);
 		CompletableFuture<Decision> bounded = new CompletableFuture<>();
 		probe.whenComplete((decision, error) -> {
 			if (error == null) {
@@ -174,6 +176,18 @@ final class StoreHealth {
 				}
 				this.probing.set(false);
 			});
+	}
+
+	/** Probes are one at a time per store and only during an outage: a short-lived thread each is enough. */
+	private static void startProbeThread(Runnable probe) {
+		Thread thread = new Thread(probe, "throttle-store-probe");
+		thread.setDaemon(true);
+		thread.start();
+	}
+
+	/** A key that no caller can name (it starts with a NUL) and that no probe of any instance repeats. */
+	private static String probeKey() {
+		return "\u0000probe:" + Long.toHexString(ThreadLocalRandom.current().nextLong());
 	}
 
 	private void recovered(int applied) {

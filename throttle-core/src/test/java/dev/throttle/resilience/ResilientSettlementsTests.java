@@ -19,6 +19,7 @@ import dev.throttle.Limiter;
 import dev.throttle.ManualTimeSource;
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.testing.Eventually;
 import dev.throttle.testing.FlakyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -93,6 +94,7 @@ class ResilientSettlementsTests {
 	private void storeComesBack() {
 		this.flaky.comeBack();
 		this.login.tryAcquire("someone-else", 1);
+		Eventually.until("the probe found the store", () -> !this.store.isStoreDown());
 		assertThat(this.store.isStoreDown()).as("the probe found the store").isFalse();
 	}
 

@@ -24,6 +24,7 @@ import dev.throttle.Policy;
 import dev.throttle.ThrottleListener;
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.testing.Eventually;
 import dev.throttle.testing.FlakyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -108,7 +109,7 @@ class ResilientThrottleStoreTests {
 	void whileTheStoreIsDownTheModeAnswersEveryCallWithoutAskingItAndNothingThrows(FailureMode mode) {
 		Throttler throttler = throttler(mode);
 		assertThat(throttler.tryAcquire("login", "alice")).as("the store decides").isEqualTo(Decision.allow(3, 2, 3_600_000));
-		this.flaky.holdPeeks(true);
+		this.flaky.holdProbes(true);
 		this.flaky.goDown();
 
 		List<Decision> decisions = new ArrayList<>();
@@ -127,9 +128,10 @@ class ResilientThrottleStoreTests {
 		throttler.reset("login", "carol");
 		assertThat(throttler.resetAsync("login", "carol").toCompletableFuture()).isCompleted();
 
+		Eventually.until("the background probe asked the store", () -> this.flaky.heldProbes().size() == 1);
 		assertThat(this.flaky.calls()).as("after the first failure only one background probe asked the store")
 			.isEqualTo(asked + 1);
-		assertThat(this.flaky.heldPeeks()).hasSize(1);
+		assertThat(this.flaky.heldProbes()).hasSize(1);
 		assertThat(this.heard.decisions).as("each decision heard once").hasSize(1 + decisions.size());
 		assertThat(this.heard.storeErrors).as("every operation the store missed, refunds and resets too, and no more")
 			.hasSize(decisions.size() + 5);
@@ -165,20 +167,23 @@ class ResilientThrottleStoreTests {
 	@Test
 	void oneWarnPerOutageOneProbeAtATimeAndOneInfoWhenAProbeFindsTheStoreAgain() {
 		Throttler throttler = throttler(FailureMode.CLOSED);
-		this.flaky.holdPeeks(true);
+		this.flaky.holdProbes(true);
 		for (int outage = 1; outage <= 2; outage++) {
 			this.flaky.goDown();
 			for (int i = 0; i < 20; i++) {
 				throttler.tryAcquire("login", "alice@example.com");
 			}
-			assertThat(this.flaky.heldPeeks()).as("one probe while one runs").hasSize(2 * outage - 1);
-			this.flaky.heldPeeks().get(2 * outage - 2).completeExceptionally(new IllegalStateException("still down"));
+			int started = 2 * outage - 1;
+			Eventually.until("a probe started", () -> this.flaky.heldProbes().size() >= started);
+			assertThat(this.flaky.heldProbes()).as("one probe while one runs").hasSize(2 * outage - 1);
+			this.flaky.heldProbes().get(2 * outage - 2).completeExceptionally(new IllegalStateException("still down"));
 			assertThat(this.store.isStoreDown()).as("a failed probe ends nothing").isTrue();
 			throttler.tryAcquire("login", "alice@example.com");
-			assertThat(this.flaky.heldPeeks()).as("the next call probes again").hasSize(2 * outage);
+			Eventually.until("the next call started a probe", () -> this.flaky.heldProbes().size() > started);
+			assertThat(this.flaky.heldProbes()).as("the next call probes again").hasSize(2 * outage);
 			this.flaky.comeBack();
 			assertThat(this.store.isStoreDown()).as("down until a probe has answered").isTrue();
-			this.flaky.heldPeeks().get(2 * outage - 1).complete(Decision.allow(3, 3, 0));
+			this.flaky.heldProbes().get(2 * outage - 1).complete(Decision.allow(3, 3, 0));
 			assertThat(this.store.isStoreDown()).isFalse();
 			throttler.tryAcquire("login", "alice@example.com");
 			assertThat(this.heard.sources).last().as("the store decides again").isEqualTo(FLAKY);
@@ -227,6 +232,7 @@ class ResilientThrottleStoreTests {
 		assertThat(throttler.tryAcquire("login", "alice").allowed()).as("locked out locally").isFalse();
 		this.flaky.comeBack();
 		throttler.tryAcquire("login", "bob");
+		Eventually.until("bob's call probed the store", () -> !this.store.isStoreDown());
 		assertThat(this.store.isStoreDown()).as("bob's call probed the store, which answered").isFalse();
 		throttler.reset("login", "alice");
 		this.flaky.goDown();
@@ -241,6 +247,7 @@ class ResilientThrottleStoreTests {
 		assertThat(this.heard.sources).containsExactly(DecisionSource.store("local"));
 		this.flaky.comeBack();
 		throttler.tryAcquire("login", "k");
+		Eventually.until("the call's probe found the store", () -> !this.store.isStoreDown());
 		assertThat(this.store.isStoreDown()).isFalse();
 		assertThat(throttler.tryAcquire("login", "k")).as("the store's own state, not the local one")
 			.isEqualTo(Decision.allow(3, 2, 3_600_000));

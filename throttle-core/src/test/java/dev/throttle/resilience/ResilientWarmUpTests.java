@@ -21,6 +21,7 @@ import dev.throttle.Policy;
 import dev.throttle.ThrottleListener;
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.testing.Eventually;
 import dev.throttle.testing.FlakyStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -139,6 +140,7 @@ class ResilientWarmUpTests {
 		});
 		this.flaky.comeBack();
 		this.throttler.tryAcquire("login", "alice");
+		Eventually.until("the first probe ends it", () -> !this.store.isStoreDown());
 		assertThat(this.store.isStoreDown()).as("the first probe ends it").isFalse();
 	}
 

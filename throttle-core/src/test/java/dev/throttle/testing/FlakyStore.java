@@ -19,7 +19,7 @@ import dev.throttle.ThrottleStore;
  * store), for tests of what wraps a store. While up it passes every call to the store it wraps,
  * the non-blocking ones to its non-blocking methods (refunds with their receipts); while down every
  * call fails, synchronously or through its future, and while slow every call fails as a timeout. It counts the calls that reached it, so a test can prove that a call was
- * answered without asking it, and it can hold {@link Limiter#peekAsync} probes for the test to
+ * answered without asking it, and it can hold the failure policy's health probes for the test to
  * complete. Thread-safe.
  */
 public final class FlakyStore implements ThrottleStore {
@@ -32,13 +32,15 @@ public final class FlakyStore implements ThrottleStore {
 
 	private volatile boolean slow;
 
-	private volatile boolean holdPeeks;
+	private volatile boolean holdProbes;
 
 	private final AtomicInteger calls = new AtomicInteger();
 
 	private final AtomicInteger decisions = new AtomicInteger();
 
-	private final List<CompletableFuture<Decision>> heldPeeks = new CopyOnWriteArrayList<>();
+	private final AtomicInteger probes = new AtomicInteger();
+
+	private final List<CompletableFuture<Decision>> heldProbes = new CopyOnWriteArrayList<>();
 
 	/**
 	 * Wraps {@code store}, reporting its kind.
@@ -78,19 +80,19 @@ public final class FlakyStore implements ThrottleStore {
 	}
 
 	/**
-	 * Whether {@code peekAsync} answers nothing until the test completes it ({@link #heldPeeks()}).
+	 * Whether the failure policy's health probes (a {@code tryAcquireAsync} on a key of its own) answer nothing until the test completes them ({@link #heldProbes()}).
 	 * @param hold whether to hold them
 	 */
-	public void holdPeeks(boolean hold) {
-		this.holdPeeks = hold;
+	public void holdProbes(boolean hold) {
+		this.holdProbes = hold;
 	}
 
 	/**
 	 * Returns the peeks held so far, in the order they were asked.
 	 * @return a copy of the list
 	 */
-	public List<CompletableFuture<Decision>> heldPeeks() {
-		return new ArrayList<>(this.heldPeeks);
+	public List<CompletableFuture<Decision>> heldProbes() {
+		return new ArrayList<>(this.heldProbes);
 	}
 
 	/**
@@ -109,6 +111,24 @@ public final class FlakyStore implements ThrottleStore {
 		return this.decisions.get();
 	}
 
+	/**
+	 * Returns how many health probes (a write on a key of the failure policy's own) reached this store.
+	 * @return the count
+	 */
+	public int probes() {
+		return this.probes.get();
+	}
+
+	private void countDecision(String key) {
+		(isProbe(key) ? this.probes : this.decisions).incrementAndGet();
+	}
+
+	/** The failure policy's health probe is a write on a key no caller can name: not a decision. */
+	private static boolean isProbe(String key) {
+		return key.startsWith("\u0000probe:");
+	}
+
+
 	@Override
 	public Limiter limiter(Policy policy) {
 		return new FlakyLimiter(this.store.limiter(policy));
@@ -126,7 +146,7 @@ public final class FlakyStore implements ThrottleStore {
 
 	private CompletableFuture<Decision> hold() {
 		CompletableFuture<Decision> peek = new CompletableFuture<>();
-		this.heldPeeks.add(peek);
+		this.heldProbes.add(peek);
 		return peek;
 	}
 
@@ -145,7 +165,7 @@ public final class FlakyStore implements ThrottleStore {
 
 		@Override
 		public Decision tryAcquire(String key, int cost) {
-			FlakyStore.this.decisions.incrementAndGet();
+			countDecision(key);
 			reached();
 			return this.limiter.tryAcquire(key, cost);
 		}
@@ -176,7 +196,11 @@ public final class FlakyStore implements ThrottleStore {
 
 		@Override
 		public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-			FlakyStore.this.decisions.incrementAndGet();
+			countDecision(key);
+			if (FlakyStore.this.holdProbes && isProbe(key)) {
+				FlakyStore.this.calls.incrementAndGet();
+				return hold();
+			}
 			return async(() -> this.limiter.tryAcquireAsync(key, cost));
 		}
 
@@ -192,10 +216,6 @@ public final class FlakyStore implements ThrottleStore {
 
 		@Override
 		public CompletionStage<Decision> peekAsync(String key) {
-			if (FlakyStore.this.holdPeeks) {
-				FlakyStore.this.calls.incrementAndGet();
-				return hold();
-			}
 			return async(() -> this.limiter.peekAsync(key));
 		}
 

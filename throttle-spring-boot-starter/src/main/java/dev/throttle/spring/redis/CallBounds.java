@@ -47,7 +47,7 @@ final class CallBounds {
 			this.calls.connectionFailed();
 		}
 		String reason = (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms"
-				: String.valueOf(ex.getMessage());
+				: reason(ex);
 		return new RedisStoreException(
 				"Redis " + operation + " for throttle policy '" + this.policy + "' failed: " + reason, ex);
 	}
@@ -69,6 +69,20 @@ final class CallBounds {
 			Thread.currentThread().interrupt();
 			throw failure(operation, ex);
 		}
+	}
+
+	/**
+	 * Redis's own error reply where there is one ("OOM command not allowed…", "READONLY…",
+	 * "CLUSTERDOWN…"), which the clients' wrappers hide behind messages such as "Error in execution";
+	 * otherwise the failure's own message.
+	 */
+	private static String reason(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof io.lettuce.core.RedisCommandExecutionException && cause.getMessage() != null) {
+				return cause.getMessage();
+			}
+		}
+		return String.valueOf(ex.getMessage());
 	}
 
 	/** Whether Redis answered with an error (the connection works; obtaining it again cannot help). */

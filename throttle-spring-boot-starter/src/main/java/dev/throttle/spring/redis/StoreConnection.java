@@ -37,6 +37,9 @@ final class StoreConnection {
 
 	private final AtomicReference<CompletableFuture<ReactiveRedisConnection>> connecting = new AtomicReference<>();
 
+	/** Warns when Redis may evict the store's keys; at the first connect and at each reconnect. */
+	private final MemoryPolicyCheck memoryPolicy = new MemoryPolicyCheck();
+
 	/** Completes when the warm-up has run, whether or not Redis answered it. */
 	private final CompletableFuture<Void> warmUpDone = new CompletableFuture<>();
 
@@ -83,6 +86,9 @@ final class StoreConnection {
 						if (this.warmedUp.compareAndSet(false, true)) {
 							warmUp(obtained);
 						}
+						else {
+							this.memoryPolicy.check(obtained, WARM_UP_TIMEOUT);
+						}
 					}
 					catch (RuntimeException | Error ex) {
 						attempt.completeExceptionally(ex);
@@ -104,6 +110,7 @@ final class StoreConnection {
 	private void warmUp(ReactiveRedisConnection connection) {
 		try {
 			connection.ping().block(WARM_UP_TIMEOUT);
+			this.memoryPolicy.check(connection, WARM_UP_TIMEOUT);
 			// from here on a policy bound later has its script loaded as it is bound; the ones bound
 			// so far are loaded now (a policy bound meanwhile may be loaded twice, which is harmless)
 			this.warmConnection = connection;

@@ -15,6 +15,7 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 
+import dev.throttle.testing.Eventually;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
@@ -52,6 +53,7 @@ class ThrottleEndpointResetTests {
 		this.flaky.comeBack();
 		// a call lets a probe find the store again
 		this.throttler.peek("login", "probe");
+		Eventually.until("a probe found the store", () -> !store.isStoreDown());
 		assertThat(store.isStoreDown()).isFalse();
 	}
 
