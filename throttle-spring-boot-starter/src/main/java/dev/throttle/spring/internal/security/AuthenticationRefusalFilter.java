@@ -37,20 +37,20 @@ import dev.throttle.spring.internal.web.ServletRefusals;
  */
 public final class AuthenticationRefusalFilter extends OrderedRequestFilter {
 
-	private final boolean rateLimitHeaders;
+	private final ServletRefusals refusals;
 
 	private final Predicate<HttpServletRequest> errorPageAllowed;
 
 	/**
 	 * Creates the filter.
 	 * @param order its order among servlet filters: before Spring Security's
-	 * @param rateLimitHeaders whether refusals carry RateLimit-Policy and RateLimit
+	 * @param refusals answers a refused attempt
 	 * @param errorPageAllowed whether the client of a request may see the application's error page
 	 */
-	public AuthenticationRefusalFilter(int order, boolean rateLimitHeaders,
+	public AuthenticationRefusalFilter(int order, ServletRefusals refusals,
 			Predicate<HttpServletRequest> errorPageAllowed) {
 		super(order);
-		this.rateLimitHeaders = rateLimitHeaders;
+		this.refusals = refusals;
 		this.errorPageAllowed = errorPageAllowed;
 	}
 
@@ -88,8 +88,7 @@ public final class AuthenticationRefusalFilter extends OrderedRequestFilter {
 			return false;
 		}
 		boolean errorPage = ServletRefusals.prefersHtml(request) && this.errorPageAllowed.test(request);
-		ServletRefusals.write(errorPage ? request : new AcceptsProblems(request), response, refusal,
-				this.rateLimitHeaders);
+		this.refusals.write(errorPage ? request : new AcceptsProblems(request), response, refusal);
 		return true;
 	}
 

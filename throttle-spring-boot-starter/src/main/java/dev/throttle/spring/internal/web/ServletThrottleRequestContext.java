@@ -7,14 +7,13 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.jspecify.annotations.Nullable;
-import org.springframework.http.HttpHeaders;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
-import dev.throttle.Decision;
 import dev.throttle.spring.internal.aop.PolicyDecision;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.web.Refusal;
 
 /**
  * The servlet request a throttled call runs in. {@code #ip} is
@@ -132,18 +131,7 @@ public final class ServletThrottleRequestContext extends WebRequestContext imple
 
 	/** Retry-After and the refusing policy's items, set where the refusal is decided. */
 	private static void refusalHeaders(HttpServletResponse response, PolicyDecision refusal, boolean writeHeaders) {
-		if (response == null || response.isCommitted()) {
-			return;
-		}
-		Decision decision = refusal.decision();
-		if (decision.canSucceedLater()) {
-			response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, decision.retryAfterSeconds())));
-		}
-		if (writeHeaders) {
-			List<PolicyDecision> decisions = List.of(refusal);
-			response.setHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
-			response.setHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
-		}
+		ServletRefusals.headers(response, Refusal.of(refusal.policy(), refusal.decision(), writeHeaders));
 	}
 
 	static void addHeaders(HttpServletResponse response, List<PolicyDecision> decisions) {
