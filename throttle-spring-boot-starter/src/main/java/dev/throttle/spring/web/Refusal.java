@@ -20,42 +20,30 @@ import dev.throttle.spring.internal.web.RateLimitHeaders;
 
 /**
  * A refused call as HTTP answers it, whichever entry point refused it ({@code @Throttled}, a URL
- * rule, a Spring Security login, {@code Throttler.check} in a controller) and on either web stack:
- * the status, {@code Retry-After} in whole seconds rounded up, the {@code RateLimit-Policy} and
- * {@code RateLimit} fields, and the {@code application/problem+json} body. Built once per refused
- * call by {@link ThrottleExceptionHandler#refusal(ThrottledException)}, then only rendered.
+ * rule, a Spring Security login, {@code Throttler.check} in a controller) and on either web stack.
+ * Built once per refused call by {@link ThrottleExceptionHandler#refusal(ThrottledException)}, then
+ * only rendered. Immutable: the {@code with...} methods return a copy.
  *
- * <p>Immutable: the {@code with...} methods return a copy.
+ * @param policies the policies that refused (one per refusal today; a list so that an answer may name several)
+ * @param decisions their decisions, in the same order
+ * @param retryAfterSeconds {@code Retry-After}: whole seconds rounded up, at least 1, never earlier
+ * than the {@code t} of {@code rateLimit}; empty for a call that can never pass (its cost is above
+ * what the policy grants)
+ * @param rateLimitPolicy the {@code RateLimit-Policy} field, or null when {@code throttle.http.headers} is {@code none}
+ * @param rateLimit the {@code RateLimit} field, or null when {@code throttle.http.headers} is {@code none}
+ * @param status the response status, 429 unless customised
+ * @param detail the problem's {@code detail}
+ * @param properties the problem's members after the standard ones, {@code violated-policies} first
  */
-public final class Refusal {
+public record Refusal(List<Policy> policies, List<Decision> decisions, OptionalLong retryAfterSeconds,
+		@Nullable String rateLimitPolicy, @Nullable String rateLimit, HttpStatusCode status, String detail,
+		Map<String, @Nullable Object> properties) {
 
-	private final List<Policy> policies;
-
-	private final List<Decision> decisions;
-
-	private final @Nullable Long retryAfterSeconds;
-
-	private final @Nullable String rateLimitPolicy;
-
-	private final @Nullable String rateLimit;
-
-	private final HttpStatusCode status;
-
-	private final String detail;
-
-	private final Map<String, @Nullable Object> properties;
-
-	private Refusal(List<Policy> policies, List<Decision> decisions, @Nullable Long retryAfterSeconds,
-			@Nullable String rateLimitPolicy, @Nullable String rateLimit, HttpStatusCode status, String detail,
-			Map<String, @Nullable Object> properties) {
-		this.policies = policies;
-		this.decisions = decisions;
-		this.retryAfterSeconds = retryAfterSeconds;
-		this.rateLimitPolicy = rateLimitPolicy;
-		this.rateLimit = rateLimit;
-		this.status = status;
-		this.detail = detail;
-		this.properties = properties;
+	/** Copies the lists and the members, so that the refusal never changes. */
+	public Refusal {
+		policies = List.copyOf(policies);
+		decisions = List.copyOf(decisions);
+		properties = Collections.unmodifiableMap(new LinkedHashMap<>(properties));
 	}
 
 	/**
@@ -73,7 +61,8 @@ public final class Refusal {
 			String detail) {
 		List<PolicyDecision> items = List.of(new PolicyDecision(policy, decision));
 		// t is the refusal's own wait, so a Retry-After of the same rounding is never earlier
-		Long retryAfter = decision.canSucceedLater() ? Math.max(1, decision.retryAfterSeconds()) : null;
+		OptionalLong retryAfter = decision.canSucceedLater() ? OptionalLong.of(Math.max(1, decision.retryAfterSeconds()))
+				: OptionalLong.empty();
 		return new Refusal(List.of(policy), List.of(decision), retryAfter,
 				rateLimitHeaders ? RateLimitHeaders.policy(items) : null,
 				rateLimitHeaders ? RateLimitHeaders.limit(items) : null, status, detail,
@@ -112,8 +101,8 @@ public final class Refusal {
 
 	/**
 	 * Returns this refusal with one more member of the problem body (or another value of one). A
-	 * value is written as JSON when it is a string, a number, a boolean, null, a collection or a map
-	 * of such values, and as its {@code toString()} otherwise.
+	 * value is written as JSON when it is a string, a number, a boolean, null or a collection of
+	 * such values, and as a string of its {@code toString()} otherwise.
 	 * @param name the member's name
 	 * @param value its value
 	 * @return a copy
@@ -122,56 +111,7 @@ public final class Refusal {
 		Map<String, @Nullable Object> properties = new LinkedHashMap<>(this.properties);
 		properties.put(name, value);
 		return new Refusal(this.policies, this.decisions, this.retryAfterSeconds, this.rateLimitPolicy, this.rateLimit,
-				this.status, this.detail, Collections.unmodifiableMap(properties));
-	}
-
-	/**
-	 * Returns the policies that refused (one per refusal today; a list so that an answer may name several).
-	 * @return the policies
-	 */
-	public List<Policy> policies() {
-		return this.policies;
-	}
-
-	/**
-	 * Returns the decisions of {@link #policies()}, in the same order.
-	 * @return the decisions
-	 */
-	public List<Decision> decisions() {
-		return this.decisions;
-	}
-
-	/**
-	 * Returns {@code Retry-After}: whole seconds rounded up, at least 1, never earlier than the
-	 * {@code t} of {@link #rateLimit()}.
-	 * @return the value, or empty for a call that can never pass (its cost is above what the policy grants)
-	 */
-	public OptionalLong retryAfterSeconds() {
-		return (this.retryAfterSeconds != null) ? OptionalLong.of(this.retryAfterSeconds) : OptionalLong.empty();
-	}
-
-	/**
-	 * Returns the {@code RateLimit-Policy} field.
-	 * @return the value, or null when {@code throttle.http.headers} is {@code none}
-	 */
-	public @Nullable String rateLimitPolicy() {
-		return this.rateLimitPolicy;
-	}
-
-	/**
-	 * Returns the {@code RateLimit} field.
-	 * @return the value, or null when {@code throttle.http.headers} is {@code none}
-	 */
-	public @Nullable String rateLimit() {
-		return this.rateLimit;
-	}
-
-	/**
-	 * Returns the response status.
-	 * @return the status, 429 unless customised
-	 */
-	public HttpStatusCode status() {
-		return this.status;
+				this.status, this.detail, properties);
 	}
 
 	/**
@@ -192,22 +132,6 @@ public final class Refusal {
 	}
 
 	/**
-	 * Returns the problem's {@code detail}.
-	 * @return the detail
-	 */
-	public String detail() {
-		return this.detail;
-	}
-
-	/**
-	 * Returns the problem's members after the standard ones, {@code violated-policies} first.
-	 * @return the members, in order
-	 */
-	public Map<String, @Nullable Object> properties() {
-		return this.properties;
-	}
-
-	/**
 	 * Returns the problem as Spring's {@link ProblemDetail}.
 	 * @param instance the problem's {@code instance} (the request's path), or null
 	 * @return a new problem
@@ -219,12 +143,6 @@ public final class Refusal {
 		problem.setInstance(instance);
 		this.properties.forEach(problem::setProperty);
 		return problem;
-	}
-
-	@Override
-	public String toString() {
-		return "Refusal[status=" + this.status.value() + ", policies=" + this.properties.get("violated-policies")
-				+ ", retryAfter=" + this.retryAfterSeconds + "]";
 	}
 
 }

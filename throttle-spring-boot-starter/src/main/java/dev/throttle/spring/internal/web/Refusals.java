@@ -1,7 +1,6 @@
 package dev.throttle.spring.internal.web;
 
 import java.util.List;
-import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.InvalidMediaTypeException;
@@ -68,18 +67,6 @@ final class Refusals {
 				separator = ",";
 			}
 			json.append(']');
-		}
-		else if (value instanceof Map<?, ?> members) {
-			json.append('{');
-			String separator = "";
-			for (Map.Entry<?, ?> member : members.entrySet()) {
-				json.append(separator);
-				quote(json, String.valueOf(member.getKey()));
-				json.append(':');
-				value(json, member.getValue());
-				separator = ",";
-			}
-			json.append('}');
 		}
 		else {
 			quote(json, value.toString());

@@ -88,25 +88,26 @@ public final class ServletRefusals implements Ordered {
 	 */
 	public void write(HttpServletRequest request, HttpServletResponse response, ThrottledException ex)
 			throws IOException {
-		if (!response.isCommitted()) {
-			write(request, response, this.handler.refusal(ex));
-		}
+		write(request, response, ex, true);
 	}
 
 	/**
-	 * Answers a refusal.
+	 * Answers a refusal with the application's {@link ThrottleExceptionHandler#refusal}.
 	 * @param request the request (its {@code Accept} header chooses the body)
 	 * @param response the response; left alone if already committed
-	 * @param refusal the refusal
+	 * @param ex the refusal
+	 * @param errorPage whether a browser may be shown the application's error page (else it gets
+	 * problem+json like any client)
 	 * @throws IOException when the body cannot be written
 	 */
-	public static void write(HttpServletRequest request, HttpServletResponse response, Refusal refusal)
-			throws IOException {
+	public void write(HttpServletRequest request, HttpServletResponse response, ThrottledException ex,
+			boolean errorPage) throws IOException {
 		if (response.isCommitted()) {
 			return;
 		}
+		Refusal refusal = this.handler.refusal(ex);
 		headers(response, refusal);
-		if (prefersHtml(request)) {
+		if (errorPage && prefersHtml(request)) {
 			response.sendError(refusal.status().value(), refusal.detail());
 			return;
 		}
