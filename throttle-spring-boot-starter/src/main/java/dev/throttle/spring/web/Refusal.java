@@ -22,7 +22,7 @@ import dev.throttle.spring.internal.web.RateLimitHeaders;
  * A refused call as HTTP answers it, whichever entry point refused it ({@code @Throttled}, a URL
  * rule, a Spring Security login, {@code Throttler.check} in a controller) and on either web stack.
  * Built once per refused call by {@link ThrottleExceptionHandler#refusal(ThrottledException)}, then
- * only rendered. Immutable: the {@code with...} methods return a copy.
+ * only rendered. Immutable: {@link #withProperty} returns a copy.
  *
  * @param policies the policies that refused (one per refusal today; a list so that an answer may name several)
  * @param decisions their decisions, in the same order
@@ -77,26 +77,6 @@ public record Refusal(List<Policy> policies, List<Decision> decisions, OptionalL
 		long seconds = Math.max(1, decision.retryAfterSeconds());
 		return "Too many requests under policy '" + policy.name() + "'; retry after " + seconds
 				+ ((seconds == 1) ? " second." : " seconds.");
-	}
-
-	/**
-	 * Returns this refusal answered with another status (its problem's title follows).
-	 * @param status the status
-	 * @return a copy
-	 */
-	public Refusal withStatus(HttpStatusCode status) {
-		return new Refusal(this.policies, this.decisions, this.retryAfterSeconds, this.rateLimitPolicy, this.rateLimit,
-				status, this.detail, this.properties);
-	}
-
-	/**
-	 * Returns this refusal with another problem {@code detail}.
-	 * @param detail the detail
-	 * @return a copy
-	 */
-	public Refusal withDetail(String detail) {
-		return new Refusal(this.policies, this.decisions, this.retryAfterSeconds, this.rateLimitPolicy, this.rateLimit,
-				this.status, detail, this.properties);
 	}
 
 	/**

@@ -21,8 +21,8 @@ import dev.throttle.spring.internal.web.RateLimitHeaders;
  * <p>The one place to change that answer: every entry point ({@code @Throttled} methods, URL rules,
  * Spring Security logins, a {@code Throttler.check} in a controller) asks it for the
  * {@link Refusal} it renders, on Spring MVC and WebFlux alike. Override {@link #status},
- * {@link #detail} or {@link #refusal} in a subclass and declare it as a bean to replace the
- * starter's. An application's own {@code @ExceptionHandler(ThrottledException.class)} still takes
+ * {@link #detail} or {@link #refusal} (to add a member with {@link Refusal#withProperty}) in a
+ * subclass and declare it as a bean to replace the starter's. An application's own {@code @ExceptionHandler(ThrottledException.class)} still takes
  * precedence where it applies (a refusal raised by a handler).
  */
 public class ThrottleExceptionHandler {

@@ -164,7 +164,8 @@ class RefusalEntryPointsHttpTests {
 		assertThat(json(refused)).containsEntry("status", 503)
 			.containsEntry("title", "Service Unavailable")
 			.containsEntry("detail", "Busy: " + entryPoint.policy)
-			.containsEntry("violated-policies", List.of(entryPoint.policy));
+			.containsEntry("violated-policies", List.of(entryPoint.policy))
+			.containsEntry("support", List.of("help@app.example", 24));
 	}
 
 	@Test
@@ -239,7 +240,7 @@ class RefusalEntryPointsHttpTests {
 		return "throttle.policies." + name + ".period=60s";
 	}
 
-	/** An application's own answer: 503, and a detail of its own words. */
+	/** An application's own answer: 503, a detail in its own words, and a member of its own. */
 	static class CustomAnswer {
 
 		@Bean
@@ -254,6 +255,11 @@ class RefusalEntryPointsHttpTests {
 				@Override
 				protected String detail(ThrottledException ex) {
 					return "Busy: " + ex.getPolicy().name();
+				}
+
+				@Override
+				public Refusal refusal(ThrottledException ex) {
+					return super.refusal(ex).withProperty("support", List.of("help@app.example", 24));
 				}
 
 			};

@@ -102,16 +102,12 @@ public final class ServletRefusals implements Ordered {
 	 */
 	public void write(HttpServletRequest request, HttpServletResponse response, ThrottledException ex,
 			boolean errorPage) throws IOException {
-		if (response.isCommitted()) {
-			return;
+		if (!response.isCommitted()) {
+			Refusal refusal = this.handler.refusal(ex);
+			headers(response, refusal);
+			answer(request, response, refusal.status().value(), refusal.detail(),
+					Refusals.problemJson(refusal, request.getRequestURI()), errorPage);
 		}
-		Refusal refusal = this.handler.refusal(ex);
-		headers(response, refusal);
-		if (errorPage && prefersHtml(request)) {
-			response.sendError(refusal.status().value(), refusal.detail());
-			return;
-		}
-		body(response, refusal.status().value(), Refusals.problemJson(refusal, request.getRequestURI()));
 	}
 
 	/**
@@ -122,14 +118,10 @@ public final class ServletRefusals implements Ordered {
 	 * @throws IOException when the body cannot be written
 	 */
 	public static void forbid(HttpServletRequest request, HttpServletResponse response) throws IOException {
-		if (response.isCommitted()) {
-			return;
+		if (!response.isCommitted()) {
+			answer(request, response, HttpServletResponse.SC_FORBIDDEN, Refusals.FORBIDDEN_DETAIL,
+					Refusals.FORBIDDEN_JSON, true);
 		}
-		if (prefersHtml(request)) {
-			response.sendError(HttpServletResponse.SC_FORBIDDEN, Refusals.FORBIDDEN_DETAIL);
-			return;
-		}
-		body(response, HttpServletResponse.SC_FORBIDDEN, Refusals.FORBIDDEN_JSON);
 	}
 
 	/**
@@ -176,7 +168,13 @@ public final class ServletRefusals implements Ordered {
 		return accept != null && Refusals.prefersHtml(Collections.list(accept));
 	}
 
-	private static void body(HttpServletResponse response, int status, String json) throws IOException {
+	/** The problem, or for a browser that may see it the error page, which Boot renders on sendError. */
+	private static void answer(HttpServletRequest request, HttpServletResponse response, int status, String detail,
+			String json, boolean errorPage) throws IOException {
+		if (errorPage && prefersHtml(request)) {
+			response.sendError(status, detail);
+			return;
+		}
 		byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
 		response.setStatus(status);
 		response.setContentType(PROBLEM_JSON);

@@ -54,7 +54,8 @@ public final class ServletThrottleRequestContext extends WebRequestContext imple
 	public void refused(PolicyDecision refusal) {
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 		if (attributes instanceof ServletRequestAttributes servlet) {
-			refusalHeaders(servlet.getResponse(), refusal, this.writeHeaders);
+			ServletRefusals.headers(servlet.getResponse(),
+					Refusal.of(refusal.policy(), refusal.decision(), this.writeHeaders));
 		}
 	}
 
@@ -124,14 +125,10 @@ public final class ServletThrottleRequestContext extends WebRequestContext imple
 
 		@Override
 		public void refused(PolicyDecision refusal) {
-			refusalHeaders(this.response, refusal, this.writeHeaders);
+			ServletRefusals.headers(this.response,
+					Refusal.of(refusal.policy(), refusal.decision(), this.writeHeaders));
 		}
 
-	}
-
-	/** Retry-After and the refusing policy's items, set where the refusal is decided. */
-	private static void refusalHeaders(HttpServletResponse response, PolicyDecision refusal, boolean writeHeaders) {
-		ServletRefusals.headers(response, Refusal.of(refusal.policy(), refusal.decision(), writeHeaders));
 	}
 
 	static void addHeaders(HttpServletResponse response, List<PolicyDecision> decisions) {

@@ -82,25 +82,16 @@ public final class WebFluxRefusals implements Ordered {
 
 	/**
 	 * Answers a refusal with the application's {@link ThrottleExceptionHandler#refusal}.
-	 * @param exchange the exchange
+	 * @param exchange the exchange; left alone if its response is already committed
 	 * @param ex the refusal
 	 * @return completes when the response is written, or fails for Boot's error page
 	 */
 	public Mono<Void> write(ServerWebExchange exchange, ThrottledException ex) {
-		return exchange.getResponse().isCommitted() ? Mono.empty() : write(exchange, this.handler.refusal(ex));
-	}
-
-	/**
-	 * Answers a refusal.
-	 * @param exchange the exchange
-	 * @param refusal the refusal
-	 * @return completes when the response is written, or fails for Boot's error page
-	 */
-	public static Mono<Void> write(ServerWebExchange exchange, Refusal refusal) {
 		ServerHttpResponse response = exchange.getResponse();
 		if (response.isCommitted()) {
 			return Mono.empty();
 		}
+		Refusal refusal = this.handler.refusal(ex);
 		return answer(exchange, refusal).flatMap((json) -> body(response, refusal.status(), json));
 	}
 
@@ -160,12 +151,8 @@ public final class WebFluxRefusals implements Ordered {
 		}
 	}
 
-	/**
-	 * Whether the request comes from a browser that asked for HTML and not JSON.
-	 * @param exchange the exchange
-	 * @return whether an error page suits it better than problem+json
-	 */
-	public static boolean prefersHtml(ServerWebExchange exchange) {
+	/** Whether the request comes from a browser that asked for HTML and not JSON. */
+	private static boolean prefersHtml(ServerWebExchange exchange) {
 		// getValuesAsList, not get: HttpHeaders.get(String) is not in Spring Framework 6 (Boot 3.5)
 		return Refusals.prefersHtml(exchange.getRequest().getHeaders().getValuesAsList(HttpHeaders.ACCEPT));
 	}
