@@ -25,8 +25,10 @@ import dev.throttle.spring.internal.aop.ThrottleRequestContext;
 import dev.throttle.spring.internal.security.AuthenticationRefusalFilter;
 import dev.throttle.spring.internal.security.AuthenticationThrottlePostProcessor;
 import dev.throttle.spring.internal.web.ClientAccess;
+import dev.throttle.spring.internal.web.ServletRefusals;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.security.AuthenticationThrottle;
+import dev.throttle.spring.web.ThrottleExceptionHandler;
 
 /**
  * Spring Security logins throttled by {@code throttle.security.authentication.username-policy}
@@ -69,12 +71,16 @@ public final class ThrottleSecurityAutoConfiguration {
 	 */
 	@Bean
 	AuthenticationRefusalFilter authenticationRefusalFilter(Environment environment, ThrottleProperties properties,
-			ObjectProvider<ErrorPageAccess> errorPageAccess) {
+			ObjectProvider<ErrorPageAccess> errorPageAccess, ObjectProvider<ServletRefusals> refusals,
+			ObjectProvider<ThrottleExceptionHandler> handler) {
 		int securityOrder = environment.getProperty("spring.security.filter.order", Integer.class,
 				SECURITY_FILTER_ORDER);
 		ErrorPageAccess access = errorPageAccess.getIfAvailable();
-		return new AuthenticationRefusalFilter(securityOrder - 1,
-				properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
+		// without Spring MVC there is no writer bean: the application's handler, or the starter's, still decides
+		ServletRefusals writer = refusals.getIfAvailable(() -> new ServletRefusals(handler.getIfAvailable(
+				() -> new ThrottleExceptionHandler(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF)),
+				null));
+		return new AuthenticationRefusalFilter(securityOrder - 1, writer,
 				(access != null) ? access::allowed : (request) -> true);
 	}
 

@@ -27,7 +27,7 @@ import dev.throttle.spring.internal.web.CorsExposure;
 import dev.throttle.spring.internal.web.EarlyThrottlingHandlerAdapter;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
-import dev.throttle.spring.internal.web.WebFluxThrottleExceptionHandler;
+import dev.throttle.spring.internal.web.WebFluxRefusals;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
@@ -60,23 +60,20 @@ public final class ThrottleWebFluxAutoConfiguration {
 				properties.getHttp().getIpv6Prefix(), clientAccess);
 	}
 
-	/**
-	 * Boot's error page for a browser, else the ThrottleExceptionHandler's problem; declared before
-	 * that handler so that, ordered alike, it answers first.
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	WebFluxThrottleExceptionHandler webFluxThrottleExceptionHandler(ObjectProvider<ThrottleExceptionHandler> problems,
-			ThrottleProperties properties, BeanFactory beanFactory) {
-		boolean headers = properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF;
-		return new WebFluxThrottleExceptionHandler(problems.getIfAvailable(() -> new ThrottleExceptionHandler(headers)),
-				headers, beanFactory);
-	}
-
 	@Bean
 	@ConditionalOnMissingBean(ThrottleExceptionHandler.class)
 	ThrottleExceptionHandler throttleExceptionHandler(ThrottleProperties properties) {
 		return new ThrottleExceptionHandler(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
+	}
+
+	/**
+	 * Writes every refusal, the application's {@link ThrottleExceptionHandler} deciding its answer:
+	 * WebFlux's exception handling and the URL rules.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	WebFluxRefusals throttleRefusals(ThrottleExceptionHandler handler, BeanFactory beanFactory) {
+		return new WebFluxRefusals(handler, beanFactory);
 	}
 
 	/**
@@ -104,8 +101,10 @@ public final class ThrottleWebFluxAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	WebFluxHttpRulesFilter throttleHttpRulesWebFilter(HttpRules rules, ClientAccess access,
-			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources) {
-		return new WebFluxHttpRulesFilter(HttpRulesFactory.filterConfig(rules, access, properties, corsSources));
+			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources,
+			WebFluxRefusals refusals) {
+		return new WebFluxHttpRulesFilter(HttpRulesFactory.filterConfig(rules, access, properties, corsSources),
+				refusals);
 	}
 
 	/**

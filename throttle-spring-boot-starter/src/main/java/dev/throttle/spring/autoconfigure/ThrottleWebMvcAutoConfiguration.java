@@ -6,6 +6,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
@@ -27,6 +28,7 @@ import dev.throttle.spring.internal.web.CorsExposure;
 import dev.throttle.spring.internal.web.EarlyThrottlingInterceptor;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.ServletHttpRulesFilter;
+import dev.throttle.spring.internal.web.ServletRefusals;
 
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
@@ -67,10 +69,11 @@ public final class ThrottleWebMvcAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "throttleHttpRulesFilter")
 	FilterRegistrationBean<ServletHttpRulesFilter> throttleHttpRulesFilter(HttpRules rules, ClientAccess access,
-			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources) {
+			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources,
+			ServletRefusals refusals) {
 		ThrottleProperties.Http http = properties.getHttp();
 		ServletHttpRulesFilter filter = new ServletHttpRulesFilter(
-				HttpRulesFactory.filterConfig(rules, access, properties, corsSources));
+				HttpRulesFactory.filterConfig(rules, access, properties, corsSources), refusals);
 		FilterRegistrationBean<ServletHttpRulesFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setOrder(http.getFilterOrder());
 		registration.setEnabled(!rules.isEmpty() || !http.getBlocklist().isEmpty());
@@ -129,6 +132,16 @@ public final class ThrottleWebMvcAutoConfiguration {
 	@ConditionalOnMissingBean(ThrottleExceptionHandler.class)
 	ThrottleExceptionHandler throttleExceptionHandler(ThrottleProperties properties) {
 		return new ThrottleExceptionHandler(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
+	}
+
+	/**
+	 * Writes every refusal, the application's {@link ThrottleExceptionHandler} deciding its answer:
+	 * Spring MVC's exception handling, the URL rules, the Spring Security hook.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	ServletRefusals throttleRefusals(ThrottleExceptionHandler handler, BeanFactory beanFactory) {
+		return new ServletRefusals(handler, beanFactory);
 	}
 
 }

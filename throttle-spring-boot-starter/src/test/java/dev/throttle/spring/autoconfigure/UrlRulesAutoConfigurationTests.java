@@ -14,7 +14,7 @@ import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.ServletHttpRulesFilter;
 import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
-import dev.throttle.spring.internal.web.WebFluxThrottleExceptionHandler;
+import dev.throttle.spring.internal.web.WebFluxRefusals;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -119,7 +119,7 @@ class UrlRulesAutoConfigurationTests {
 				assertThat(context).hasSingleBean(WebFluxHttpRulesFilter.class)
 					.hasSingleBean(HttpRules.class)
 					.hasSingleBean(ClientAccess.class)
-					.hasSingleBean(WebFluxThrottleExceptionHandler.class)
+					.hasSingleBean(WebFluxRefusals.class)
 					.hasSingleBean(ThrottleExceptionHandler.class);
 				assertThat(context.getBean(WebFluxHttpRulesFilter.class).getOrder()).isEqualTo(-110);
 			});

@@ -1,14 +1,11 @@
 package dev.throttle.spring.internal.security;
 
 import java.io.IOException;
-import java.util.Collections;
-import java.util.Enumeration;
 import java.util.function.Predicate;
 
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.jspecify.annotations.Nullable;
@@ -37,20 +34,20 @@ import dev.throttle.spring.internal.web.ServletRefusals;
  */
 public final class AuthenticationRefusalFilter extends OrderedRequestFilter {
 
-	private final boolean rateLimitHeaders;
+	private final ServletRefusals refusals;
 
 	private final Predicate<HttpServletRequest> errorPageAllowed;
 
 	/**
 	 * Creates the filter.
 	 * @param order its order among servlet filters: before Spring Security's
-	 * @param rateLimitHeaders whether refusals carry RateLimit-Policy and RateLimit
+	 * @param refusals answers a refused attempt
 	 * @param errorPageAllowed whether the client of a request may see the application's error page
 	 */
-	public AuthenticationRefusalFilter(int order, boolean rateLimitHeaders,
+	public AuthenticationRefusalFilter(int order, ServletRefusals refusals,
 			Predicate<HttpServletRequest> errorPageAllowed) {
 		super(order);
-		this.rateLimitHeaders = rateLimitHeaders;
+		this.refusals = refusals;
 		this.errorPageAllowed = errorPageAllowed;
 	}
 
@@ -87,32 +84,9 @@ public final class AuthenticationRefusalFilter extends OrderedRequestFilter {
 		if (refusal == null || response.isCommitted()) {
 			return false;
 		}
-		boolean errorPage = ServletRefusals.prefersHtml(request) && this.errorPageAllowed.test(request);
-		ServletRefusals.write(errorPage ? request : new AcceptsProblems(request), response, refusal,
-				this.rateLimitHeaders);
+		this.refusals.write(request, response, refusal,
+				!ServletRefusals.prefersHtml(request) || this.errorPageAllowed.test(request));
 		return true;
-	}
-
-	/** A request that asks for problem+json, whatever it asked for. */
-	private static final class AcceptsProblems extends HttpServletRequestWrapper {
-
-		private static final String PROBLEM_JSON = "application/problem+json";
-
-		AcceptsProblems(HttpServletRequest request) {
-			super(request);
-		}
-
-		@Override
-		public String getHeader(String name) {
-			return "Accept".equalsIgnoreCase(name) ? PROBLEM_JSON : super.getHeader(name);
-		}
-
-		@Override
-		public Enumeration<String> getHeaders(String name) {
-			return "Accept".equalsIgnoreCase(name) ? Collections.enumeration(Collections.singletonList(PROBLEM_JSON))
-					: super.getHeaders(name);
-		}
-
 	}
 
 	/** A refusal that a filter or a container wrapped on its way out. */

@@ -3,6 +3,8 @@ package dev.throttle.spring.internal.web;
 import java.lang.reflect.Method;
 import java.util.Arrays;
 
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -14,33 +16,44 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import dev.throttle.ThrottledException;
 
 /**
- * Where the starter's refusal handler sits among the application's {@code @ControllerAdvice}:
+ * Where the starter's refusal advice sits among the application's {@code @ControllerAdvice}:
  * ahead of them by default, so that an application's catch-all {@code @ExceptionHandler(Exception.class)}
  * does not turn a refusal into a 500; behind them when one of them handles
- * {@link ThrottledException} itself, so that the application's own handler wins.
+ * {@link ThrottledException} itself, so that the application's own handler wins. Found on first
+ * use, when the application's advice beans are all defined. Thread-safe.
  */
-public final class AdviceOrder {
+final class AdviceOrder {
 
 	/** Ahead of the application's advice (whose default order is the lowest precedence). */
-	public static final int AHEAD = Ordered.HIGHEST_PRECEDENCE + 100;
+	static final int AHEAD = Ordered.HIGHEST_PRECEDENCE + 100;
 
-	private AdviceOrder() {
+	private final @Nullable ListableBeanFactory beanFactory;
+
+	private volatile @Nullable Integer order;
+
+	AdviceOrder(@Nullable BeanFactory beanFactory) {
+		this.beanFactory = (beanFactory instanceof ListableBeanFactory listable) ? listable : null;
 	}
 
-	/**
-	 * The order of the starter's handler in an application.
-	 * @param beanFactory the application's beans
-	 * @param starterHandler the starter's handler type (and its subclasses), not counted as the application's
-	 * @return {@link #AHEAD}, or the lowest precedence when the application handles refusals itself
-	 */
-	public static int of(ListableBeanFactory beanFactory, Class<?> starterHandler) {
+	/** {@link #AHEAD}, or the lowest precedence when the application handles refusals itself. */
+	int get() {
+		Integer order = this.order;
+		if (order == null) {
+			order = (this.beanFactory != null) ? of(this.beanFactory) : AHEAD;
+			this.order = order;
+		}
+		return order;
+	}
+
+	private static int of(ListableBeanFactory beanFactory) {
 		for (String name : beanFactory.getBeanNamesForAnnotation(ControllerAdvice.class)) {
 			Class<?> type = beanFactory.getType(name, false);
 			if (type == null) {
 				continue;
 			}
 			Class<?> userType = ClassUtils.getUserClass(type);
-			if (starterHandler.isAssignableFrom(userType) || userType == WebFluxThrottleExceptionHandler.class) {
+			// the starter's own advice, by package: naming the servlet one would load it without the Servlet API
+			if (userType.getPackageName().equals(AdviceOrder.class.getPackageName())) {
 				continue;
 			}
 			if (handlesRefusals(userType)) {

@@ -8,10 +8,8 @@ import org.springframework.web.cors.CorsConfiguration;
 
 /**
  * Lets cross-origin scripts read {@code Retry-After}, {@code RateLimit} and {@code RateLimit-Policy}:
- * adds them to the exposed headers of the application's CORS configurations, and answers the CORS
- * part of a refusal decided before any handler mapping ran (a URL rule, a blocked address), where
- * the application's configuration allows the origin. Never allows an origin the application does
- * not.
+ * adds them to the exposed headers of the application's CORS configurations. Never allows an origin
+ * the application does not.
  */
 public final class CorsExposure {
 
@@ -49,36 +47,6 @@ public final class CorsExposure {
 	private static boolean exposes(CorsConfiguration config) {
 		List<String> exposed = config.getExposedHeaders();
 		return exposed != null && HEADERS.stream().allMatch((name) -> exposed.stream().anyMatch(name::equalsIgnoreCase));
-	}
-
-	/**
-	 * The CORS response headers of a refusal, when the application's configuration allows the origin.
-	 * @param config the configuration that applies to the request, or null
-	 * @param origin the request's {@code Origin}
-	 * @param headers sets a response header
-	 */
-	static void refusal(@Nullable CorsConfiguration config, String origin, HeaderWriter headers) {
-		if (config == null) {
-			return;
-		}
-		String allowed = config.checkOrigin(origin);
-		if (allowed == null) {
-			return;
-		}
-		headers.set(HttpHeaders.ACCESS_CONTROL_ALLOW_ORIGIN, allowed);
-		headers.set(HttpHeaders.VARY, HttpHeaders.ORIGIN);
-		if (Boolean.TRUE.equals(config.getAllowCredentials())) {
-			headers.set(HttpHeaders.ACCESS_CONTROL_ALLOW_CREDENTIALS, "true");
-		}
-		headers.set(HttpHeaders.ACCESS_CONTROL_EXPOSE_HEADERS, String.join(", ", exposing(config).getExposedHeaders()));
-	}
-
-	/** Sets one response header. */
-	@FunctionalInterface
-	interface HeaderWriter {
-
-		void set(String name, String value);
-
 	}
 
 }

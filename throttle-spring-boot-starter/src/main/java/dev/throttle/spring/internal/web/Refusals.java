@@ -2,103 +2,75 @@ package dev.throttle.spring.internal.web;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
 
-import dev.throttle.Decision;
-import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.web.Refusal;
 
 /**
- * What every entry point answers a refusal with, whatever writes it (the MVC and WebFlux advice,
- * the URL-rule filters, the Spring Security hook): the wording, the header values, the problem
- * body, and whether the client is a browser that should see an error page instead of JSON.
- * Names no servlet or reactive type.
+ * What the servlet and the reactive writer of a {@link Refusal} share: its problem+json body, the
+ * 403 of a blocked address, and whether the client is a browser that should see an error page
+ * instead of JSON. Names no servlet or reactive type.
  */
-public final class Refusals {
-
-	/** The problem type of a refusal (RFC 9457 registry). */
-	public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+final class Refusals {
 
 	/** The detail of a 403 for a blocked client address. */
-	public static final String FORBIDDEN_DETAIL = "Requests from this client address are not accepted.";
+	static final String FORBIDDEN_DETAIL = "Requests from this client address are not accepted.";
 
-	private static final String FORBIDDEN_JSON = "{\"type\":\"about:blank\",\"title\":\"Forbidden\",\"status\":403,"
+	/** The {@code application/problem+json} body of a 403 for a blocked client address. */
+	static final String FORBIDDEN_JSON = "{\"type\":\"about:blank\",\"title\":\"Forbidden\",\"status\":403,"
 			+ "\"detail\":\"" + FORBIDDEN_DETAIL + "\"}";
 
 	private Refusals() {
 	}
 
 	/**
-	 * The {@code Retry-After} value in whole seconds rounded up (at least 1).
+	 * The {@code application/problem+json} body of a refusal, written without a JSON library (the
+	 * starter runs with Jackson 2 or 3, or neither), members in the order Spring writes a
+	 * {@code ProblemDetail}.
 	 * @param refusal the refusal
-	 * @return the value, or null for a call that can never pass (a cost above capacity)
-	 */
-	public static String retryAfter(ThrottledException refusal) {
-		Decision decision = refusal.getDecision();
-		return decision.canSucceedLater() ? Long.toString(Math.max(1, decision.retryAfterSeconds())) : null;
-	}
-
-	/**
-	 * The {@code RateLimit-Policy} value of a refusal.
-	 * @param refusal the refusal
-	 * @return the value
-	 */
-	public static String rateLimitPolicy(ThrottledException refusal) {
-		return RateLimitHeaders.policy(decisions(refusal));
-	}
-
-	/**
-	 * The {@code RateLimit} value of a refusal.
-	 * @param refusal the refusal
-	 * @return the value
-	 */
-	public static String rateLimit(ThrottledException refusal) {
-		return RateLimitHeaders.limit(decisions(refusal));
-	}
-
-	private static List<PolicyDecision> decisions(ThrottledException refusal) {
-		return List.of(new PolicyDecision(refusal.getPolicy(), refusal.getDecision()));
-	}
-
-	/**
-	 * The problem's {@code detail}: which policy refused and for how long, never the key.
-	 * @param refusal the refusal
-	 * @return the detail
-	 */
-	public static String detail(ThrottledException refusal) {
-		Decision decision = refusal.getDecision();
-		String policy = refusal.getPolicy().name();
-		if (!decision.canSucceedLater()) {
-			return "This request costs more than policy '" + policy + "' can ever grant.";
-		}
-		long seconds = Math.max(1, decision.retryAfterSeconds());
-		return "Too many requests under policy '" + policy + "'; retry after " + seconds
-				+ ((seconds == 1) ? " second." : " seconds.");
-	}
-
-	/**
-	 * The {@code application/problem+json} body of a 429, written without a JSON library (the
-	 * starter runs with Jackson 2 or 3, or neither).
-	 * @param refusal the refusal
+	 * @param instance the request's path, or null
 	 * @return the body
 	 */
-	public static String problemJson(ThrottledException refusal) {
+	static String problemJson(Refusal refusal, @Nullable String instance) {
 		StringBuilder json = new StringBuilder(256);
-		json.append("{\"type\":\"").append(QUOTA_EXCEEDED).append("\",\"title\":\"Too Many Requests\",\"status\":429,");
-		json.append("\"detail\":");
-		quote(json, detail(refusal));
-		json.append(",\"violated-policies\":[");
-		quote(json, refusal.getPolicy().name());
-		return json.append("]}").toString();
+		json.append("{\"type\":");
+		quote(json, refusal.type().toString());
+		json.append(",\"title\":");
+		quote(json, refusal.title());
+		json.append(",\"status\":").append(refusal.status().value()).append(",\"detail\":");
+		quote(json, refusal.detail());
+		if (instance != null) {
+			json.append(",\"instance\":");
+			quote(json, instance);
+		}
+		refusal.properties().forEach((name, value) -> {
+			json.append(',');
+			quote(json, name);
+			json.append(':');
+			value(json, value);
+		});
+		return json.append('}').toString();
 	}
 
-	/**
-	 * The {@code application/problem+json} body of a 403 for a blocked client address.
-	 * @return the body
-	 */
-	public static String forbiddenJson() {
-		return FORBIDDEN_JSON;
+	private static void value(StringBuilder json, @Nullable Object value) {
+		if (value == null || value instanceof Number || value instanceof Boolean) {
+			json.append(value);
+		}
+		else if (value instanceof Iterable<?> items) {
+			json.append('[');
+			String separator = "";
+			for (Object item : items) {
+				json.append(separator);
+				value(json, item);
+				separator = ",";
+			}
+			json.append(']');
+		}
+		else {
+			quote(json, value.toString());
+		}
 	}
 
 	/**
@@ -108,7 +80,7 @@ public final class Refusals {
 	 * @param accept the {@code Accept} header values, or null
 	 * @return whether {@code text/html} is accepted explicitly and no JSON type is
 	 */
-	public static boolean prefersHtml(List<String> accept) {
+	static boolean prefersHtml(List<String> accept) {
 		if (accept == null || accept.isEmpty()) {
 			return false;
 		}

@@ -12,7 +12,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.jspecify.annotations.Nullable;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.RequestPath;
 import org.springframework.util.MultiValueMap;
 import org.springframework.web.cors.CorsConfiguration;
@@ -39,13 +38,17 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
 
 	private final HttpRulesFilterConfig<CorsConfigurationSource> config;
 
+	private final ServletRefusals refusals;
+
 	/**
 	 * Creates the filter.
 	 * @param config the rules, the client lists, the headers and CORS settings, and the filter's order
+	 * @param refusals answers a refused request
 	 */
-	public ServletHttpRulesFilter(HttpRulesFilterConfig<CorsConfigurationSource> config) {
+	public ServletHttpRulesFilter(HttpRulesFilterConfig<CorsConfigurationSource> config, ServletRefusals refusals) {
 		super(config.order());
 		this.config = config;
+		this.refusals = refusals;
 	}
 
 	@Override
@@ -78,7 +81,7 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
 		}
 		catch (ThrottledException refusal) {
 			cors(request, response);
-			ServletRefusals.write(request, response, refusal, this.config.writeHeaders());
+			this.refusals.write(request, response, refusal);
 			return;
 		}
 		chain.doFilter(request, response);
@@ -94,7 +97,7 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
 	}
 
 	/** The CORS headers of a refusal, where the application's CORS configuration allows the origin. */
-	private void cors(HttpServletRequest request, HttpServletResponse response) {
+	private void cors(HttpServletRequest request, HttpServletResponse response) throws IOException {
 		if (!CorsUtils.isCorsRequest(request)) {
 			return;
 		}
@@ -107,7 +110,7 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
 				continue;
 			}
 			if (cors != null) {
-				CorsExposure.refusal(cors, request.getHeader(HttpHeaders.ORIGIN), response::setHeader);
+				ServletRefusals.cors(cors, request, response);
 				return;
 			}
 		}

@@ -8,61 +8,106 @@ import java.util.Enumeration;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.server.ServerHttpResponse;
+import org.springframework.web.bind.annotation.ControllerAdvice;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.cors.CorsConfiguration;
+import org.springframework.web.cors.CorsProcessor;
+import org.springframework.web.cors.DefaultCorsProcessor;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.web.Refusal;
+import dev.throttle.spring.web.ThrottleExceptionHandler;
 
 /**
- * Answers a refusal on a servlet response, for code that runs outside Spring MVC's exception
- * handling (a servlet filter, a Spring Security hook): {@code 429} with {@code Retry-After} and the
- * {@code RateLimit-Policy} / {@code RateLimit} headers, and either an {@code application/problem+json}
- * body or, for a browser that accepts {@code text/html} and not JSON,
- * {@link HttpServletResponse#sendError(int) sendError(429)}, so that Spring Boot's error handling
- * renders the application's {@code error/429.html} (else {@code error/4xx}, else its own page)
- * with status 429. The headers are set before the error dispatch and stay on its response.
+ * The servlet writer of a {@link Refusal}, for every entry point: Spring MVC's exception handling
+ * (as {@code @ControllerAdvice}: an annotated handler, a {@code Throttler.check} in a controller),
+ * the URL-rule filter and the Spring Security hook. It writes the refusal's status,
+ * {@code Retry-After} and rate-limit headers, and either the {@code application/problem+json} body
+ * or, for a browser that accepts {@code text/html} and not JSON,
+ * {@link HttpServletResponse#sendError(int) sendError}, so that Spring Boot's error handling renders
+ * the application's {@code error/429.html} (else {@code error/4xx}, else its own page) with that
+ * status. The headers are set before the error dispatch and stay on its response.
  */
-public final class ServletRefusals {
+@ControllerAdvice
+public final class ServletRefusals implements Ordered {
 
 	private static final String PROBLEM_JSON = "application/problem+json";
 
-	// not HttpServletResponse.SC_TOO_MANY_REQUESTS: Servlet 6.0 (Boot 3.5) lacks it
-	private static final int TOO_MANY_REQUESTS = 429;
+	/** Spring's CORS processing, except that an origin it would reject leaves the refusal as it is. */
+	private static final CorsProcessor CORS = new DefaultCorsProcessor() {
 
-	private ServletRefusals() {
+		@Override
+		protected void rejectRequest(ServerHttpResponse response) {
+		}
+
+	};
+
+	private final ThrottleExceptionHandler handler;
+
+	private final AdviceOrder order;
+
+	/**
+	 * Creates the writer.
+	 * @param handler builds the refusal that is written
+	 * @param beanFactory the application's beans, among which its own refusal handler is looked for
+	 */
+	public ServletRefusals(ThrottleExceptionHandler handler, @Nullable BeanFactory beanFactory) {
+		this.handler = handler;
+		this.order = new AdviceOrder(beanFactory);
+	}
+
+	@Override
+	public int getOrder() {
+		return this.order.get();
 	}
 
 	/**
-	 * Answers a refusal with 429 and the rate-limit headers.
-	 * @param request the request (its {@code Accept} header chooses the body)
-	 * @param response the response; left alone if already committed
-	 * @param refusal the refusal
+	 * Answers a refusal that left a handler.
+	 * @param ex the refusal
+	 * @param request the request
+	 * @param response the response
 	 * @throws IOException when the body cannot be written
 	 */
-	public static void write(HttpServletRequest request, HttpServletResponse response, ThrottledException refusal)
+	@ExceptionHandler(ThrottledException.class)
+	public void handleThrottled(ThrottledException ex, HttpServletRequest request, HttpServletResponse response)
 			throws IOException {
-		write(request, response, refusal, true);
+		write(request, response, ex);
 	}
 
 	/**
-	 * Answers a refusal with 429.
+	 * Answers a refusal with the application's {@link ThrottleExceptionHandler#refusal}.
 	 * @param request the request (its {@code Accept} header chooses the body)
 	 * @param response the response; left alone if already committed
-	 * @param refusal the refusal
-	 * @param rateLimitHeaders whether to send {@code RateLimit-Policy} and {@code RateLimit}
-	 * ({@code Retry-After} is always sent when a later call can pass)
+	 * @param ex the refusal
 	 * @throws IOException when the body cannot be written
 	 */
-	public static void write(HttpServletRequest request, HttpServletResponse response, ThrottledException refusal,
-			boolean rateLimitHeaders) throws IOException {
-		if (response.isCommitted()) {
-			return;
+	public void write(HttpServletRequest request, HttpServletResponse response, ThrottledException ex)
+			throws IOException {
+		write(request, response, ex, true);
+	}
+
+	/**
+	 * Answers a refusal with the application's {@link ThrottleExceptionHandler#refusal}.
+	 * @param request the request (its {@code Accept} header chooses the body)
+	 * @param response the response; left alone if already committed
+	 * @param ex the refusal
+	 * @param errorPage whether a browser may be shown the application's error page (else it gets
+	 * problem+json like any client)
+	 * @throws IOException when the body cannot be written
+	 */
+	public void write(HttpServletRequest request, HttpServletResponse response, ThrottledException ex,
+			boolean errorPage) throws IOException {
+		if (!response.isCommitted()) {
+			Refusal refusal = this.handler.refusal(ex);
+			headers(response, refusal);
+			answer(request, response, refusal.status().value(), refusal.detail(),
+					Refusals.problemJson(refusal, request.getRequestURI()), errorPage);
 		}
-		headers(response, refusal, rateLimitHeaders);
-		if (prefersHtml(request)) {
-			response.sendError(TOO_MANY_REQUESTS, Refusals.detail(refusal));
-			return;
-		}
-		body(response, TOO_MANY_REQUESTS, Refusals.problemJson(refusal));
 	}
 
 	/**
@@ -73,31 +118,43 @@ public final class ServletRefusals {
 	 * @throws IOException when the body cannot be written
 	 */
 	public static void forbid(HttpServletRequest request, HttpServletResponse response) throws IOException {
-		if (response.isCommitted()) {
-			return;
+		if (!response.isCommitted()) {
+			answer(request, response, HttpServletResponse.SC_FORBIDDEN, Refusals.FORBIDDEN_DETAIL,
+					Refusals.FORBIDDEN_JSON, true);
 		}
-		if (prefersHtml(request)) {
-			response.sendError(HttpServletResponse.SC_FORBIDDEN, Refusals.FORBIDDEN_DETAIL);
-			return;
-		}
-		body(response, HttpServletResponse.SC_FORBIDDEN, Refusals.forbiddenJson());
 	}
 
 	/**
-	 * Sets {@code Retry-After} and, if asked, the rate-limit headers of a refusal, replacing any
-	 * that an earlier allowed call of the same request set.
-	 * @param response the response
+	 * Sets {@code Retry-After} and the rate-limit headers of a refusal, replacing any that an
+	 * earlier allowed call of the same request set.
+	 * @param response the response, or null
 	 * @param refusal the refusal
-	 * @param rateLimitHeaders whether to send {@code RateLimit-Policy} and {@code RateLimit}
 	 */
-	public static void headers(HttpServletResponse response, ThrottledException refusal, boolean rateLimitHeaders) {
-		String retryAfter = Refusals.retryAfter(refusal);
-		if (retryAfter != null) {
-			response.setHeader(HttpHeaders.RETRY_AFTER, retryAfter);
+	public static void headers(@Nullable HttpServletResponse response, Refusal refusal) {
+		if (response == null || response.isCommitted()) {
+			return;
 		}
-		if (rateLimitHeaders) {
-			response.setHeader(RateLimitHeaders.POLICY, Refusals.rateLimitPolicy(refusal));
-			response.setHeader(RateLimitHeaders.LIMIT, Refusals.rateLimit(refusal));
+		refusal.retryAfterSeconds()
+			.ifPresent((seconds) -> response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(seconds)));
+		if (refusal.rateLimit() != null) {
+			response.setHeader(RateLimitHeaders.POLICY, refusal.rateLimitPolicy());
+			response.setHeader(RateLimitHeaders.LIMIT, refusal.rateLimit());
+		}
+	}
+
+	/**
+	 * The CORS headers of a response decided before any handler mapping ran (a URL rule, a blocked
+	 * address), by Spring's own CORS processing, where the application's configuration allows the
+	 * origin: {@code Vary} is added to, the rate-limit headers exposed.
+	 * @param config the configuration that applies to the request, or null
+	 * @param request the request
+	 * @param response the response
+	 * @throws IOException never in practice: no body is written
+	 */
+	public static void cors(@Nullable CorsConfiguration config, HttpServletRequest request,
+			HttpServletResponse response) throws IOException {
+		if (config != null) {
+			CORS.processRequest(CorsExposure.exposing(config), request, response);
 		}
 	}
 
@@ -111,7 +168,13 @@ public final class ServletRefusals {
 		return accept != null && Refusals.prefersHtml(Collections.list(accept));
 	}
 
-	private static void body(HttpServletResponse response, int status, String json) throws IOException {
+	/** The problem, or for a browser that may see it the error page, which Boot renders on sendError. */
+	private static void answer(HttpServletRequest request, HttpServletResponse response, int status, String detail,
+			String json, boolean errorPage) throws IOException {
+		if (errorPage && prefersHtml(request)) {
+			response.sendError(status, detail);
+			return;
+		}
 		byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
 		response.setStatus(status);
 		response.setContentType(PROBLEM_JSON);

@@ -7,14 +7,13 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.jspecify.annotations.Nullable;
-import org.springframework.http.HttpHeaders;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
-import dev.throttle.Decision;
 import dev.throttle.spring.internal.aop.PolicyDecision;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.web.Refusal;
 
 /**
  * The servlet request a throttled call runs in. {@code #ip} is
@@ -55,7 +54,8 @@ public final class ServletThrottleRequestContext extends WebRequestContext imple
 	public void refused(PolicyDecision refusal) {
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 		if (attributes instanceof ServletRequestAttributes servlet) {
-			refusalHeaders(servlet.getResponse(), refusal, this.writeHeaders);
+			ServletRefusals.headers(servlet.getResponse(),
+					Refusal.of(refusal.policy(), refusal.decision(), this.writeHeaders));
 		}
 	}
 
@@ -125,25 +125,10 @@ public final class ServletThrottleRequestContext extends WebRequestContext imple
 
 		@Override
 		public void refused(PolicyDecision refusal) {
-			refusalHeaders(this.response, refusal, this.writeHeaders);
+			ServletRefusals.headers(this.response,
+					Refusal.of(refusal.policy(), refusal.decision(), this.writeHeaders));
 		}
 
-	}
-
-	/** Retry-After and the refusing policy's items, set where the refusal is decided. */
-	private static void refusalHeaders(HttpServletResponse response, PolicyDecision refusal, boolean writeHeaders) {
-		if (response == null || response.isCommitted()) {
-			return;
-		}
-		Decision decision = refusal.decision();
-		if (decision.canSucceedLater()) {
-			response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, decision.retryAfterSeconds())));
-		}
-		if (writeHeaders) {
-			List<PolicyDecision> decisions = List.of(refusal);
-			response.setHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
-			response.setHeader(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
-		}
 	}
 
 	static void addHeaders(HttpServletResponse response, List<PolicyDecision> decisions) {

@@ -9,7 +9,6 @@ import reactor.core.publisher.Mono;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.cors.CorsConfiguration;
@@ -34,12 +33,16 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 
 	private final HttpRulesFilterConfig<CorsConfigurationSource> config;
 
+	private final WebFluxRefusals refusals;
+
 	/**
 	 * Creates the filter.
 	 * @param config the rules, the client lists, the headers and CORS settings, and the filter's order
+	 * @param refusals answers a refused request
 	 */
-	public WebFluxHttpRulesFilter(HttpRulesFilterConfig<CorsConfigurationSource> config) {
+	public WebFluxHttpRulesFilter(HttpRulesFilterConfig<CorsConfigurationSource> config, WebFluxRefusals refusals) {
 		this.config = config;
+		this.refusals = refusals;
 	}
 
 	@Override
@@ -75,7 +78,7 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 			return Mono.fromCompletionStage(() -> Charges.acquireAsync(charges, keys, headers))
 				.onErrorResume(ThrottledException.class, (refusal) -> {
 					cors(exchange);
-					return WebFluxRefusals.write(exchange, refusal, this.config.writeHeaders()).then(Mono.empty());
+					return this.refusals.write(exchange, refusal).then(Mono.empty());
 				})
 				.flatMap((decisions) -> chain.filter(exchange).then(Mono.defer(() -> settle(exchange, charges, keys, decisions, headers))));
 		});
@@ -98,8 +101,7 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 		for (CorsConfigurationSource source : this.config.corsSources().get()) {
 			CorsConfiguration cors = source.getCorsConfiguration(exchange);
 			if (cors != null) {
-				HttpHeaders headers = exchange.getResponse().getHeaders();
-				CorsExposure.refusal(cors, exchange.getRequest().getHeaders().getOrigin(), headers::set);
+				WebFluxRefusals.cors(cors, exchange);
 				return;
 			}
 		}

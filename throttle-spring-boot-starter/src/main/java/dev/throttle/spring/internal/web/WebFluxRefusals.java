@@ -4,47 +4,105 @@ import java.nio.charset.StandardCharsets;
 
 import reactor.core.publisher.Mono;
 
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.bind.annotation.ControllerAdvice;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.cors.CorsConfiguration;
+import org.springframework.web.cors.reactive.CorsProcessor;
+import org.springframework.web.cors.reactive.DefaultCorsProcessor;
 import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 
 import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.web.Refusal;
+import dev.throttle.spring.web.ThrottleExceptionHandler;
 
 /**
- * Answers a refusal on a WebFlux exchange outside the handler's exception handling (a
- * {@code WebFilter}): {@code 429} with {@code Retry-After} and the rate-limit headers, and an
- * {@code application/problem+json} body, or, for a browser that accepts {@code text/html} and not
- * JSON, an error that Spring Boot's error handling renders as the application's
- * {@code error/429.html} (else its own page) with status 429, the headers kept.
+ * The WebFlux writer of a {@link Refusal}, for every entry point: WebFlux's exception handling (as
+ * {@code @ControllerAdvice}: an annotated handler, a {@code Throttler.check} in a controller) and
+ * the URL-rule filter. It writes the refusal's status, {@code Retry-After} and rate-limit headers,
+ * and an {@code application/problem+json} body or, for a browser that accepts {@code text/html}
+ * and not JSON, an error that Spring Boot's error handling renders as the application's
+ * {@code error/429.html} (else its own page) with that status, the headers kept.
  */
-public final class WebFluxRefusals {
+@ControllerAdvice
+public final class WebFluxRefusals implements Ordered {
 
-	private WebFluxRefusals() {
+	/** Spring's CORS processing, except that an origin it would reject leaves the refusal as it is. */
+	private static final CorsProcessor CORS = new DefaultCorsProcessor() {
+
+		@Override
+		protected void rejectRequest(ServerHttpResponse response) {
+		}
+
+	};
+
+	private final ThrottleExceptionHandler handler;
+
+	private final AdviceOrder order;
+
+	/**
+	 * Creates the writer.
+	 * @param handler builds the refusal that is written
+	 * @param beanFactory the application's beans, among which its own refusal handler is looked for
+	 */
+	public WebFluxRefusals(ThrottleExceptionHandler handler, @Nullable BeanFactory beanFactory) {
+		this.handler = handler;
+		this.order = new AdviceOrder(beanFactory);
+	}
+
+	@Override
+	public int getOrder() {
+		return this.order.get();
 	}
 
 	/**
-	 * Answers a refusal.
+	 * Answers a refusal that left a handler. A result, not the response written here: an error for
+	 * Boot's error page is rendered only when it comes from a handler's result.
+	 * @param ex the refusal
 	 * @param exchange the exchange
-	 * @param refusal the refusal
-	 * @param rateLimitHeaders whether to send {@code RateLimit-Policy} and {@code RateLimit}
+	 * @return the problem, or an error for Boot's error page
+	 */
+	@ExceptionHandler(ThrottledException.class)
+	public Mono<ResponseEntity<byte[]>> handleThrottled(ThrottledException ex, ServerWebExchange exchange) {
+		Refusal refusal = this.handler.refusal(ex);
+		return answer(exchange, refusal).map((json) -> ResponseEntity.status(refusal.status())
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(json));
+	}
+
+	/**
+	 * Answers a refusal with the application's {@link ThrottleExceptionHandler#refusal}.
+	 * @param exchange the exchange; left alone if its response is already committed
+	 * @param ex the refusal
 	 * @return completes when the response is written, or fails for Boot's error page
 	 */
-	public static Mono<Void> write(ServerWebExchange exchange, ThrottledException refusal, boolean rateLimitHeaders) {
+	public Mono<Void> write(ServerWebExchange exchange, ThrottledException ex) {
 		ServerHttpResponse response = exchange.getResponse();
 		if (response.isCommitted()) {
 			return Mono.empty();
 		}
-		WebFluxThrottleRequestContext.refusalHeaders(response,
-				new PolicyDecision(refusal.getPolicy(), refusal.getDecision()), rateLimitHeaders);
+		Refusal refusal = this.handler.refusal(ex);
+		return answer(exchange, refusal).flatMap((json) -> body(response, refusal.status(), json));
+	}
+
+	/** Sets the headers, then gives the problem for an API client, or an error for Boot's error page. */
+	private static Mono<byte[]> answer(ServerWebExchange exchange, Refusal refusal) {
+		headers(exchange.getResponse(), refusal);
 		if (prefersHtml(exchange)) {
-			return Mono.error(new ResponseStatusException(HttpStatus.TOO_MANY_REQUESTS, Refusals.detail(refusal)));
+			return Mono.error(new ResponseStatusException(refusal.status(), refusal.detail()));
 		}
-		return body(response, HttpStatus.TOO_MANY_REQUESTS, Refusals.problemJson(refusal));
+		String json = Refusals.problemJson(refusal, exchange.getRequest().getPath().value());
+		return Mono.just(json.getBytes(StandardCharsets.UTF_8));
 	}
 
 	/**
@@ -59,21 +117,47 @@ public final class WebFluxRefusals {
 		if (prefersHtml(exchange)) {
 			return Mono.error(new ResponseStatusException(HttpStatus.FORBIDDEN, Refusals.FORBIDDEN_DETAIL));
 		}
-		return body(exchange.getResponse(), HttpStatus.FORBIDDEN, Refusals.forbiddenJson());
+		return body(exchange.getResponse(), HttpStatus.FORBIDDEN, Refusals.FORBIDDEN_JSON.getBytes(StandardCharsets.UTF_8));
 	}
 
 	/**
-	 * Whether the request comes from a browser that asked for HTML and not JSON.
-	 * @param exchange the exchange
-	 * @return whether an error page suits it better than problem+json
+	 * Sets {@code Retry-After} and the rate-limit headers of a refusal, replacing any that an
+	 * earlier allowed call of the same exchange set.
+	 * @param response the response
+	 * @param refusal the refusal
 	 */
-	public static boolean prefersHtml(ServerWebExchange exchange) {
+	public static void headers(ServerHttpResponse response, Refusal refusal) {
+		if (response.isCommitted()) {
+			return;
+		}
+		HttpHeaders headers = response.getHeaders();
+		refusal.retryAfterSeconds().ifPresent((seconds) -> headers.set(HttpHeaders.RETRY_AFTER, Long.toString(seconds)));
+		if (refusal.rateLimit() != null) {
+			headers.set(RateLimitHeaders.POLICY, refusal.rateLimitPolicy());
+			headers.set(RateLimitHeaders.LIMIT, refusal.rateLimit());
+		}
+	}
+
+	/**
+	 * The CORS headers of a response decided before any handler mapping ran (a URL rule, a blocked
+	 * address), by Spring's own CORS processing, where the application's configuration allows the
+	 * origin: {@code Vary} is added to, the rate-limit headers exposed.
+	 * @param config the configuration that applies to the request, or null
+	 * @param exchange the exchange
+	 */
+	public static void cors(@Nullable CorsConfiguration config, ServerWebExchange exchange) {
+		if (config != null) {
+			CORS.process(CorsExposure.exposing(config), exchange);
+		}
+	}
+
+	/** Whether the request comes from a browser that asked for HTML and not JSON. */
+	private static boolean prefersHtml(ServerWebExchange exchange) {
 		// getValuesAsList, not get: HttpHeaders.get(String) is not in Spring Framework 6 (Boot 3.5)
 		return Refusals.prefersHtml(exchange.getRequest().getHeaders().getValuesAsList(HttpHeaders.ACCEPT));
 	}
 
-	private static Mono<Void> body(ServerHttpResponse response, HttpStatus status, String json) {
-		byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+	private static Mono<Void> body(ServerHttpResponse response, HttpStatusCode status, byte[] bytes) {
 		response.setStatusCode(status);
 		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
 		response.getHeaders().setContentLength(bytes.length);

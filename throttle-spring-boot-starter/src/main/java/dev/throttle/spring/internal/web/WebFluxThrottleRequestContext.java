@@ -18,6 +18,7 @@ import dev.throttle.spring.internal.aop.EarlyDecisions;
 import dev.throttle.spring.internal.aop.PolicyDecision;
 import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.web.Refusal;
 
 /**
  * The WebFlux exchange a reactive throttled call runs in, found in the subscriber's context (put
@@ -66,7 +67,8 @@ public final class WebFluxThrottleRequestContext extends WebRequestContext imple
 
 		@Override
 		public void refused(PolicyDecision refusal) {
-			refusalHeaders(this.exchange.getResponse(), refusal, this.writeHeaders);
+			WebFluxRefusals.headers(this.exchange.getResponse(),
+					Refusal.of(refusal.policy(), refusal.decision(), this.writeHeaders));
 		}
 
 		@Override
@@ -103,27 +105,6 @@ public final class WebFluxThrottleRequestContext extends WebRequestContext imple
 				RateLimitItems.merged(headers.getFirst(RateLimitHeaders.POLICY), RateLimitHeaders.policy(decisions)));
 		headers.set(RateLimitHeaders.LIMIT,
 				RateLimitItems.merged(headers.getFirst(RateLimitHeaders.LIMIT), RateLimitHeaders.limit(decisions)));
-	}
-
-	/**
-	 * Sets {@code Retry-After} and the refusing policy's items, where the refusal is decided.
-	 * @param response the response
-	 * @param refusal the refusing policy and its decision
-	 * @param writeHeaders whether to set the rate-limit headers
-	 */
-	static void refusalHeaders(ServerHttpResponse response, PolicyDecision refusal, boolean writeHeaders) {
-		if (response.isCommitted()) {
-			return;
-		}
-		HttpHeaders headers = response.getHeaders();
-		if (refusal.decision().canSucceedLater()) {
-			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, refusal.decision().retryAfterSeconds())));
-		}
-		if (writeHeaders) {
-			List<PolicyDecision> decisions = List.of(refusal);
-			headers.set(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decisions));
-			headers.set(RateLimitHeaders.LIMIT, RateLimitHeaders.limit(decisions));
-		}
 	}
 
 }

@@ -10,6 +10,7 @@ import org.springframework.mock.web.MockHttpServletResponse;
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
 import dev.throttle.TokenBucketPolicy;
+import dev.throttle.spring.web.ThrottleExceptionHandler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,7 +27,7 @@ class ServletRefusalsTests {
 		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/login");
 		request.addHeader("Accept", "application/json");
 		MockHttpServletResponse response = new MockHttpServletResponse();
-		ServletRefusals.write(request, response, this.refusal);
+		writer(true).write(request, response, this.refusal);
 		assertThat(response.getStatus()).isEqualTo(429);
 		assertThat(response.getContentType()).startsWith("application/problem+json");
 		assertThat(response.getHeader("Retry-After")).isEqualTo("8");
@@ -34,7 +35,7 @@ class ServletRefusalsTests {
 		assertThat(response.getHeader("RateLimit")).isEqualTo("\"login\";r=0;t=8");
 		assertThat(response.getContentAsString()).isEqualTo("{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
 				+ "\"title\":\"Too Many Requests\",\"status\":429,\"detail\":\"Too many requests under policy 'login'; retry after 8 seconds.\","
-				+ "\"violated-policies\":[\"login\"]}");
+				+ "\"instance\":\"/login\",\"violated-policies\":[\"login\"]}");
 		assertThat(response.getErrorMessage()).isNull();
 	}
 
@@ -47,7 +48,7 @@ class ServletRefusalsTests {
 				request.addHeader("Accept", accept);
 			}
 			MockHttpServletResponse response = new MockHttpServletResponse();
-			ServletRefusals.write(request, response, this.refusal);
+			writer(true).write(request, response, this.refusal);
 			assertThat(response.getContentType()).as(accept).startsWith("application/problem+json");
 		}
 	}
@@ -57,7 +58,7 @@ class ServletRefusalsTests {
 		MockHttpServletRequest request = new MockHttpServletRequest("GET", "/");
 		request.addHeader("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8");
 		MockHttpServletResponse response = new MockHttpServletResponse();
-		ServletRefusals.write(request, response, this.refusal, false);
+		writer(false).write(request, response, this.refusal);
 		assertThat(response.getStatus()).isEqualTo(429);
 		assertThat(response.getErrorMessage()).as("sendError: Boot's error view renders the page").isNotNull();
 		assertThat(response.getHeader("Retry-After")).isEqualTo("8");
@@ -69,7 +70,7 @@ class ServletRefusalsTests {
 	void theRefusalReplacesTheItemsOfAnEarlierAllowedCall() throws Exception {
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		response.setHeader("RateLimit", "\"api\";r=3;t=0");
-		ServletRefusals.write(new MockHttpServletRequest(), response, this.refusal);
+		writer(true).write(new MockHttpServletRequest(), response, this.refusal);
 		assertThat(response.getHeaders("RateLimit")).containsExactly("\"login\";r=0;t=8");
 	}
 
@@ -93,9 +94,13 @@ class ServletRefusalsTests {
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		response.setStatus(200);
 		response.setCommitted(true);
-		ServletRefusals.write(new MockHttpServletRequest(), response, this.refusal);
+		writer(true).write(new MockHttpServletRequest(), response, this.refusal);
 		assertThat(response.getStatus()).isEqualTo(200);
 		assertThat(response.getHeader("Retry-After")).isNull();
+	}
+
+	private static ServletRefusals writer(boolean rateLimitHeaders) {
+		return new ServletRefusals(new ThrottleExceptionHandler(rateLimitHeaders), null);
 	}
 
 	private static ThrottledException refusal() {
