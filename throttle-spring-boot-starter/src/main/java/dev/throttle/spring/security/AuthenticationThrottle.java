@@ -17,9 +17,11 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.admission.Admission;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.autoconfigure.ThrottleProperties;
 import dev.throttle.spring.internal.aop.PolicyModes;
-import dev.throttle.spring.internal.aop.ThrottleCharges;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
 import dev.throttle.spring.internal.web.ClientAccess;
@@ -44,10 +46,10 @@ public class AuthenticationThrottle {
 	private static final String PREFIX = "throttle.security.authentication.";
 
 	/** Username policy, then address policy, as configured (null when neither is). */
-	private final @Nullable ThrottleCharges both;
+	private final @Nullable List<Charge> both;
 
 	/** The username policy alone, for an attempt outside an HTTP request (null when not configured). */
-	private final @Nullable ThrottleCharges usernameOnly;
+	private final @Nullable List<Charge> usernameOnly;
 
 	private final boolean byUsername;
 
@@ -110,10 +112,11 @@ public class AuthenticationThrottle {
 		}
 		this.byUsername = username != null;
 		this.byAddress = address != null;
-		this.both = names.isEmpty() ? null
-				: ThrottleCharges.of(throttler, names, (name) -> usage(configured.get(name)), modes);
+		Admissions admissions = new Admissions(throttler, (name) -> usage(configured.get(name)).onSuccess(),
+				(name) -> (modes != null) ? modes.of(name) : () -> false);
+		this.both = names.isEmpty() ? null : names.stream().map(admissions::charge).toList();
 		this.usernameOnly = (username == null) ? null : (address == null) ? this.both
-				: ThrottleCharges.of(throttler, List.of(username), (name) -> usage(configured.get(name)), modes);
+				: List.of(admissions.charge(username));
 		this.requestContext = requestContext;
 		this.clientAccess = clientAccess;
 	}
@@ -149,9 +152,9 @@ public class AuthenticationThrottle {
 		return charged(this.both, keys);
 	}
 
-	private Attempt charged(ThrottleCharges charges, String[] keys) {
-		ThrottleCharges.Charge charge = charges.acquire(keys, this.requestContext);
-		return charge::succeeded;
+	private Attempt charged(List<Charge> charges, String[] keys) {
+		Admission admission = this.requestContext.admit(charges, keys);
+		return () -> this.requestContext.succeeded(admission);
 	}
 
 	/**

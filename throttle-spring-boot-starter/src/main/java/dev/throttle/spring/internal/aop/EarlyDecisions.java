@@ -1,7 +1,6 @@
 package dev.throttle.spring.internal.aop;
 
 import java.lang.reflect.Method;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -53,8 +52,7 @@ public final class EarlyDecisions {
 			return null;
 		}
 		String[] keys = keys(throttled, request);
-		List<PolicyDecision> decisions = ThrottleFlow.acquire(throttled.throttles(), keys, request);
-		return new Decided(throttled.method(), new Taken(throttled.throttles(), keys, decisions, request));
+		return new Decided(throttled.method(), new Admitted(request.admit(throttled.throttles(), keys), request));
 	}
 
 	/**
@@ -73,9 +71,8 @@ public final class EarlyDecisions {
 			return CompletableFuture.completedStage(null);
 		}
 		String[] keys = keys(throttled, request);
-		return ThrottleFlow.acquireAsync(throttled.throttles(), keys, request)
-			.thenApply((decisions) -> new Decided(throttled.method(),
-					new Taken(throttled.throttles(), keys, decisions, request)));
+		return request.admitAsync(throttled.throttles(), keys)
+			.thenApply((admission) -> new Decided(throttled.method(), new Admitted(admission, request)));
 	}
 
 	/**
@@ -109,7 +106,7 @@ public final class EarlyDecisions {
 	 * @param request the request
 	 * @return what the early decision took, or null
 	 */
-	static @Nullable Taken claim(ThrottledMethod throttled, ThrottleRequestContext request) {
+	static @Nullable Admitted claim(ThrottledMethod throttled, ThrottleRequestContext request) {
 		if (request.getAttribute(ATTRIBUTE) instanceof Decided decided && decided.method().equals(throttled.method())) {
 			// claimed once: a second call of the handler in the same request (a forward) is charged anew
 			request.removeAttribute(ATTRIBUTE);
@@ -128,7 +125,7 @@ public final class EarlyDecisions {
 		return (decided instanceof Decided early) ? early.taken().request() : null;
 	}
 
-	private record Decided(Method method, Taken taken) {
+	private record Decided(Method method, Admitted taken) {
 	}
 
 }

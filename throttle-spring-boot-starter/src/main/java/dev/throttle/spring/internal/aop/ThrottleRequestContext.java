@@ -1,8 +1,15 @@
 package dev.throttle.spring.internal.aop;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 
 import org.jspecify.annotations.Nullable;
+
+import dev.throttle.ThrottledException;
+import dev.throttle.spring.admission.Admission;
+import dev.throttle.spring.admission.Charge;
 
 /**
  * What a throttled call learns from, and tells, the request it runs in: the client's address
@@ -14,7 +21,110 @@ public interface ThrottleRequestContext {
 
 	/** No request: {@code #ip} and {@code #principal} are null and nothing is written. */
 	ThrottleRequestContext NONE = new ThrottleRequestContext() {
+
+		@Override
+		public Admission admit(List<Charge> charges, @Nullable String[] keys) {
+			return Admission.decide(charges, keys);
+		}
+
+		@Override
+		public void succeeded(Admission admission) {
+			admission.succeeded();
+		}
+
 	};
+
+	/**
+	 * Decides a call that runs in this request ({@link Admission#decide}), and tells the request the
+	 * decisions of the enforcing policies, or the refusal before it is thrown.
+	 * @param charges the call's charges, in order
+	 * @param keys their keys, in the same order
+	 * @return the admission, to end by the call's outcome
+	 * @throws ThrottledException when a policy refuses (what the earlier ones took is given back)
+	 */
+	default Admission admit(List<Charge> charges, @Nullable String[] keys) {
+		Admission admission;
+		try {
+			admission = Admission.decide(charges, keys);
+		}
+		catch (ThrottledException refusal) {
+			refused(new PolicyDecision(refusal.getPolicy(), refusal.getDecision()));
+			throw refusal;
+		}
+		allowed(enforced(admission));
+		return admission;
+	}
+
+	/**
+	 * Like {@link #admit}, without blocking.
+	 * @param charges the call's charges, in order
+	 * @param keys their keys, in the same order
+	 * @return completes with the admission; fails with a {@link ThrottledException} when a policy refuses
+	 */
+	default CompletionStage<Admission> admitAsync(List<Charge> charges, @Nullable String[] keys) {
+		return Admission.decideAsync(charges, keys).handle((admission, error) -> {
+			if (error != null) {
+				Throwable cause = (error instanceof CompletionException && error.getCause() != null) ? error.getCause()
+						: error;
+				if (cause instanceof ThrottledException refusal) {
+					refused(new PolicyDecision(refusal.getPolicy(), refusal.getDecision()));
+				}
+				throw (error instanceof CompletionException completion) ? completion : new CompletionException(error);
+			}
+			allowed(enforced(admission));
+			return admission;
+		});
+	}
+
+	/**
+	 * Ends a call of this request that succeeded ({@link Admission#succeeded()}), and tells the
+	 * request the state of each key a reset-on-success cleared, so that the response's headers
+	 * describe the state after the call settled.
+	 * @param admission what {@link #admit} returned
+	 */
+	default void succeeded(Admission admission) {
+		admission.succeeded();
+		tellResets(admission);
+	}
+
+	/**
+	 * Like {@link #succeeded(Admission)}, without blocking.
+	 * @param admission what {@link #admitAsync} completed with
+	 * @return completes when every settlement is done; never fails
+	 */
+	default CompletionStage<Void> succeededAsync(Admission admission) {
+		return admission.succeededAsync().thenRun(() -> tellResets(admission));
+	}
+
+	private void tellResets(Admission admission) {
+		List<PolicyDecision> reset = null;
+		for (int i = 0; i < admission.size(); i++) {
+			Charge charge = admission.charge(i);
+			if (admission.wasReset(i) && !charge.shadow()) {
+				reset = (reset != null) ? reset : new ArrayList<>(1);
+				reset.add(new PolicyDecision(charge.policy(), charge.neutral()));
+			}
+		}
+		if (reset != null) {
+			allowed(reset);
+		}
+	}
+
+	/** The decisions whose policies enforce: a shadow policy sends no headers. */
+	private static List<PolicyDecision> enforced(Admission admission) {
+		int size = admission.size();
+		if (size == 1) {
+			return admission.charge(0).shadow() ? List.of()
+					: List.of(new PolicyDecision(admission.charge(0).policy(), admission.decision(0)));
+		}
+		List<PolicyDecision> enforced = new ArrayList<>(size);
+		for (int i = 0; i < size; i++) {
+			if (!admission.charge(i).shadow()) {
+				enforced.add(new PolicyDecision(admission.charge(i).policy(), admission.decision(i)));
+			}
+		}
+		return enforced;
+	}
 
 	/**
 	 * Returns the client address of the current request.

@@ -18,6 +18,7 @@ import dev.throttle.Policy;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.admission.Charge;
 
 /**
  * Finds the {@link Throttled} annotations of methods, checks them against the configured
@@ -99,6 +100,15 @@ public final class ThrottledMethods {
 
 		/** Count every call; change nothing on success. */
 		public static final PolicyUsage DEFAULT = new PolicyUsage(false, false);
+
+		/**
+		 * Returns how a charge by such a policy settles a success.
+		 * @return the settlement (a reset wins over a refund)
+		 */
+		public Charge.OnSuccess onSuccess() {
+			return this.resetOnSuccess ? Charge.OnSuccess.RESET
+					: this.refundOnSuccess ? Charge.OnSuccess.REFUND : Charge.OnSuccess.COUNT;
+		}
 
 	}
 
@@ -236,7 +246,7 @@ public final class ThrottledMethods {
 		if (annotations.isEmpty()) {
 			return ThrottledMethod.NONE;
 		}
-		List<Throttle> throttles = new ArrayList<>();
+		List<Charge> throttles = new ArrayList<>();
 		String[] keys = new String[annotations.size()];
 		String[] policies = new String[annotations.size()];
 		String[] plans = new String[annotations.size()];
@@ -272,7 +282,7 @@ public final class ThrottledMethods {
 		if (plan.kind() != ReturnTypes.Kind.HIDDEN) {
 			return;
 		}
-		for (Throttle throttle : method.throttles()) {
+		for (Charge throttle : method.throttles()) {
 			if (throttle.settlesOnSuccess()) {
 				String property = throttle.resetOnSuccess() ? "reset-on-success" : "count";
 				throw new ThrottleConfigurationException("@Throttled(policy = \"" + throttle.policy().name()
@@ -284,7 +294,7 @@ public final class ThrottledMethods {
 		}
 	}
 
-	private Throttle throttle(Method method, Throttled annotation) {
+	private Charge throttle(Method method, Throttled annotation) {
 		Policy policy = this.throttler.policies().get(annotation.policy());
 		if (policy == null) {
 			throw new ThrottleConfigurationException(where(method, annotation) + " names policy '" + annotation.policy()
@@ -302,8 +312,8 @@ public final class ThrottledMethods {
 					+ policy.maxCost());
 		}
 		PolicyUsage usage = Optional.ofNullable(this.usage.apply(policy.name())).orElse(PolicyUsage.DEFAULT);
-		return new Throttle(this.throttler.bound(policy.name()), annotation.cost(), usage.resetOnSuccess(),
-				usage.refundOnSuccess(), this.modes.of(policy.name()));
+		return Charge.of(this.throttler.bound(policy.name()), annotation.cost(), usage.onSuccess(),
+				this.modes.of(policy.name()));
 	}
 
 	private static String where(Method method, Throttled annotation) {

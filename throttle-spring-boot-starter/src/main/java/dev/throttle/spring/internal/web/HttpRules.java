@@ -18,8 +18,7 @@ import org.springframework.web.util.pattern.PatternParseException;
 import dev.throttle.Policy;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
-import dev.throttle.spring.internal.aop.Charges;
-import dev.throttle.spring.internal.aop.Charges.Charge;
+import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
 
 /**
@@ -228,8 +227,8 @@ public final class HttpRules {
 		if (problems.size() > before) {
 			return null;
 		}
-		Charge charge = Charges.of(throttler.bound(policy.name()), cost,
-				(usage.apply(policy.name()) != null) ? usage.apply(policy.name()) : PolicyUsage.DEFAULT);
+		PolicyUsage settles = (usage.apply(policy.name()) != null) ? usage.apply(policy.name()) : PolicyUsage.DEFAULT;
+		Charge charge = Charge.of(throttler.bound(policy.name()), cost, settles.onSuccess(), () -> false);
 		RuleChoices choices = (planExpression != null || costExpression != null)
 				? new RuleChoices(property, planExpression, costExpression) : null;
 		return new HttpRule(property, patterns.toArray(new PathPattern[0]), methods, charge, choices, source, kind,

@@ -15,7 +15,7 @@ import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
-import dev.throttle.spring.internal.aop.Charges.Charge;
+import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.internal.aop.ChoiceExpression;
 
 /**

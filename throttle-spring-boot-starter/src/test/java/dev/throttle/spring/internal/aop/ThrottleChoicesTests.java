@@ -10,6 +10,7 @@ import dev.throttle.GcraPolicy;
 import dev.throttle.ManualTimeSource;
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.annotation.Throttled;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,12 +38,12 @@ class ThrottleChoicesTests {
 	void aPlanAndACostAreChosenPerCall() throws Exception {
 		ThrottledMethod chosen = this.methods.resolve(Calls.class.getMethod("chosen", String.class, int.class),
 				Calls.class);
-		List<Throttle> pro = chosen.throttlesFor(new Object[] { "pro", 7 }, ThrottleRequestContext.NONE);
+		List<Charge> pro = chosen.throttlesFor(new Object[] { "pro", 7 }, ThrottleRequestContext.NONE);
 		assertThat(pro).singleElement().satisfies((throttle) -> {
 			assertThat(throttle.policy().quota()).isEqualTo(1000);
 			assertThat(throttle.cost()).isEqualTo(7);
 		});
-		List<Throttle> base = chosen.throttlesFor(new Object[] { null, -3 }, ThrottleRequestContext.NONE);
+		List<Charge> base = chosen.throttlesFor(new Object[] { null, -3 }, ThrottleRequestContext.NONE);
 		assertThat(base).singleElement().satisfies((throttle) -> {
 			assertThat(throttle.policy().quota()).isEqualTo(100);
 			assertThat(throttle.cost()).as("at least 1").isEqualTo(1);
