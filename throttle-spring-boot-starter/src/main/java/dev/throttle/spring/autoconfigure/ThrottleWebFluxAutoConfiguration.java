@@ -23,6 +23,7 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
 
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
+import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.web.CorsExposure;
 import dev.throttle.spring.internal.web.EarlyThrottlingHandlerAdapter;
 import dev.throttle.spring.internal.web.HttpRules;
@@ -93,9 +94,9 @@ public final class ThrottleWebFluxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	HttpRules throttleHttpRules(ThrottleProperties properties, Throttler throttler, Environment environment,
+	HttpRules throttleHttpRules(ThrottleProperties properties, Admissions admissions, Environment environment,
 			ResourceLoader resourceLoader) {
-		return HttpRulesFactory.rules(properties, throttler, environment, true, resourceLoader.getClassLoader());
+		return HttpRulesFactory.rules(properties, admissions, environment, true, resourceLoader.getClassLoader());
 	}
 
 	/**

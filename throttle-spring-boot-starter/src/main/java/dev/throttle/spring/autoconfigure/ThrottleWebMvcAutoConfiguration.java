@@ -21,6 +21,7 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.handler.AbstractHandlerMapping;
 
 import dev.throttle.Throttler;
+import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.aop.EarlyDecisions;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.web.CorsExposure;
@@ -55,9 +56,9 @@ public final class ThrottleWebMvcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	HttpRules throttleHttpRules(ThrottleProperties properties, Throttler throttler, Environment environment,
+	HttpRules throttleHttpRules(ThrottleProperties properties, Admissions admissions, Environment environment,
 			ResourceLoader resourceLoader) {
-		return HttpRulesFactory.rules(properties, throttler, environment, false, resourceLoader.getClassLoader());
+		return HttpRulesFactory.rules(properties, admissions, environment, false, resourceLoader.getClassLoader());
 	}
 
 	/**

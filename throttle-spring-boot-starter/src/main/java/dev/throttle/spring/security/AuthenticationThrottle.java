@@ -23,7 +23,6 @@ import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.autoconfigure.ThrottleProperties;
 import dev.throttle.spring.internal.aop.PolicyModes;
 import dev.throttle.spring.internal.aop.ThrottleRequestContext;
-import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 
@@ -112,7 +111,8 @@ public class AuthenticationThrottle {
 		}
 		this.byUsername = username != null;
 		this.byAddress = address != null;
-		Admissions admissions = new Admissions(throttler, (name) -> usage(configured.get(name)).onSuccess(),
+		Admissions admissions = new Admissions(throttler,
+				(name) -> (configured.get(name) != null) ? configured.get(name).onSuccess() : null,
 				(name) -> (modes != null) ? modes.of(name) : () -> false);
 		this.both = names.isEmpty() ? null : names.stream().map(admissions::charge).toList();
 		this.usernameOnly = (username == null) ? null : (address == null) ? this.both
@@ -197,11 +197,6 @@ public class AuthenticationThrottle {
 		}
 		// a policy whose numbers are invalid is left out here: the startup check reports it with every other mistake
 		return throttler.policies().containsKey(name) ? name : null;
-	}
-
-	private static PolicyUsage usage(ThrottleProperties.@Nullable Policy policy) {
-		return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
-				policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
 	}
 
 	/**

@@ -4,9 +4,7 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -18,6 +16,7 @@ import dev.throttle.Policy;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.admission.Charge;
 
 /**
@@ -33,18 +32,13 @@ public final class ThrottledMethods {
 			+ "class (this.method(..)) is not throttled, since it does not go through the Spring proxy: call it "
 			+ "through the bean, or throttle the public method that calls it";
 
-	private final Throttler throttler;
-
-	private final Function<String, PolicyUsage> usage;
+	private final Admissions admissions;
 
 	private final boolean principalAvailable;
 
 	private final Map<MethodClassKey, ThrottledMethod> cache = new ConcurrentHashMap<>();
 
 	private volatile EventLoopRule eventLoopRule;
-
-	/** Which policies are in shadow mode. */
-	private volatile PolicyModes modes = new PolicyModes();
 
 	/** Resolves {@code @name} in keys, plans and costs; null until a bean factory is given. */
 	private volatile BeanFactoryResolver beans;
@@ -54,32 +48,21 @@ public final class ThrottledMethods {
 
 	/**
 	 * Creates a registry.
-	 * @param throttler the throttler whose policies annotations may name
-	 * @param usage how each policy is used (reset or refund on success), by name
+	 * @param admissions the configured policies, which annotations may name
 	 */
-	public ThrottledMethods(Throttler throttler, Function<String, PolicyUsage> usage) {
-		this(throttler, usage, ThrottledMethods.class.getClassLoader());
+	public ThrottledMethods(Admissions admissions) {
+		this(admissions, ThrottledMethods.class.getClassLoader());
 	}
 
 	/**
 	 * Creates a registry.
-	 * @param throttler the throttler whose policies annotations may name
-	 * @param usage how each policy is used (reset or refund on success), by name
+	 * @param admissions the configured policies, which annotations may name
 	 * @param classLoader the application's class loader: a key may use {@code #principal} only
 	 * where it finds Spring Security, which supplies the principal
 	 */
-	public ThrottledMethods(Throttler throttler, Function<String, PolicyUsage> usage, ClassLoader classLoader) {
-		this.throttler = throttler;
-		this.usage = usage;
+	public ThrottledMethods(Admissions admissions, ClassLoader classLoader) {
+		this.admissions = admissions;
 		this.principalAvailable = ClassUtils.isPresent(SPRING_SECURITY, classLoader);
-	}
-
-	/**
-	 * Says which policies are in shadow mode (before any method is resolved).
-	 * @param modes the policies' modes
-	 */
-	public void setModes(PolicyModes modes) {
-		this.modes = modes;
 	}
 
 	/**
@@ -88,28 +71,6 @@ public final class ThrottledMethods {
 	 */
 	public void setBeanFactory(BeanFactory beanFactory) {
 		this.beans = new BeanFactoryResolver(beanFactory);
-	}
-
-	/**
-	 * How a policy's takings are settled when the call returns normally.
-	 *
-	 * @param resetOnSuccess clear the key's state
-	 * @param refundOnSuccess give back what the call took (count failures only)
-	 */
-	public record PolicyUsage(boolean resetOnSuccess, boolean refundOnSuccess) {
-
-		/** Count every call; change nothing on success. */
-		public static final PolicyUsage DEFAULT = new PolicyUsage(false, false);
-
-		/**
-		 * Returns how a charge by such a policy settles a success.
-		 * @return the settlement (a reset wins over a refund)
-		 */
-		public Charge.OnSuccess onSuccess() {
-			return this.resetOnSuccess ? Charge.OnSuccess.RESET
-					: this.refundOnSuccess ? Charge.OnSuccess.REFUND : Charge.OnSuccess.COUNT;
-		}
-
 	}
 
 	/**
@@ -295,11 +256,12 @@ public final class ThrottledMethods {
 	}
 
 	private Charge throttle(Method method, Throttled annotation) {
-		Policy policy = this.throttler.policies().get(annotation.policy());
+		Throttler throttler = this.admissions.throttler();
+		Policy policy = throttler.policies().get(annotation.policy());
 		if (policy == null) {
 			throw new ThrottleConfigurationException(where(method, annotation) + " names policy '" + annotation.policy()
 					+ "', which is not configured: add throttle.policies." + annotation.policy()
-					+ ".algorithm (configured: " + String.join(", ", this.throttler.policies().keySet()) + ")");
+					+ ".algorithm (configured: " + String.join(", ", throttler.policies().keySet()) + ")");
 		}
 		if (!annotation.costExpression().isBlank() && annotation.cost() != 1) {
 			throw new ThrottleConfigurationException(where(method, annotation) + " sets both cost ("
@@ -311,9 +273,7 @@ public final class ThrottledMethods {
 					+ ", but policy '" + policy.name() + "' (" + policy.algorithm() + ") can only grant a cost from 1 to "
 					+ policy.maxCost());
 		}
-		PolicyUsage usage = Optional.ofNullable(this.usage.apply(policy.name())).orElse(PolicyUsage.DEFAULT);
-		return Charge.of(this.throttler.bound(policy.name()), annotation.cost(), usage.onSuccess(),
-				this.modes.of(policy.name()));
+		return this.admissions.charge(policy.name(), annotation.cost());
 	}
 
 	private static String where(Method method, Throttled annotation) {

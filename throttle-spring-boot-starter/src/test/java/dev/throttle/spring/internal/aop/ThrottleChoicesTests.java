@@ -10,6 +10,7 @@ import dev.throttle.GcraPolicy;
 import dev.throttle.ManualTimeSource;
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.annotation.Throttled;
 
@@ -25,8 +26,7 @@ class ThrottleChoicesTests {
 			List.of(new GcraPolicy("api", 100, Duration.ofMinutes(1))),
 			Map.of("api", Map.of("pro", new GcraPolicy("api", 1000, Duration.ofMinutes(1)))), List.of());
 
-	private final ThrottledMethods methods = new ThrottledMethods(this.throttler,
-			(name) -> ThrottledMethods.PolicyUsage.DEFAULT);
+	private final ThrottledMethods methods = new ThrottledMethods(Admissions.of(this.throttler));
 
 	@Test
 	void aMethodWithoutPlanOrCostExpressionsUsesItsThrottlesAsTheyAreWithNothingPerCall() throws Exception {

@@ -131,7 +131,7 @@ class ThrottleFlowSettlementTests {
 
 	private Charge throttle(dev.throttle.Policy policy, boolean resetOnSuccess, boolean refundOnSuccess) {
 		Throttler throttler = new Throttler(new MemoryThrottleStore(this.clock, 100), List.of(policy));
-		return Charge.of(throttler.bound(policy.name()), new ThrottledMethods.PolicyUsage(resetOnSuccess, refundOnSuccess).onSuccess());
+		return Charge.of(throttler.bound(policy.name()), resetOnSuccess ? Charge.OnSuccess.RESET : refundOnSuccess ? Charge.OnSuccess.REFUND : Charge.OnSuccess.COUNT);
 	}
 
 	private static final class Recording implements ThrottleRequestContext {
