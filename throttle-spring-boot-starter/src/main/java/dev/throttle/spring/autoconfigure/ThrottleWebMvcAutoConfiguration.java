@@ -25,12 +25,12 @@ import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.aop.EarlyDecisions;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.web.CorsExposure;
-import dev.throttle.spring.internal.web.EarlyThrottlingInterceptor;
+import dev.throttle.spring.internal.aop.EarlyThrottlingInterceptor;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.ServletHttpRulesFilter;
 
 import dev.throttle.spring.internal.web.ClientAccess;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 

@@ -21,8 +21,8 @@ import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.autoconfigure.ThrottleProperties;
-import dev.throttle.spring.internal.aop.PolicyModes;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.PolicyModes;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 

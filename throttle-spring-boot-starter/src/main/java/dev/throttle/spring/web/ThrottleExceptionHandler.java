@@ -23,7 +23,7 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.internal.web.RateLimitHeaders;
 import dev.throttle.spring.internal.web.RefusalHandlerOrder;
 import dev.throttle.spring.internal.web.ServletRefusals;

@@ -1,6 +1,7 @@
 package dev.throttle.spring.internal.aop;
 
 import dev.throttle.spring.admission.Admission;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * A call's admission and the request it runs in, which is told the settled state.

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * Decides a handler's {@code @Throttled} before its arguments are bound, when every key reads

@@ -10,6 +10,8 @@ import reactor.core.publisher.Mono;
 import org.springframework.core.ReactiveAdapter;
 
 import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 
 /**
  * Throttles methods that return a deferred reactive type (Mono, Flux, any Publisher, or another

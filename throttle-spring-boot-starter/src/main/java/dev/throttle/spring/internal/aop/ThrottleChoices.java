@@ -16,9 +16,11 @@ import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ChoiceExpression;
 
 /**
- * What one method's throttles choose per call (issue 13): the plan ({@code @Throttled(plan)}) and
+ * What one method's throttles choose per call: the plan ({@code @Throttled(plan)}) and
  * the cost ({@code @Throttled(costExpression)}), each parsed once at startup, its variables
  * checked as a key's are, and evaluated per call over the call's arguments and request. A method
  * without either has none of this: its throttles are used as they are, with nothing per call.

@@ -10,6 +10,8 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.util.function.SingletonSupplier;
 
 import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 
 /**
  * Applies the {@code @Throttled} annotations of a call through its {@link dev.throttle.spring.admission.Admission}: a plain

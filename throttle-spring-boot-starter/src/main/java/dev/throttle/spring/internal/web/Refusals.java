@@ -7,7 +7,7 @@ import org.springframework.http.MediaType;
 
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.admission.PolicyDecision;
 
 /**
  * What every entry point answers a refusal with, whatever writes it (the MVC and WebFlux advice,

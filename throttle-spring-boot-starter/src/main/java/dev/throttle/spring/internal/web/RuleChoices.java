@@ -16,7 +16,7 @@ import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 import dev.throttle.spring.admission.Charge;
-import dev.throttle.spring.internal.aop.ChoiceExpression;
+import dev.throttle.spring.internal.request.ChoiceExpression;
 
 /**
  * What one URL rule chooses per request (issue 13): the plan ({@code throttle.http.rules[i].plan})

@@ -24,8 +24,8 @@ import org.springframework.web.util.UriUtils;
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.admission.Charge;
-import dev.throttle.spring.internal.aop.PolicyDecision;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.admission.PolicyDecision;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * The servlet filter of URL rules and of the blocklist, ordered before Spring Security's filter

@@ -13,8 +13,8 @@ import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
 import dev.throttle.Decision;
-import dev.throttle.spring.internal.aop.PolicyDecision;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.admission.PolicyDecision;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * The servlet request a throttled call runs in. {@code #ip} is

@@ -13,6 +13,7 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

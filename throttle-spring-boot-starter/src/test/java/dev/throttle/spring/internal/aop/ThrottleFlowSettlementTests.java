@@ -23,6 +23,8 @@ import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.annotation.Throttled;
 import dev.throttle.spring.autoconfigure.ThrottleAutoConfiguration;
+import dev.throttle.spring.admission.PolicyDecision;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

@@ -1,11 +1,11 @@
-package dev.throttle.spring.internal.aop;
+package dev.throttle.spring.internal.request;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 
 /**
- * Which policies run in shadow mode (issue 13): they decide and charge as usual, but never refuse
+ * Which policies run in shadow mode: they decide and charge as usual, but never refuse
  * and send no {@code RateLimit} headers; what they would have refused is counted (metrics tag
  * {@code mode=shadow}) and heard by listeners. A policy's mode may change at run time: each holder
  * of a policy's {@link Switch} reads it with one volatile read, no lookup per call. Thread-safe.

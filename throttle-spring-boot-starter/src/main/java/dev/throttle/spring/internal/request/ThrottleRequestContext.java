@@ -1,4 +1,4 @@
-package dev.throttle.spring.internal.aop;
+package dev.throttle.spring.internal.request;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -10,6 +10,7 @@ import org.jspecify.annotations.Nullable;
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.admission.PolicyDecision;
 
 /**
  * What a throttled call learns from, and tells, the request it runs in: the client's address

@@ -1,4 +1,4 @@
-package dev.throttle.spring.internal.web;
+package dev.throttle.spring.internal.aop;
 
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
@@ -7,8 +7,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 
-import dev.throttle.spring.internal.aop.EarlyDecisions;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * Decides a Spring MVC handler's {@code @Throttled} in {@code preHandle}, before its arguments are
