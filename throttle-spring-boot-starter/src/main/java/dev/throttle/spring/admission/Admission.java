@@ -104,11 +104,11 @@ public final class Admission {
 				decision = charge.bound().tryAcquire(keys[i], charge.cost());
 			}
 			catch (RuntimeException | Error ex) {
-				giveBack(charges, keys, decisions, i);
+				giveBack(charges, keys, decisions, i, true);
 				throw ex;
 			}
 			if (!decision.allowed() && !charge.shadow()) {
-				giveBack(charges, keys, decisions, i);
+				giveBack(charges, keys, decisions, i, true);
 				throw new ThrottledException(charge.policy(), decision);
 			}
 			decisions[i] = decision;
@@ -138,10 +138,11 @@ public final class Admission {
 		Charge charge = charges.get(index);
 		return start(() -> charge.bound().tryAcquireAsync(keys[index], charge.cost())).handle((decision, error) -> {
 			if (error != null) {
-				return giveBackAsync(charges, keys, decisions, index).thenCompose((done) -> Admission.<Void>failed(error));
+				return giveBackAsync(charges, keys, decisions, index, true)
+					.thenCompose((done) -> Admission.<Void>failed(error));
 			}
 			if (!decision.allowed() && !charge.shadow()) {
-				return giveBackAsync(charges, keys, decisions, index)
+				return giveBackAsync(charges, keys, decisions, index, true)
 					.thenCompose((done) -> Admission.<Void>failed(new ThrottledException(charge.policy(), decision)));
 			}
 			decisions[index] = decision;
@@ -268,11 +269,12 @@ public final class Admission {
 			int index = i;
 			if (charge.resetOnSuccess()) {
 				CompletionStage<Void> done = start(() -> charge.bound().resetAsync(key)).thenRun(() -> markReset(index));
-				all = both(all, logged(done, charge, true));
+				all = both(all, logged(done, charge, Ending.SUCCEEDED));
 			}
 			else if (charge.refundOnSuccess() && taken.allowed()) {
 				// a shadow policy's would-be refusal took nothing
-				all = both(all, logged(start(() -> charge.bound().refundAsync(key, charge.cost(), taken)), charge, true));
+				all = both(all, logged(start(() -> charge.bound().refundAsync(key, charge.cost(), taken)), charge,
+						Ending.SUCCEEDED));
 			}
 		}
 		return all;
@@ -291,7 +293,7 @@ public final class Admission {
 	 */
 	public void refund() {
 		if (claim()) {
-			giveBack(this.charges, this.keys, this.decisions, this.decisions.length);
+			giveBack(this.charges, this.keys, this.decisions, this.decisions.length, false);
 		}
 	}
 
@@ -300,7 +302,7 @@ public final class Admission {
 	 * @return completes when everything is given back; never fails
 	 */
 	public CompletionStage<Void> refundAsync() {
-		return claim() ? giveBackAsync(this.charges, this.keys, this.decisions, this.decisions.length) : DONE;
+		return claim() ? giveBackAsync(this.charges, this.keys, this.decisions, this.decisions.length, false) : DONE;
 	}
 
 	private synchronized void markReset(int index) {
@@ -313,7 +315,8 @@ public final class Admission {
 		reset[index] = true;
 	}
 
-	private static void giveBack(List<Charge> charges, @Nullable String[] keys, Decision[] taken, int count) {
+	private static void giveBack(List<Charge> charges, @Nullable String[] keys, Decision[] taken, int count,
+			boolean refused) {
 		for (int i = 0; i < count; i++) {
 			Charge charge = charges.get(i);
 			if (taken[i] == null || !taken[i].allowed()) {
@@ -323,14 +326,14 @@ public final class Admission {
 				charge.bound().refund(keys[i], charge.cost(), taken[i]);
 			}
 			catch (RuntimeException ex) {
-				giveBackFailed(charge, ex);
+				giveBackFailed(charge, ex, refused);
 			}
 		}
 	}
 
 	/** Gives back side by side; the returned stage never fails. */
 	private static CompletionStage<Void> giveBackAsync(List<Charge> charges, @Nullable String[] keys, Decision[] taken,
-			int count) {
+			int count, boolean refused) {
 		CompletionStage<Void> all = DONE;
 		for (int i = 0; i < count; i++) {
 			Charge charge = charges.get(i);
@@ -339,19 +342,20 @@ public final class Admission {
 			if (decision == null || !decision.allowed()) {
 				continue;
 			}
-			all = both(all, logged(start(() -> charge.bound().refundAsync(key, charge.cost(), decision)), charge, false));
+			all = both(all, logged(start(() -> charge.bound().refundAsync(key, charge.cost(), decision)), charge,
+					refused ? Ending.REFUSED : Ending.NOT_RUN));
 		}
 		return all;
 	}
 
-	private static CompletionStage<Void> logged(CompletionStage<Void> settlement, Charge charge, boolean success) {
+	private static CompletionStage<Void> logged(CompletionStage<Void> settlement, Charge charge, Ending ending) {
 		return settlement.handle((ignored, error) -> {
 			if (error != null) {
-				if (success) {
+				if (ending == Ending.SUCCEEDED) {
 					settlementFailed(charge, unwrap(error));
 				}
 				else {
-					giveBackFailed(charge, unwrap(error));
+					giveBackFailed(charge, unwrap(error), ending == Ending.REFUSED);
 				}
 			}
 			return null;
@@ -363,9 +367,17 @@ public final class Admission {
 				+ "' after a successful call; the call's result stands", ex);
 	}
 
-	private static void giveBackFailed(Charge charge, Throwable ex) {
-		logger.warn("Could not give back what policy '" + charge.policy().name()
-				+ "' took for a call that a later policy refused; the refusal stands", ex);
+	private static void giveBackFailed(Charge charge, Throwable ex, boolean refused) {
+		logger.warn("Could not give back what policy '" + charge.policy().name() + "' took for a call that "
+				+ (refused ? "a later policy refused; the refusal stands" : "did not run; what it took stays taken"),
+				ex);
+	}
+
+	/** How a call ended, for what a settlement that fails says. */
+	private enum Ending {
+
+		SUCCEEDED, REFUSED, NOT_RUN
+
 	}
 
 	/** A store call that throws before it returns its stage fails like one whose stage fails. */

@@ -63,7 +63,7 @@ public @interface Throttled {
 	int cost() default 1;
 
 	/**
-	 * SpEL for the plan whose numbers the call gets (issue 13), over the same variables as
+	 * SpEL for the plan whose numbers the call gets, over the same variables as
 	 * {@link #key()}, bean references ({@code @accounts.planOf(#apiKey)}) included: a name under
 	 * {@code throttle.policies.<policy>.plans}. Null, blank or a plan the policy does not have means the
 	 * policy's base numbers (an unknown name is logged once). Empty (the default): the base numbers.

@@ -22,7 +22,7 @@ import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.internal.request.PolicyModes;
 
 /**
- * Changes policies at run time (issue 13): the numbers of a policy and its plans, and its mode,
+ * Changes policies at run time: the numbers of a policy and its plans, and its mode,
  * validated exactly as at startup; a change that has a mistake changes nothing. Keys keep their
  * state: each policy is bound through the store again ({@link Throttler#update}), and every call
  * sees either the numbers before or those after, never a mix. The algorithm, {@code reset-on-success}

@@ -90,7 +90,7 @@ public final class ThrottleWebFluxAutoConfiguration {
 		return new EarlyThrottlingHandlerAdapter(methods, requestContext, adapters);
 	}
 
-	// --- URL rules, safelist and blocklist, CORS (issue 12, web) ---
+	// --- URL rules, safelist and blocklist, CORS ---
 
 	@Bean
 	@ConditionalOnMissingBean

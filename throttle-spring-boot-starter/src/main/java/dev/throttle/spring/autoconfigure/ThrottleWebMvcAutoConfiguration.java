@@ -22,7 +22,6 @@ import org.springframework.web.servlet.handler.AbstractHandlerMapping;
 
 import dev.throttle.Throttler;
 import dev.throttle.spring.admission.Admissions;
-import dev.throttle.spring.internal.aop.EarlyDecisions;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.web.CorsExposure;
 import dev.throttle.spring.internal.aop.EarlyThrottlingInterceptor;
@@ -52,7 +51,7 @@ public final class ThrottleWebMvcAutoConfiguration {
 				properties.getHttp().getIpv6Prefix(), clientAccess);
 	}
 
-	// --- URL rules, safelist and blocklist, early decisions, CORS (issue 12, web) ---
+	// --- URL rules, safelist and blocklist, early decisions, CORS ---
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -91,7 +90,7 @@ public final class ThrottleWebMvcAutoConfiguration {
 				ThrottledMethods throttled = methods.getIfAvailable();
 				ThrottleRequestContext context = requestContext.getIfAvailable();
 				if (throttled != null && context != null) {
-					registry.addInterceptor(new EarlyThrottlingInterceptor(new EarlyDecisions(throttled), context))
+					registry.addInterceptor(new EarlyThrottlingInterceptor(throttled, context))
 						.order(Ordered.HIGHEST_PRECEDENCE);
 				}
 			}

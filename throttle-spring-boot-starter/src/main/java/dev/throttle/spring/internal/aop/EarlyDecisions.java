@@ -34,7 +34,7 @@ public final class EarlyDecisions {
 	 * Creates the early decisions.
 	 * @param methods the annotated methods
 	 */
-	public EarlyDecisions(ThrottledMethods methods) {
+	EarlyDecisions(ThrottledMethods methods) {
 		this.methods = methods;
 	}
 
@@ -47,7 +47,7 @@ public final class EarlyDecisions {
 	 * is decided later (or not throttled)
 	 * @throws ThrottledException when a policy refuses (what the earlier ones took is given back)
 	 */
-	public @Nullable Object decide(Method method, Class<?> beanType, ThrottleRequestContext request) {
+	@Nullable Object decide(Method method, Class<?> beanType, ThrottleRequestContext request) {
 		ThrottledMethod throttled = this.methods.resolve(method, beanType);
 		if (!decidesEarly(throttled) || request.safelisted()) {
 			return null;
@@ -65,7 +65,7 @@ public final class EarlyDecisions {
 	 * @return completes with what to keep under {@link #ATTRIBUTE}, or null when the handler is
 	 * decided later (or not throttled); fails with a {@link ThrottledException} when a policy refuses
 	 */
-	public CompletionStage<@Nullable Object> decideAsync(Method method, Class<?> beanType,
+	CompletionStage<@Nullable Object> decideAsync(Method method, Class<?> beanType,
 			ThrottleRequestContext request) {
 		ThrottledMethod throttled = this.methods.resolve(method, beanType);
 		if (!decidesReactiveEarly(throttled) || request.safelisted()) {
@@ -84,7 +84,7 @@ public final class EarlyDecisions {
 	 * @param beanType the handler's class
 	 * @return whether the handler is decided before its arguments are resolved
 	 */
-	public boolean decidesReactiveEarly(Method method, Class<?> beanType) {
+	boolean decidesReactiveEarly(Method method, Class<?> beanType) {
 		return decidesReactiveEarly(this.methods.resolve(method, beanType));
 	}
 

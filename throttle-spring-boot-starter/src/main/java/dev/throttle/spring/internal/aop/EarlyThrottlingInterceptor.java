@@ -25,11 +25,11 @@ public final class EarlyThrottlingInterceptor implements HandlerInterceptor {
 
 	/**
 	 * Creates the interceptor.
-	 * @param decisions decides handlers early
+	 * @param methods the annotated methods
 	 * @param requestContext the servlet request context ({@code #ip}, {@code #principal}, headers)
 	 */
-	public EarlyThrottlingInterceptor(EarlyDecisions decisions, ThrottleRequestContext requestContext) {
-		this.decisions = decisions;
+	public EarlyThrottlingInterceptor(ThrottledMethods methods, ThrottleRequestContext requestContext) {
+		this.decisions = new EarlyDecisions(methods);
 		this.requestContext = requestContext;
 	}
 

@@ -19,7 +19,7 @@ import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.internal.request.ChoiceExpression;
 
 /**
- * What one URL rule chooses per request (issue 13): the plan ({@code throttle.http.rules[i].plan})
+ * What one URL rule chooses per request: the plan ({@code throttle.http.rules[i].plan})
  * and the cost when it is an expression ({@code throttle.http.rules[i].cost}), both SpEL over the
  * request variables of the rule's key, parsed and checked at startup. Evaluated as
  * {@code @Throttled(plan, costExpression)} are: a plan that is null, blank or not configured means
