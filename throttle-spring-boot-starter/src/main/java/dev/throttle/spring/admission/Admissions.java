@@ -1,10 +1,13 @@
 package dev.throttle.spring.admission;
 
+import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
 
 /**
@@ -75,6 +78,31 @@ public final class Admissions {
 		Charge.OnSuccess settles = this.onSuccess.apply(policy);
 		return Charge.of(this.throttler.bound(policy), cost, (settles != null) ? settles : Charge.OnSuccess.COUNT,
 				this.modes.apply(policy));
+	}
+
+	/**
+	 * Decides a call by one configured policy, as configured, blocking if the store does: the
+	 * programmatic form of an annotated call, which the caller ends by its outcome. A caller that
+	 * decides often binds its {@link #charge} once and uses {@link Admission#decide(Charge, String)}.
+	 * @param policy the policy's name
+	 * @param key the key (null or blank: the policy's shared bucket)
+	 * @return the admission, to end by the call's outcome
+	 * @throws ThrottledException when the policy refuses
+	 * @throws IllegalArgumentException when no such policy is configured
+	 */
+	public Admission decide(String policy, @Nullable String key) {
+		return Admission.decide(charge(policy), key);
+	}
+
+	/**
+	 * Like {@link #decide(String, String)}, without blocking.
+	 * @param policy the policy's name
+	 * @param key the key (null or blank: the policy's shared bucket)
+	 * @return completes with the admission; fails with a {@link ThrottledException} when the policy refuses
+	 * @throws IllegalArgumentException when no such policy is configured
+	 */
+	public CompletionStage<Admission> decideAsync(String policy, @Nullable String key) {
+		return Admission.decideAsync(List.of(charge(policy)), new @Nullable String[] { key });
 	}
 
 }
