@@ -1,15 +1,13 @@
 package dev.throttle.spring.autoconfigure;
 
 import java.util.List;
-import java.util.Map;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
-import dev.throttle.Throttler;
-import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
+import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.HttpRulesFilterConfig;
@@ -29,7 +27,7 @@ final class HttpRulesFactory {
 	private HttpRulesFactory() {
 	}
 
-	static HttpRules rules(ThrottleProperties properties, Throttler throttler, Environment environment,
+	static HttpRules rules(ThrottleProperties properties, Admissions admissions, Environment environment,
 			boolean reactive, ClassLoader classLoader) {
 		ThrottleProperties.Http http = properties.getHttp();
 		List<HttpRules.Spec> specs = http.getRules()
@@ -37,12 +35,8 @@ final class HttpRulesFactory {
 			.map((rule) -> new HttpRules.Spec(rule.getPaths(), rule.getMethods(), rule.getPolicy(), rule.getKey(),
 					rule.getCost(), rule.getPlan()))
 			.toList();
-		Map<String, ThrottleProperties.Policy> policies = properties.getPolicies();
-		return new HttpRules(specs, throttler, (name) -> {
-			ThrottleProperties.Policy policy = policies.get(name);
-			return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
-					policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
-		}, principalProblem(http.getFilterOrder(), environment, reactive, classLoader));
+		return new HttpRules(specs, admissions,
+				principalProblem(http.getFilterOrder(), environment, reactive, classLoader));
 	}
 
 	/**

@@ -28,12 +28,12 @@ import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
-import dev.throttle.spring.internal.aop.PolicyModes;
-import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.internal.request.PolicyModes;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottledAdvisor;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
-import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
 import dev.throttle.spring.annotation.Throttled;
 import dev.throttle.spring.internal.web.ClientAccess;
 
@@ -98,18 +98,23 @@ public final class ThrottleAutoConfiguration {
 		return new ThrottleEnvironmentChanges(policies, environment);
 	}
 
+	/**
+	 * The charges of the configured policies, as configured: what every entry point decides and
+	 * settles through, an application's own included.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	ThrottledMethods throttledMethods(Throttler throttler, ThrottleProperties properties, ResourceLoader resourceLoader,
-			BeanFactory beanFactory, PolicyModes modes) {
+	Admissions throttleAdmissions(Throttler throttler, ThrottleProperties properties, PolicyModes modes) {
 		Map<String, ThrottleProperties.Policy> policies = properties.getPolicies();
-		ThrottledMethods methods = new ThrottledMethods(throttler, (name) -> {
-			ThrottleProperties.Policy policy = policies.get(name);
-			return (policy != null) ? new PolicyUsage(policy.isResetOnSuccess(),
-					policy.getCount() == ThrottleProperties.Count.FAILURES) : PolicyUsage.DEFAULT;
-		}, resourceLoader.getClassLoader());
+		return new Admissions(throttler, (name) -> (policies.get(name) != null) ? policies.get(name).onSuccess() : null,
+				modes::of);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ThrottledMethods throttledMethods(Admissions admissions, ResourceLoader resourceLoader, BeanFactory beanFactory) {
+		ThrottledMethods methods = new ThrottledMethods(admissions, resourceLoader.getClassLoader());
 		methods.setBeanFactory(beanFactory);
-		methods.setModes(modes);
 		return methods;
 	}
 

@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Bean;
 import dev.throttle.ThrottleStore;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.ResilientThrottleStore;
-import dev.throttle.spring.internal.aop.PolicyModes;
+import dev.throttle.spring.internal.request.PolicyModes;
 import dev.throttle.spring.metrics.MemoryStoreMetrics;
 import dev.throttle.spring.metrics.MicrometerThrottleListener;
 import dev.throttle.spring.metrics.NearCacheMetrics;

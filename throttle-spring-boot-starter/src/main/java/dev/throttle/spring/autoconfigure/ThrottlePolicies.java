@@ -19,7 +19,7 @@ import org.springframework.core.env.Environment;
 
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
-import dev.throttle.spring.internal.aop.PolicyModes;
+import dev.throttle.spring.internal.request.PolicyModes;
 
 /**
  * Changes policies at run time: the numbers of a policy and its plans, and its mode,

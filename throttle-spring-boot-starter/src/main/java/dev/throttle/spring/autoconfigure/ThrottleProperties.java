@@ -10,6 +10,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.admission.Charge;
 
 /**
  * Configuration of throttling, under {@code throttle}. A property that binds to nothing (a typo
@@ -885,6 +886,15 @@ public class ThrottleProperties {
 		 */
 		public boolean hasCount() {
 			return this.count != null;
+		}
+
+		/**
+		 * How a call charged by this policy settles a success.
+		 * @return reset-on-success wins over count: failures; otherwise every call counts
+		 */
+		public Charge.OnSuccess onSuccess() {
+			return this.resetOnSuccess ? Charge.OnSuccess.RESET
+					: (this.count == Count.FAILURES) ? Charge.OnSuccess.REFUND : Charge.OnSuccess.COUNT;
 		}
 
 	}

@@ -20,8 +20,8 @@ import org.springframework.security.web.access.WebInvocationPrivilegeEvaluator;
 import org.springframework.web.context.request.RequestContextHolder;
 
 import dev.throttle.Throttler;
-import dev.throttle.spring.internal.aop.PolicyModes;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.PolicyModes;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.internal.security.AuthenticationRefusalFilter;
 import dev.throttle.spring.internal.security.AuthenticationThrottlePostProcessor;
 import dev.throttle.spring.internal.web.ClientAccess;

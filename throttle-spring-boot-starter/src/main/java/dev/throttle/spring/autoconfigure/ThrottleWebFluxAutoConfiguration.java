@@ -23,13 +23,14 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
 
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
+import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.web.CorsExposure;
-import dev.throttle.spring.internal.web.EarlyThrottlingHandlerAdapter;
+import dev.throttle.spring.internal.aop.EarlyThrottlingHandlerAdapter;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
 import dev.throttle.spring.internal.web.WebFluxRefusals;
 import dev.throttle.spring.internal.web.ClientAccess;
-import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 import dev.throttle.spring.internal.web.WebFluxThrottleRequestContext;
@@ -90,9 +91,9 @@ public final class ThrottleWebFluxAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	HttpRules throttleHttpRules(ThrottleProperties properties, Throttler throttler, Environment environment,
+	HttpRules throttleHttpRules(ThrottleProperties properties, Admissions admissions, Environment environment,
 			ResourceLoader resourceLoader) {
-		return HttpRulesFactory.rules(properties, throttler, environment, true, resourceLoader.getClassLoader());
+		return HttpRulesFactory.rules(properties, admissions, environment, true, resourceLoader.getClassLoader());
 	}
 
 	/**

@@ -22,16 +22,16 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.handler.AbstractHandlerMapping;
 
 import dev.throttle.Throttler;
-import dev.throttle.spring.internal.aop.EarlyDecisions;
+import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.web.CorsExposure;
-import dev.throttle.spring.internal.web.EarlyThrottlingInterceptor;
+import dev.throttle.spring.internal.aop.EarlyThrottlingInterceptor;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.ServletHttpRulesFilter;
 import dev.throttle.spring.internal.web.ServletRefusals;
 
 import dev.throttle.spring.internal.web.ClientAccess;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 
@@ -57,9 +57,9 @@ public final class ThrottleWebMvcAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	HttpRules throttleHttpRules(ThrottleProperties properties, Throttler throttler, Environment environment,
+	HttpRules throttleHttpRules(ThrottleProperties properties, Admissions admissions, Environment environment,
 			ResourceLoader resourceLoader) {
-		return HttpRulesFactory.rules(properties, throttler, environment, false, resourceLoader.getClassLoader());
+		return HttpRulesFactory.rules(properties, admissions, environment, false, resourceLoader.getClassLoader());
 	}
 
 	/**
@@ -93,7 +93,7 @@ public final class ThrottleWebMvcAutoConfiguration {
 				ThrottledMethods throttled = methods.getIfAvailable();
 				ThrottleRequestContext context = requestContext.getIfAvailable();
 				if (throttled != null && context != null) {
-					registry.addInterceptor(new EarlyThrottlingInterceptor(new EarlyDecisions(throttled), context))
+					registry.addInterceptor(new EarlyThrottlingInterceptor(throttled, context))
 						.order(Ordered.HIGHEST_PRECEDENCE);
 				}
 			}

@@ -17,11 +17,12 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.admission.Admission;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.autoconfigure.ThrottleProperties;
-import dev.throttle.spring.internal.aop.PolicyModes;
-import dev.throttle.spring.internal.aop.ThrottleCharges;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
-import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
+import dev.throttle.spring.internal.request.PolicyModes;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 
@@ -45,10 +46,10 @@ public class AuthenticationThrottle {
 	private static final String PREFIX = "throttle.security.authentication.";
 
 	/** Username policy, then address policy, as configured (null when neither is). */
-	private final @Nullable ThrottleCharges both;
+	private final @Nullable List<Charge> both;
 
 	/** The username policy alone, for an attempt outside an HTTP request (null when not configured). */
-	private final @Nullable ThrottleCharges usernameOnly;
+	private final @Nullable List<Charge> usernameOnly;
 
 	private final boolean byUsername;
 
@@ -111,11 +112,12 @@ public class AuthenticationThrottle {
 		}
 		this.byUsername = username != null;
 		this.byAddress = address != null;
-		this.both = names.isEmpty() ? null
-				: ThrottleCharges.of(throttler, names, (name) -> usage(configured.get(name), name.equals(address)),
-						modes);
+		Admissions admissions = new Admissions(throttler,
+				(name) -> onSuccess(configured.get(name), name.equals(address)),
+				(name) -> (modes != null) ? modes.of(name) : () -> false);
+		this.both = names.isEmpty() ? null : names.stream().map(admissions::charge).toList();
 		this.usernameOnly = (username == null) ? null : (address == null) ? this.both
-				: ThrottleCharges.of(throttler, List.of(username), (name) -> usage(configured.get(name), false), modes);
+				: List.of(admissions.charge(username));
 		this.requestContext = requestContext;
 		this.clientAccess = clientAccess;
 	}
@@ -151,9 +153,9 @@ public class AuthenticationThrottle {
 		return charged(this.both, keys);
 	}
 
-	private Attempt charged(ThrottleCharges charges, String[] keys) {
-		ThrottleCharges.Charge charge = charges.acquire(keys, this.requestContext);
-		return charge::succeeded;
+	private Attempt charged(List<Charge> charges, String[] keys) {
+		Admission admission = this.requestContext.admit(charges, keys);
+		return () -> this.requestContext.succeeded(admission);
 	}
 
 	/**
@@ -206,13 +208,14 @@ public class AuthenticationThrottle {
 	 * successes would turn a guard against password guessing into a request limit that a busy,
 	 * honest client exhausts for everyone behind its address.
 	 */
-	private static PolicyUsage usage(ThrottleProperties.@Nullable Policy policy, boolean ipPolicy) {
+	private static Charge.@Nullable OnSuccess onSuccess(ThrottleProperties.@Nullable Policy policy, boolean ipPolicy) {
 		if (policy == null) {
-			return PolicyUsage.DEFAULT;
+			return null;
 		}
-		boolean failuresOnly = (ipPolicy && !policy.hasCount())
-				|| policy.getCount() == ThrottleProperties.Count.FAILURES;
-		return new PolicyUsage(policy.isResetOnSuccess(), failuresOnly);
+		if (ipPolicy && !policy.hasCount() && !policy.isResetOnSuccess()) {
+			return Charge.OnSuccess.REFUND;
+		}
+		return policy.onSuccess();
 	}
 
 	/**

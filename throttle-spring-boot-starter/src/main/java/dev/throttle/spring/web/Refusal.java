@@ -15,7 +15,7 @@ import org.springframework.http.ProblemDetail;
 import dev.throttle.Decision;
 import dev.throttle.Policy;
 import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.internal.web.RateLimitHeaders;
 
 /**

@@ -10,6 +10,7 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.internal.web.RateLimitHeaders;
 
 /**

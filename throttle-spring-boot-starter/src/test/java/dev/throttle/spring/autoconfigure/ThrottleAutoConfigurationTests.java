@@ -22,9 +22,10 @@ import dev.throttle.TimeSource;
 import dev.throttle.TokenBucketPolicy;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.annotation.Throttled;
-import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.internal.aop.ThrottledAdvisor;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
@@ -339,7 +340,7 @@ class ThrottleAutoConfigurationTests {
 
 		@Bean
 		ThrottledMethods ownThrottledMethods() {
-			return new ThrottledMethods(THROTTLER, (name) -> ThrottledMethods.PolicyUsage.DEFAULT);
+			return new ThrottledMethods(Admissions.of(THROTTLER));
 		}
 
 		@Bean

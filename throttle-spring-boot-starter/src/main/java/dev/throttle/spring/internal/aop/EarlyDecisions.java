@@ -1,13 +1,13 @@
 package dev.throttle.spring.internal.aop;
 
 import java.lang.reflect.Method;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import org.jspecify.annotations.Nullable;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * Decides a handler's {@code @Throttled} before its arguments are bound, when every key reads
@@ -34,7 +34,7 @@ public final class EarlyDecisions {
 	 * Creates the early decisions.
 	 * @param methods the annotated methods
 	 */
-	public EarlyDecisions(ThrottledMethods methods) {
+	EarlyDecisions(ThrottledMethods methods) {
 		this.methods = methods;
 	}
 
@@ -47,14 +47,13 @@ public final class EarlyDecisions {
 	 * is decided later (or not throttled)
 	 * @throws ThrottledException when a policy refuses (what the earlier ones took is given back)
 	 */
-	public @Nullable Object decide(Method method, Class<?> beanType, ThrottleRequestContext request) {
+	@Nullable Object decide(Method method, Class<?> beanType, ThrottleRequestContext request) {
 		ThrottledMethod throttled = this.methods.resolve(method, beanType);
 		if (!decidesEarly(throttled) || request.safelisted()) {
 			return null;
 		}
 		String[] keys = keys(throttled, request);
-		List<PolicyDecision> decisions = ThrottleFlow.acquire(throttled.throttles(), keys, request);
-		return new Decided(throttled.method(), new Taken(throttled.throttles(), keys, decisions, request));
+		return new Decided(throttled.method(), new Admitted(request.admit(throttled.throttles(), keys), request));
 	}
 
 	/**
@@ -66,16 +65,15 @@ public final class EarlyDecisions {
 	 * @return completes with what to keep under {@link #ATTRIBUTE}, or null when the handler is
 	 * decided later (or not throttled); fails with a {@link ThrottledException} when a policy refuses
 	 */
-	public CompletionStage<@Nullable Object> decideAsync(Method method, Class<?> beanType,
+	CompletionStage<@Nullable Object> decideAsync(Method method, Class<?> beanType,
 			ThrottleRequestContext request) {
 		ThrottledMethod throttled = this.methods.resolve(method, beanType);
 		if (!decidesReactiveEarly(throttled) || request.safelisted()) {
 			return CompletableFuture.completedStage(null);
 		}
 		String[] keys = keys(throttled, request);
-		return ThrottleFlow.acquireAsync(throttled.throttles(), keys, request)
-			.thenApply((decisions) -> new Decided(throttled.method(),
-					new Taken(throttled.throttles(), keys, decisions, request)));
+		return request.admitAsync(throttled.throttles(), keys)
+			.thenApply((admission) -> new Decided(throttled.method(), new Admitted(admission, request)));
 	}
 
 	/**
@@ -86,7 +84,7 @@ public final class EarlyDecisions {
 	 * @param beanType the handler's class
 	 * @return whether the handler is decided before its arguments are resolved
 	 */
-	public boolean decidesReactiveEarly(Method method, Class<?> beanType) {
+	boolean decidesReactiveEarly(Method method, Class<?> beanType) {
 		return decidesReactiveEarly(this.methods.resolve(method, beanType));
 	}
 
@@ -109,7 +107,7 @@ public final class EarlyDecisions {
 	 * @param request the request
 	 * @return what the early decision took, or null
 	 */
-	static @Nullable Taken claim(ThrottledMethod throttled, ThrottleRequestContext request) {
+	static @Nullable Admitted claim(ThrottledMethod throttled, ThrottleRequestContext request) {
 		if (request.getAttribute(ATTRIBUTE) instanceof Decided decided && decided.method().equals(throttled.method())) {
 			// claimed once: a second call of the handler in the same request (a forward) is charged anew
 			request.removeAttribute(ATTRIBUTE);
@@ -128,7 +126,7 @@ public final class EarlyDecisions {
 		return (decided instanceof Decided early) ? early.taken().request() : null;
 	}
 
-	private record Decided(Method method, Taken taken) {
+	private record Decided(Method method, Admitted taken) {
 	}
 
 }

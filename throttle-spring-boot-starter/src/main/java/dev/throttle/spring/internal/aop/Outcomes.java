@@ -1,6 +1,5 @@
 package dev.throttle.spring.internal.aop;
 
-import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.stream.Collectors;
 
@@ -8,6 +7,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.http.ResponseEntity;
+
+import dev.throttle.spring.admission.Charge;
 
 /**
  * Settles a call that was throttled before it ran (a plain call, blocking if the store does) by
@@ -27,11 +28,11 @@ final class Outcomes {
 	/**
 	 * Settles a call that returned normally, now or when its outcome is known.
 	 * @param throttled the method
-	 * @param taken what the call took
+	 * @param taken what the call took, and its request
 	 * @param result what the call returned
 	 * @return what the caller gets: the result, or one that settles the call on its outcome
 	 */
-	static Object settle(ThrottledMethod throttled, Taken taken, Object result) {
+	static Object settle(ThrottledMethod throttled, Admitted taken, Object result) {
 		return switch (throttled.plan().kind()) {
 			case STAGE -> (result instanceof CompletionStage<?> stage) ? stage(throttled, taken, stage) : now(throttled, taken, result);
 			case FOLLOWED -> follow(throttled, taken, result);
@@ -39,25 +40,24 @@ final class Outcomes {
 		};
 	}
 
-	private static Object now(ThrottledMethod throttled, Taken taken, Object result) {
+	private static Object now(ThrottledMethod throttled, Admitted taken, Object result) {
 		if (!ReturnTypes.isFailure(result)) {
-			ThrottleFlow.settle(taken.throttles(), taken.keys(), taken.decisions(), taken.request());
+			taken.succeeded();
 		}
 		return result;
 	}
 
 	/** The call's outcome is the stage's: settle when it completes, before the caller sees it. */
-	private static Object stage(ThrottledMethod throttled, Taken taken, CompletionStage<?> stage) {
-		List<Throttle> throttles = taken.throttles();
+	private static Object stage(ThrottledMethod throttled, Admitted taken, CompletionStage<?> stage) {
 		CompletionStage<?> settled = stage.whenComplete((value, error) -> {
 			if (error == null && !ReturnTypes.isFailure(value)) {
-				ThrottleFlow.settle(throttles, taken.keys(), taken.decisions(), taken.request());
+				taken.succeeded();
 			}
 		});
 		return throttled.method().getReturnType().isInstance(settled) ? settled : stage;
 	}
 
-	private static Object follow(ThrottledMethod throttled, Taken taken, Object result) {
+	private static Object follow(ThrottledMethod throttled, Admitted taken, Object result) {
 		if (result instanceof CompletionStage<?> stage) {
 			return stage(throttled, taken, stage);
 		}
@@ -73,11 +73,11 @@ final class Outcomes {
 	 * @return the value that settles the call on its outcome, or null when the call was dealt with
 	 * (settled now, or not at all)
 	 */
-	private static Object followed(ThrottledMethod throttled, Taken taken, Object value) {
+	private static Object followed(ThrottledMethod throttled, Admitted taken, Object value) {
 		if (value != null) {
 			ReactiveAdapter adapter = ReturnTypes.adapterFor(value.getClass());
 			if (adapter != null) {
-				return ReactiveThrottling.follow(value, adapter, taken.throttles(), taken);
+				return ReactiveThrottling.follow(value, adapter, taken);
 			}
 			if (ReturnTypes.hides(value.getClass())) {
 				if (throttled.reportHiddenOutcome()) {
@@ -88,14 +88,14 @@ final class Outcomes {
 				return null;
 			}
 		}
-		ThrottleFlow.settle(taken.throttles(), taken.keys(), taken.decisions(), taken.request());
+		taken.succeeded();
 		return null;
 	}
 
 	private static String policies(ThrottledMethod throttled) {
 		return throttled.throttles()
 			.stream()
-			.filter(Throttle::settlesOnSuccess)
+			.filter(Charge::settlesOnSuccess)
 			.map((throttle) -> "@Throttled(policy = \"" + throttle.policy().name() + "\")")
 			.collect(Collectors.joining(", "));
 	}
@@ -104,7 +104,7 @@ final class Outcomes {
 	private static final class Entities {
 
 		/** The status first: an error is a failure; then the body, which may be reactive. */
-		static Object follow(ThrottledMethod throttled, Taken taken, Object result) {
+		static Object follow(ThrottledMethod throttled, Admitted taken, Object result) {
 			ResponseEntity<?> entity = (ResponseEntity<?>) result;
 			if (entity.getStatusCode().isError()) {
 				return entity;

@@ -9,6 +9,10 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.core.ReactiveAdapter;
 
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+
 /**
  * Throttles methods that return a deferred reactive type (Mono, Flux, any Publisher, or another
  * library's type that Spring's ReactiveAdapterRegistry adapts, such as RxJava's Single): nothing
@@ -17,7 +21,7 @@ import org.springframework.core.ReactiveAdapter;
  * the method is called only if every policy allowed it, and the call is settled when the
  * publisher's outcome is known (a single value, or completion without a failed value). Also
  * follows a reactive value that a call already throttled returned. The steps themselves are
- * {@link ThrottleFlow}'s. Loaded only when Reactor is on the classpath.
+ * {@link dev.throttle.spring.admission.Admission}'s. Loaded only when Reactor is on the classpath.
  */
 final class ReactiveThrottling {
 
@@ -36,43 +40,43 @@ final class ReactiveThrottling {
 	 */
 	static Object throttle(ThrottledMethod throttled, Object[] arguments,
 			@Nullable ReactiveThrottleRequestContext requests, @Nullable ThrottleRequestContext bound,
-			@Nullable Taken early, Call call) {
+			@Nullable Admitted early, Call call) {
 		ReactiveAdapter adapter = throttled.plan().adapter();
 		Mono<ThrottleRequestContext> request = (requests != null) ? Mono.deferContextual(requests::current)
 				: Mono.just(bound);
-		Mono<Taken> acquired = (early != null) ? Mono.just(early) : request.flatMap((context) -> {
+		Mono<Admitted> acquired = (early != null) ? Mono.just(early) : request.flatMap((context) -> {
 			if (context.safelisted()) {
-				return Mono.just(Taken.NOTHING);
+				return Mono.just(Admitted.NOTHING);
 			}
 			// decided before the handler's arguments were resolved (EarlyDecisions): charged once, settled here
-			Taken claimed = EarlyDecisions.claim(throttled, context);
+			Admitted claimed = EarlyDecisions.claim(throttled, context);
 			if (claimed != null) {
 				return Mono.just(claimed);
 			}
 			String[] keys = throttled.keys().evaluate(arguments, context);
-			List<Throttle> throttles = throttled.throttlesFor(arguments, context);
-			return Mono.fromCompletionStage(ThrottleFlow.acquireAsync(throttles, keys, context))
-				.map((decisions) -> new Taken(throttles, keys, decisions, context));
+			List<Charge> charges = throttled.throttlesFor(arguments, context);
+			return Mono.fromCompletionStage(() -> context.admitAsync(charges, keys))
+				.map((admission) -> new Admitted(admission, context));
 		});
 		Publisher<Object> result;
 		if (throttled.many()) {
 			result = acquired.flatMapMany((taken) -> {
 				Publisher<Object> source = proceed(call, adapter);
-				if (!throttled.settlesOnSuccess() || taken == Taken.NOTHING) {
+				if (!throttled.settlesOnSuccess() || taken == Admitted.NOTHING) {
 					return source;
 				}
 				// a Publisher that turns out to be a Mono settles on its value, before emitting it: a
 				// caller's Mono.from(..) cancels after the first value and would never see completion
-				return (source instanceof Mono<Object> one) ? settledOnValue(one, taken.throttles(), taken)
-						: settledOnCompletion(Flux.from(source), taken.throttles(), taken);
+				return (source instanceof Mono<Object> one) ? settledOnValue(one, taken)
+						: settledOnCompletion(Flux.from(source), taken);
 			});
 		}
 		else if (!throttled.settlesOnSuccess()) {
 			result = acquired.flatMap((taken) -> Mono.from(proceed(call, adapter)));
 		}
 		else {
-			result = acquired.flatMap((taken) -> (taken == Taken.NOTHING) ? Mono.from(proceed(call, adapter))
-					: settledOnValue(Mono.from(proceed(call, adapter)), taken.throttles(), taken));
+			result = acquired.flatMap((taken) -> (taken == Admitted.NOTHING) ? Mono.from(proceed(call, adapter))
+					: settledOnValue(Mono.from(proceed(call, adapter)), taken));
 		}
 		return (adapter != null) ? adapter.fromPublisher(result) : result;
 	}
@@ -82,40 +86,36 @@ final class ReactiveThrottling {
 	 * outcome, and settles a success then.
 	 * @param value the value, of a type {@code adapter} knows
 	 * @param adapter converts the value to and from a publisher
-	 * @param throttles the call's throttles
 	 * @param taken what the call took
 	 * @return a value of the same type, whose outcome settles the call
 	 */
-	static Object follow(Object value, ReactiveAdapter adapter, List<Throttle> throttles, Taken taken) {
+	static Object follow(Object value, ReactiveAdapter adapter, Admitted taken) {
 		Publisher<Object> source = adapter.toPublisher(value);
-		Publisher<Object> settled = adapter.isMultiValue() ? settledOnCompletion(Flux.from(source), throttles, taken)
-				: settledOnValue(Mono.from(source), throttles, taken);
+		Publisher<Object> settled = adapter.isMultiValue() ? settledOnCompletion(Flux.from(source), taken)
+				: settledOnValue(Mono.from(source), taken);
 		return adapter.fromPublisher(settled);
 	}
 
 	/** A single value is a success unless it is a failed ResponseEntity; so is completing empty. */
-	private static Mono<Object> settledOnValue(Mono<Object> value, List<Throttle> throttles, Taken taken) {
+	private static Mono<Object> settledOnValue(Mono<Object> value, Admitted taken) {
 		return value
 			.flatMap((emitted) -> ReturnTypes.isFailure(emitted) ? Mono.just(emitted)
-					: settled(throttles, taken).thenReturn(emitted))
-			.switchIfEmpty(settled(throttles, taken));
+					: settled(taken).thenReturn(emitted))
+			.switchIfEmpty(settled(taken));
 	}
 
 	/** Many values are a success when they complete and none was a failed ResponseEntity. */
-	private static Flux<Object> settledOnCompletion(Flux<Object> values, List<Throttle> throttles, Taken taken) {
+	private static Flux<Object> settledOnCompletion(Flux<Object> values, Admitted taken) {
 		return Flux.defer(() -> {
 			boolean[] failed = new boolean[1];
 			return values.doOnNext((emitted) -> failed[0] |= ReturnTypes.isFailure(emitted))
-				.concatWith(Mono.defer(() -> failed[0] ? Mono.empty() : settled(throttles, taken)));
+				.concatWith(Mono.defer(() -> failed[0] ? Mono.empty() : settled(taken)));
 		});
 	}
 
-	/** Settles a success when subscribed; completes empty, and never fails (see {@link ThrottleFlow}). */
-	private static <T> Mono<T> settled(List<Throttle> throttles, Taken taken) {
-		return Mono
-			.fromCompletionStage(
-					() -> ThrottleFlow.settleAsync(throttles, taken.keys(), taken.decisions(), taken.request()))
-			.then(Mono.empty());
+	/** Settles a success when subscribed; completes empty, and never fails (see {@link dev.throttle.spring.admission.Admission}). */
+	private static <T> Mono<T> settled(Admitted taken) {
+		return Mono.fromCompletionStage(() -> taken.request().succeededAsync(taken.admission())).then(Mono.empty());
 	}
 
 	@SuppressWarnings("unchecked")

@@ -15,7 +15,9 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
-import dev.throttle.BoundPolicy;
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ChoiceExpression;
 
 /**
  * What one method's throttles choose per call: the plan ({@code @Throttled(plan)}) and
@@ -129,7 +131,7 @@ final class ThrottleChoices {
 	 * @param request the request the call runs in
 	 * @return the call's throttles, in order
 	 */
-	List<Throttle> resolve(List<Throttle> throttles, Object[] arguments, ThrottleRequestContext request) {
+	List<Charge> resolve(List<Charge> throttles, Object[] arguments, ThrottleRequestContext request) {
 		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(null, this.method, arguments,
 				parameterNames);
 		if (this.beans != null) {
@@ -145,21 +147,21 @@ final class ThrottleChoices {
 				context.setVariable(KeyVariables.PRINCIPAL, request.principalName());
 			}
 		}
-		Throttle[] chosen = new Throttle[throttles.size()];
+		Charge[] chosen = new Charge[throttles.size()];
 		for (int i = 0; i < chosen.length; i++) {
-			Throttle throttle = throttles.get(i);
-			BoundPolicy bound = throttle.bound();
+			Charge throttle = throttles.get(i);
+			String plan = throttle.bound().plan();
 			int cost = throttle.cost();
 			ChoiceExpression planned = this.plans[i];
 			if (planned != null) {
-				Object plan = planned.value(context);
-				bound = bound.plan((plan != null) ? plan.toString() : null);
+				Object chosenPlan = planned.value(context);
+				plan = (chosenPlan != null) ? chosenPlan.toString() : null;
 			}
 			ChoiceExpression costed = this.costs[i];
 			if (costed != null) {
 				cost = costed.units(costed.value(context), cost);
 			}
-			chosen[i] = new Throttle(bound, cost, throttle.resetOnSuccess(), throttle.refundOnSuccess(), throttle.mode());
+			chosen[i] = throttle.choose(plan, cost);
 		}
 		return List.of(chosen);
 	}

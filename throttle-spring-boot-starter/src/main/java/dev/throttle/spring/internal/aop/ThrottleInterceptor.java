@@ -9,8 +9,12 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.util.function.SingletonSupplier;
 
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+
 /**
- * Applies the {@code @Throttled} annotations of a call through {@link ThrottleFlow}: a plain
+ * Applies the {@code @Throttled} annotations of a call through its {@link dev.throttle.spring.admission.Admission}: a plain
  * value, a {@code ResponseEntity} or a {@link java.util.concurrent.CompletionStage} here, blocking
  * if the store does, and settled by {@link Outcomes}; a deferred reactive type (Mono, Flux, any
  * Publisher, RxJava's...) through {@link ReactiveThrottling}, at subscription. Names no Reactor
@@ -54,7 +58,7 @@ final class ThrottleInterceptor implements MethodInterceptor {
 			// a decision taken before the arguments were bound (settled later through the bound request)
 			ThrottleRequestContext current = this.requestContext.obtain();
 			ThrottleRequestContext servlet = current.snapshot();
-			Taken early = EarlyDecisions.claim(throttled, current);
+			Admitted early = EarlyDecisions.claim(throttled, current);
 			return ReactiveThrottling.throttle(throttled, invocation.getArguments(), null, servlet,
 					(early != null) ? early.in(servlet) : null, invocation::proceed);
 		}
@@ -63,12 +67,11 @@ final class ThrottleInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		// decided before the handler's arguments were bound (EarlyDecisions): charged once, settled here
-		Taken taken = EarlyDecisions.claim(throttled, request);
+		Admitted taken = EarlyDecisions.claim(throttled, request);
 		if (taken == null) {
 			String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
-			List<Throttle> throttles = throttled.throttlesFor(invocation.getArguments(), request);
-			List<PolicyDecision> decisions = ThrottleFlow.acquire(throttles, keys, request);
-			taken = new Taken(throttles, keys, decisions, request);
+			List<Charge> charges = throttled.throttlesFor(invocation.getArguments(), request);
+			taken = new Admitted(request.admit(charges, keys), request);
 		}
 		Object result = invocation.proceed();
 		return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, taken, result) : result;

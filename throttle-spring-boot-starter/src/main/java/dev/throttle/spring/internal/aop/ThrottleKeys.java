@@ -13,6 +13,8 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
+
 /**
  * The keys of one method's throttles: each {@code @Throttled(key)} parsed once, at startup, its
  * variables checked against the method's parameters, and evaluated per call over the call's

@@ -9,6 +9,8 @@ import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.ObjectProvider;
 
 import dev.throttle.Throttler;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 
 /**
  * The advisor that applies {@code @Throttled}: a pointcut on annotated methods (and on the methods

@@ -4,6 +4,9 @@ import java.lang.reflect.Method;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
+
 /**
  * The throttles of one method, resolved and parsed once: what a call needs and nothing it would
  * have to look up.
@@ -15,7 +18,7 @@ final class ThrottledMethod {
 
 	private final Method method;
 
-	private final List<Throttle> throttles;
+	private final List<Charge> throttles;
 
 	private final ThrottleKeys keys;
 
@@ -35,7 +38,7 @@ final class ThrottledMethod {
 	 * @param throttles the throttles, in annotation order
 	 * @param keys their keys, in the same order
 	 */
-	ThrottledMethod(Method method, List<Throttle> throttles, ThrottleKeys keys) {
+	ThrottledMethod(Method method, List<Charge> throttles, ThrottleKeys keys) {
 		this(method, throttles, keys, null);
 	}
 
@@ -46,21 +49,21 @@ final class ThrottledMethod {
 	 * @param keys their keys, in the same order
 	 * @param choices their plan and cost expressions, or null when none has one
 	 */
-	ThrottledMethod(Method method, List<Throttle> throttles, ThrottleKeys keys, ThrottleChoices choices) {
+	ThrottledMethod(Method method, List<Charge> throttles, ThrottleKeys keys, ThrottleChoices choices) {
 		this.method = method;
 		this.throttles = List.copyOf(throttles);
 		this.keys = keys;
 		this.choices = choices;
 		this.plan = (method != null) ? ReturnTypes.plan(method)
 				: new ReturnTypes.Plan(ReturnTypes.Kind.VALUE, null, false, "void");
-		this.settlesOnSuccess = this.throttles.stream().anyMatch(Throttle::settlesOnSuccess);
+		this.settlesOnSuccess = this.throttles.stream().anyMatch(Charge::settlesOnSuccess);
 	}
 
 	Method method() {
 		return this.method;
 	}
 
-	List<Throttle> throttles() {
+	List<Charge> throttles() {
 		return this.throttles;
 	}
 
@@ -80,7 +83,7 @@ final class ThrottledMethod {
 	 * @param request the request the call runs in
 	 * @return the call's throttles, in order
 	 */
-	List<Throttle> throttlesFor(Object[] arguments, ThrottleRequestContext request) {
+	List<Charge> throttlesFor(Object[] arguments, ThrottleRequestContext request) {
 		return (this.choices == null) ? this.throttles : this.choices.resolve(this.throttles, arguments, request);
 	}
 

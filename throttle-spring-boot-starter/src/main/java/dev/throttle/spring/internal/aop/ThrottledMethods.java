@@ -4,9 +4,7 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -18,6 +16,8 @@ import dev.throttle.Policy;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.admission.Charge;
 
 /**
  * Finds the {@link Throttled} annotations of methods, checks them against the configured
@@ -32,18 +32,13 @@ public final class ThrottledMethods {
 			+ "class (this.method(..)) is not throttled, since it does not go through the Spring proxy: call it "
 			+ "through the bean, or throttle the public method that calls it";
 
-	private final Throttler throttler;
-
-	private final Function<String, PolicyUsage> usage;
+	private final Admissions admissions;
 
 	private final boolean principalAvailable;
 
 	private final Map<MethodClassKey, ThrottledMethod> cache = new ConcurrentHashMap<>();
 
 	private volatile EventLoopRule eventLoopRule;
-
-	/** Which policies are in shadow mode. */
-	private volatile PolicyModes modes = new PolicyModes();
 
 	/** Resolves {@code @name} in keys, plans and costs; null until a bean factory is given. */
 	private volatile BeanFactoryResolver beans;
@@ -53,32 +48,21 @@ public final class ThrottledMethods {
 
 	/**
 	 * Creates a registry.
-	 * @param throttler the throttler whose policies annotations may name
-	 * @param usage how each policy is used (reset or refund on success), by name
+	 * @param admissions the configured policies, which annotations may name
 	 */
-	public ThrottledMethods(Throttler throttler, Function<String, PolicyUsage> usage) {
-		this(throttler, usage, ThrottledMethods.class.getClassLoader());
+	public ThrottledMethods(Admissions admissions) {
+		this(admissions, ThrottledMethods.class.getClassLoader());
 	}
 
 	/**
 	 * Creates a registry.
-	 * @param throttler the throttler whose policies annotations may name
-	 * @param usage how each policy is used (reset or refund on success), by name
+	 * @param admissions the configured policies, which annotations may name
 	 * @param classLoader the application's class loader: a key may use {@code #principal} only
 	 * where it finds Spring Security, which supplies the principal
 	 */
-	public ThrottledMethods(Throttler throttler, Function<String, PolicyUsage> usage, ClassLoader classLoader) {
-		this.throttler = throttler;
-		this.usage = usage;
+	public ThrottledMethods(Admissions admissions, ClassLoader classLoader) {
+		this.admissions = admissions;
 		this.principalAvailable = ClassUtils.isPresent(SPRING_SECURITY, classLoader);
-	}
-
-	/**
-	 * Says which policies are in shadow mode (before any method is resolved).
-	 * @param modes the policies' modes
-	 */
-	public void setModes(PolicyModes modes) {
-		this.modes = modes;
 	}
 
 	/**
@@ -87,19 +71,6 @@ public final class ThrottledMethods {
 	 */
 	public void setBeanFactory(BeanFactory beanFactory) {
 		this.beans = new BeanFactoryResolver(beanFactory);
-	}
-
-	/**
-	 * How a policy's takings are settled when the call returns normally.
-	 *
-	 * @param resetOnSuccess clear the key's state
-	 * @param refundOnSuccess give back what the call took (count failures only)
-	 */
-	public record PolicyUsage(boolean resetOnSuccess, boolean refundOnSuccess) {
-
-		/** Count every call; change nothing on success. */
-		public static final PolicyUsage DEFAULT = new PolicyUsage(false, false);
-
 	}
 
 	/**
@@ -236,7 +207,7 @@ public final class ThrottledMethods {
 		if (annotations.isEmpty()) {
 			return ThrottledMethod.NONE;
 		}
-		List<Throttle> throttles = new ArrayList<>();
+		List<Charge> throttles = new ArrayList<>();
 		String[] keys = new String[annotations.size()];
 		String[] policies = new String[annotations.size()];
 		String[] plans = new String[annotations.size()];
@@ -272,7 +243,7 @@ public final class ThrottledMethods {
 		if (plan.kind() != ReturnTypes.Kind.HIDDEN) {
 			return;
 		}
-		for (Throttle throttle : method.throttles()) {
+		for (Charge throttle : method.throttles()) {
 			if (throttle.settlesOnSuccess()) {
 				String property = throttle.resetOnSuccess() ? "reset-on-success" : "count";
 				throw new ThrottleConfigurationException("@Throttled(policy = \"" + throttle.policy().name()
@@ -284,12 +255,13 @@ public final class ThrottledMethods {
 		}
 	}
 
-	private Throttle throttle(Method method, Throttled annotation) {
-		Policy policy = this.throttler.policies().get(annotation.policy());
+	private Charge throttle(Method method, Throttled annotation) {
+		Throttler throttler = this.admissions.throttler();
+		Policy policy = throttler.policies().get(annotation.policy());
 		if (policy == null) {
 			throw new ThrottleConfigurationException(where(method, annotation) + " names policy '" + annotation.policy()
 					+ "', which is not configured: add throttle.policies." + annotation.policy()
-					+ ".algorithm (configured: " + String.join(", ", this.throttler.policies().keySet()) + ")");
+					+ ".algorithm (configured: " + String.join(", ", throttler.policies().keySet()) + ")");
 		}
 		if (!annotation.costExpression().isBlank() && annotation.cost() != 1) {
 			throw new ThrottleConfigurationException(where(method, annotation) + " sets both cost ("
@@ -301,9 +273,7 @@ public final class ThrottledMethods {
 					+ ", but policy '" + policy.name() + "' (" + policy.algorithm() + ") can only grant a cost from 1 to "
 					+ policy.maxCost());
 		}
-		PolicyUsage usage = Optional.ofNullable(this.usage.apply(policy.name())).orElse(PolicyUsage.DEFAULT);
-		return new Throttle(this.throttler.bound(policy.name()), annotation.cost(), usage.resetOnSuccess(),
-				usage.refundOnSuccess(), this.modes.of(policy.name()));
+		return this.admissions.charge(policy.name(), annotation.cost());
 	}
 
 	private static String where(Method method, Throttled annotation) {

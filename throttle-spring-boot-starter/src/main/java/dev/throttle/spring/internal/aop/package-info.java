@@ -3,6 +3,6 @@
  * flow. Implementation, not API.
  */
 @NullMarked
-package dev.throttle.spring.aop;
+package dev.throttle.spring.internal.aop;
 
 import org.jspecify.annotations.NullMarked;

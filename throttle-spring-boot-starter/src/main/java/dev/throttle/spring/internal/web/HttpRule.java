@@ -14,7 +14,7 @@ import org.springframework.expression.spel.support.StandardEvaluationContext;
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.pattern.PathPattern;
 
-import dev.throttle.spring.internal.aop.Charges.Charge;
+import dev.throttle.spring.admission.Charge;
 
 /**
  * One URL rule, parsed and checked at startup: its path patterns, its methods, its charge, its

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
+import java.util.function.BooleanSupplier;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
@@ -18,9 +18,8 @@ import org.springframework.web.util.pattern.PatternParseException;
 import dev.throttle.Policy;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
-import dev.throttle.spring.internal.aop.Charges;
-import dev.throttle.spring.internal.aop.Charges.Charge;
-import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.admission.Charge;
 
 /**
  * The URL rules of {@code throttle.http.rules}, parsed and checked at startup: every mistake (an
@@ -30,6 +29,8 @@ import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
  * request's path (see {@link RulePaths}). Immutable and thread-safe.
  */
 public final class HttpRules {
+
+	private static final BooleanSupplier ENFORCED = () -> false;
 
 	private final List<HttpRule> rules;
 
@@ -65,19 +66,17 @@ public final class HttpRules {
 	/**
 	 * Parses and checks the rules.
 	 * @param specs the rules, in order
-	 * @param throttler the policies the rules may name
-	 * @param usage how each policy settles a success, by name
+	 * @param admissions the policies the rules may name, each settled as configured
 	 * @param principalProblem why {@code #principal} cannot work where the filter runs, or null when it can
 	 * @throws ThrottleConfigurationException naming every mistake's property
 	 */
-	public HttpRules(List<Spec> specs, Throttler throttler, Function<String, PolicyUsage> usage,
-			@Nullable String principalProblem) {
+	public HttpRules(List<Spec> specs, Admissions admissions, @Nullable String principalProblem) {
 		PathPatternParser parser = new PathPatternParser();
 		parser.setCaseSensitive(false);
 		List<String> problems = new ArrayList<>();
 		List<HttpRule> rules = new ArrayList<>(specs.size());
 		for (int i = 0; i < specs.size(); i++) {
-			HttpRule rule = parse("throttle.http.rules[" + i + "]", specs.get(i), parser, throttler, usage,
+			HttpRule rule = parse("throttle.http.rules[" + i + "]", specs.get(i), parser, admissions,
 					principalProblem, problems);
 			if (rule != null) {
 				rules.add(rule);
@@ -166,8 +165,9 @@ public final class HttpRules {
 	record Matched(HttpRule rule, Map<String, String> pathVariables) {
 	}
 
-	private static @Nullable HttpRule parse(String property, Spec spec, PathPatternParser parser, Throttler throttler,
-			Function<String, PolicyUsage> usage, @Nullable String principalProblem, List<String> problems) {
+	private static @Nullable HttpRule parse(String property, Spec spec, PathPatternParser parser, Admissions admissions,
+			@Nullable String principalProblem, List<String> problems) {
+		Throttler throttler = admissions.throttler();
 		int before = problems.size();
 		List<PathPattern> patterns = new ArrayList<>();
 		if (spec.paths() == null || spec.paths().isEmpty()) {
@@ -228,8 +228,9 @@ public final class HttpRules {
 		if (problems.size() > before) {
 			return null;
 		}
-		Charge charge = Charges.of(throttler.bound(policy.name()), cost,
-				(usage.apply(policy.name()) != null) ? usage.apply(policy.name()) : PolicyUsage.DEFAULT);
+		Charge configured = admissions.charge(policy.name(), cost);
+		// a URL rule has always enforced its policy, whatever the policy's mode
+		Charge charge = Charge.of(configured.bound(), cost, configured.onSuccess(), ENFORCED);
 		RuleChoices choices = (planExpression != null || costExpression != null)
 				? new RuleChoices(property, planExpression, costExpression) : null;
 		return new HttpRule(property, patterns.toArray(new PathPattern[0]), methods, charge, choices, source, kind,

@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.throttle.Decision;
 import dev.throttle.Policy;
-import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.admission.PolicyDecision;
 
 /**
  * Formats the {@code RateLimit-Policy} and {@code RateLimit} fields of

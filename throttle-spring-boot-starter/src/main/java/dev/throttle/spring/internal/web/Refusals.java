@@ -6,6 +6,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
 
+import dev.throttle.Decision;
+import dev.throttle.ThrottledException;
+import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.web.Refusal;
 
 /**

@@ -15,8 +15,8 @@ import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
-import dev.throttle.spring.internal.aop.Charges.Charge;
-import dev.throttle.spring.internal.aop.ChoiceExpression;
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ChoiceExpression;
 
 /**
  * What one URL rule chooses per request: the plan ({@code throttle.http.rules[i].plan})

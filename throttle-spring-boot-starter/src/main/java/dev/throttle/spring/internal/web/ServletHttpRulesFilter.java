@@ -21,10 +21,10 @@ import org.springframework.web.util.UriComponentsBuilder;
 import org.springframework.web.util.UriUtils;
 
 import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.aop.Charges;
-import dev.throttle.spring.internal.aop.Charges.Charge;
-import dev.throttle.spring.internal.aop.PolicyDecision;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.admission.Admission;
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.admission.PolicyDecision;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * The servlet filter of URL rules and of the blocklist, ordered before Spring Security's filter
@@ -75,9 +75,9 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
 		List<Charge> charges = HttpRules.charges(matched, ruleRequest);
 		String[] keys = HttpRules.keys(matched, ruleRequest);
 		Headers headers = new Headers(response, this.config.writeHeaders());
-		List<PolicyDecision> decisions;
+		Admission admission;
 		try {
-			decisions = Charges.acquire(charges, keys, headers);
+			admission = headers.admit(charges, keys);
 		}
 		catch (ThrottledException refusal) {
 			cors(request, response);
@@ -89,10 +89,10 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
 			return;
 		}
 		if (request.isAsyncStarted()) {
-			request.getAsyncContext().addListener(new Settlement(charges, keys, decisions, headers));
+			request.getAsyncContext().addListener(new Settlement(admission));
 		}
 		else if (response.getStatus() < 400) {
-			Charges.settle(charges, keys, decisions, headers);
+			headers.succeeded(admission);
 		}
 	}
 
@@ -177,13 +177,12 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
 	}
 
 	/** Settles an asynchronous request when it completes below 400. */
-	private record Settlement(List<Charge> charges, String[] keys, List<PolicyDecision> decisions,
-			ThrottleRequestContext headers) implements AsyncListener {
+	private record Settlement(Admission admission) implements AsyncListener {
 
 		@Override
 		public void onComplete(AsyncEvent event) {
 			if (event.getSuppliedResponse() instanceof HttpServletResponse response && response.getStatus() < 400) {
-				Charges.settle(this.charges, this.keys, this.decisions, ThrottleRequestContext.NONE);
+				this.admission.succeeded();
 			}
 		}
 

@@ -11,8 +11,9 @@ import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
-import dev.throttle.spring.internal.aop.PolicyDecision;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.Decision;
+import dev.throttle.spring.admission.PolicyDecision;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.web.Refusal;
 
 /**

@@ -19,10 +19,10 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
 import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.aop.Charges;
-import dev.throttle.spring.internal.aop.Charges.Charge;
-import dev.throttle.spring.internal.aop.PolicyDecision;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.admission.Admission;
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.admission.PolicyDecision;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * The WebFlux filter of URL rules and of the blocklist, ordered before Spring Security's: the same
@@ -75,22 +75,21 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
 			Request ruleRequest = new Request(exchange, name.orElse(null), this.config.ipv6Prefix());
 			List<Charge> charges = HttpRules.charges(matched, ruleRequest);
 			String[] keys = HttpRules.keys(matched, ruleRequest);
-			return Mono.fromCompletionStage(() -> Charges.acquireAsync(charges, keys, headers))
+			return Mono.fromCompletionStage(() -> headers.admitAsync(charges, keys))
 				.onErrorResume(ThrottledException.class, (refusal) -> {
 					cors(exchange);
 					return this.refusals.write(exchange, refusal).then(Mono.empty());
 				})
-				.flatMap((decisions) -> chain.filter(exchange).then(Mono.defer(() -> settle(exchange, charges, keys, decisions, headers))));
+				.flatMap((admission) -> chain.filter(exchange).then(Mono.defer(() -> settle(exchange, admission, headers))));
 		});
 	}
 
-	private Mono<Void> settle(ServerWebExchange exchange, List<Charge> charges, String[] keys,
-			List<PolicyDecision> decisions, Headers headers) {
+	private Mono<Void> settle(ServerWebExchange exchange, Admission admission, Headers headers) {
 		HttpStatusCode status = exchange.getResponse().getStatusCode();
-		if ((status != null && status.isError()) || charges.stream().noneMatch(Charge::settlesOnSuccess)) {
+		if ((status != null && status.isError()) || !admission.settlesOnSuccess()) {
 			return Mono.empty();
 		}
-		return Mono.fromCompletionStage(() -> Charges.settleAsync(charges, keys, decisions, headers));
+		return Mono.fromCompletionStage(() -> headers.succeededAsync(admission));
 	}
 
 	/** The CORS headers of a refusal, where the application's CORS configuration allows the origin. */

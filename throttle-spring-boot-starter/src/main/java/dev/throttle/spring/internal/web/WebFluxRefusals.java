@@ -23,6 +23,7 @@ import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.web.Refusal;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 

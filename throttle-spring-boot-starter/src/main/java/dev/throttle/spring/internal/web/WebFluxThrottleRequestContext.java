@@ -15,9 +15,9 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 
 import dev.throttle.spring.internal.aop.EarlyDecisions;
-import dev.throttle.spring.internal.aop.PolicyDecision;
-import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.admission.PolicyDecision;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.web.Refusal;
 
 /**

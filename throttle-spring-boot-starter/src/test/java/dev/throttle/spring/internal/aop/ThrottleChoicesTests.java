@@ -10,7 +10,10 @@ import dev.throttle.GcraPolicy;
 import dev.throttle.ManualTimeSource;
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,8 +27,7 @@ class ThrottleChoicesTests {
 			List.of(new GcraPolicy("api", 100, Duration.ofMinutes(1))),
 			Map.of("api", Map.of("pro", new GcraPolicy("api", 1000, Duration.ofMinutes(1)))), List.of());
 
-	private final ThrottledMethods methods = new ThrottledMethods(this.throttler,
-			(name) -> ThrottledMethods.PolicyUsage.DEFAULT);
+	private final ThrottledMethods methods = new ThrottledMethods(Admissions.of(this.throttler));
 
 	@Test
 	void aMethodWithoutPlanOrCostExpressionsUsesItsThrottlesAsTheyAreWithNothingPerCall() throws Exception {
@@ -37,12 +39,12 @@ class ThrottleChoicesTests {
 	void aPlanAndACostAreChosenPerCall() throws Exception {
 		ThrottledMethod chosen = this.methods.resolve(Calls.class.getMethod("chosen", String.class, int.class),
 				Calls.class);
-		List<Throttle> pro = chosen.throttlesFor(new Object[] { "pro", 7 }, ThrottleRequestContext.NONE);
+		List<Charge> pro = chosen.throttlesFor(new Object[] { "pro", 7 }, ThrottleRequestContext.NONE);
 		assertThat(pro).singleElement().satisfies((throttle) -> {
 			assertThat(throttle.policy().quota()).isEqualTo(1000);
 			assertThat(throttle.cost()).isEqualTo(7);
 		});
-		List<Throttle> base = chosen.throttlesFor(new Object[] { null, -3 }, ThrottleRequestContext.NONE);
+		List<Charge> base = chosen.throttlesFor(new Object[] { null, -3 }, ThrottleRequestContext.NONE);
 		assertThat(base).singleElement().satisfies((throttle) -> {
 			assertThat(throttle.policy().quota()).isEqualTo(100);
 			assertThat(throttle.cost()).as("at least 1").isEqualTo(1);

@@ -19,8 +19,12 @@ import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.admission.Admission;
+import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.annotation.Throttled;
 import dev.throttle.spring.autoconfigure.ThrottleAutoConfiguration;
+import dev.throttle.spring.admission.PolicyDecision;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -87,11 +91,11 @@ class ThrottleFlowSettlementTests {
 
 	@Test
 	void aPolicyResetOnSuccessIsToldToTheRequestAsItsResetState() {
-		Throttle login = throttle(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1))), true, false);
+		Charge login = throttle(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1))), true, false);
 		Recording request = new Recording();
-		List<PolicyDecision> decisions = ThrottleFlow.acquire(List.of(login), new String[] { "k" }, request);
-		assertThat(request.told).containsExactly(decisions);
-		ThrottleFlow.settle(List.of(login), new String[] { "k" }, decisions, request);
+		Admission admission = request.admit(List.of(login), new String[] { "k" });
+		assertThat(request.told).containsExactly(List.of(new PolicyDecision(login.policy(), admission.decision(0))));
+		request.succeeded(admission);
 		assertThat(request.told).hasSize(2);
 		assertThat(request.told.get(1)).singleElement()
 			.satisfies((state) -> assertThat(state.decision()).isEqualTo(Decision.allow(1, 1, 0)))
@@ -100,14 +104,12 @@ class ThrottleFlowSettlementTests {
 
 	@Test
 	void theReactiveSettlementTellsTheResetStateOnceEveryResetIsDone() {
-		Throttle login = throttle(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1))), true, false);
-		Throttle window = throttle(new FixedWindowPolicy("window", 2, Duration.ofSeconds(10)), false, true);
+		Charge login = throttle(LockoutPolicy.of("login", List.of(Duration.ofSeconds(1))), true, false);
+		Charge window = throttle(new FixedWindowPolicy("window", 2, Duration.ofSeconds(10)), false, true);
 		Recording request = new Recording();
 		String[] keys = { "k", "k" };
-		List<PolicyDecision> decisions = ThrottleFlow.acquireAsync(List.of(login, window), keys, request)
-			.toCompletableFuture()
-			.join();
-		ThrottleFlow.settleAsync(List.of(login, window), keys, decisions, request).toCompletableFuture().join();
+		Admission admission = request.admitAsync(List.of(login, window), keys).toCompletableFuture().join();
+		request.succeededAsync(admission).toCompletableFuture().join();
 		assertThat(request.told).hasSize(2);
 		assertThat(request.told.get(1)).singleElement()
 			.satisfies((state) -> assertThat(state.policy().name()).isEqualTo("login"))
@@ -117,21 +119,21 @@ class ThrottleFlowSettlementTests {
 
 	@Test
 	void aRefusalGivesBackWhatEachEarlierPolicyTookByItsOwnDecision() {
-		Throttle log = throttle(new SlidingLogPolicy("log", 3, Duration.ofMinutes(1), Duration.ofSeconds(10), 1), false,
+		Charge log = throttle(new SlidingLogPolicy("log", 3, Duration.ofMinutes(1), Duration.ofSeconds(10), 1), false,
 				false);
-		Throttle none = throttle(new FixedWindowPolicy("none", 1, Duration.ofMinutes(1)), false, false);
+		Charge none = throttle(new FixedWindowPolicy("none", 1, Duration.ofMinutes(1)), false, false);
 		none.bound().tryAcquire("k", 1);
 		log.bound().tryAcquire("k", 1);
 		this.clock.advanceMillis(1_000);
 		assertThatExceptionOfType(ThrottledException.class)
-			.isThrownBy(() -> ThrottleFlow.acquire(List.of(log, none), new String[] { "k", "k" }, new Recording()));
+			.isThrownBy(() -> new Recording().admit(List.of(log, none), new String[] { "k", "k" }));
 		assertThat(log.bound().peek("k")).as("the earlier attempt stands, the refused call's is gone")
 			.isEqualTo(Decision.allow(3, 2, 59_000));
 	}
 
-	private Throttle throttle(dev.throttle.Policy policy, boolean resetOnSuccess, boolean refundOnSuccess) {
+	private Charge throttle(dev.throttle.Policy policy, boolean resetOnSuccess, boolean refundOnSuccess) {
 		Throttler throttler = new Throttler(new MemoryThrottleStore(this.clock, 100), List.of(policy));
-		return new Throttle(throttler.bound(policy.name()), 1, resetOnSuccess, refundOnSuccess);
+		return Charge.of(throttler.bound(policy.name()), resetOnSuccess ? Charge.OnSuccess.RESET : refundOnSuccess ? Charge.OnSuccess.REFUND : Charge.OnSuccess.COUNT);
 	}
 
 	private static final class Recording implements ThrottleRequestContext {

@@ -17,6 +17,7 @@ import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.spring.annotation.Throttled;
 import dev.throttle.spring.autoconfigure.ThrottleAutoConfiguration;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

@@ -13,7 +13,7 @@ import dev.throttle.GcraPolicy;
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
-import dev.throttle.spring.internal.aop.ThrottledMethods.PolicyUsage;
+import dev.throttle.spring.admission.Admissions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -28,7 +28,7 @@ class HttpRulesTests {
 			List.of(new GcraPolicy("api", 5, Duration.ofMinutes(1)), new GcraPolicy("reports", 2, Duration.ofMinutes(1))));
 
 	private HttpRules rules(HttpRules.Spec... specs) {
-		return new HttpRules(List.of(specs), this.throttler, (name) -> PolicyUsage.DEFAULT, null);
+		return new HttpRules(List.of(specs), Admissions.of(this.throttler), null);
 	}
 
 	private static HttpRules.Spec rule(String path, String... methods) {
@@ -74,8 +74,7 @@ class HttpRulesTests {
 	@Test
 	void aRequestMatchedBySeveralRulesGetsEachInOrder() {
 		HttpRules rules = new HttpRules(List.of(new HttpRules.Spec(List.of("/api/**"), List.of(), "api", "#ip", 1),
-				new HttpRules.Spec(List.of("/api/reports/**"), List.of(), "reports", "#ip", 2)), this.throttler,
-				(name) -> PolicyUsage.DEFAULT, null);
+				new HttpRules.Spec(List.of("/api/reports/**"), List.of(), "reports", "#ip", 2)), Admissions.of(this.throttler), null);
 		List<HttpRules.Matched> matched = match(rules, "GET", "/api/reports/7");
 		HttpRule.RuleRequest request = request(new MockHttpServletRequest("GET", "/api/reports/7"));
 		assertThat(HttpRules.charges(matched, request)).extracting((charge) -> charge.policy().name())
@@ -91,7 +90,7 @@ class HttpRulesTests {
 						"#path['tenant'] + ':' + #headers['x-api-key'] + ':' + #params['q'] + ':' + #ip", 1),
 				new HttpRules.Spec(List.of("/api/**"), List.of(), "api", "#request.method", 1),
 				new HttpRules.Spec(List.of("/api/**"), List.of(), "api", "", 1)),
-				this.throttler, (name) -> PolicyUsage.DEFAULT, null);
+				Admissions.of(this.throttler), null);
 		MockHttpServletRequest request = new MockHttpServletRequest("GET", "/api/acme/reports");
 		request.addHeader("X-Api-Key", "k1");
 		request.setQueryString("q=a%20b&q=second");
@@ -104,7 +103,7 @@ class HttpRulesTests {
 	@Test
 	void aKeyThatFailsSharesTheBucketRatherThanFailingTheRequest() {
 		HttpRules rules = new HttpRules(List.of(new HttpRules.Spec(List.of("/**"), List.of(), "api",
-				"#headers['X-Missing'].toLowerCase()", 1)), this.throttler, (name) -> PolicyUsage.DEFAULT, null);
+				"#headers['X-Missing'].toLowerCase()", 1)), Admissions.of(this.throttler), null);
 		MockHttpServletRequest request = new MockHttpServletRequest("GET", "/x");
 		assertThat(HttpRules.keys(match(rules, "GET", "/x"), request(request))).containsExactly((String) null);
 	}
@@ -118,7 +117,7 @@ class HttpRulesTests {
 				new HttpRules.Spec(List.of("/x"), List.of(), "api", "#email", 1),
 				new HttpRules.Spec(List.of("/x"), List.of(), "api", "#principal", 9),
 				new HttpRules.Spec(List.of("/x"), List.of(), null, "", 1)),
-				this.throttler, (name) -> PolicyUsage.DEFAULT, "Spring Security is not on the classpath"))
+				Admissions.of(this.throttler), "Spring Security is not on the classpath"))
 			.satisfies((ex) -> assertThat(ex.problems())
 				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].policy names 'nope', which is not configured"))
 				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[1].paths[0] '/api/{*rest}/x' is not a path pattern"))
@@ -145,7 +144,7 @@ class HttpRulesTests {
 		Throttler planned = new Throttler(new MemoryThrottleStore(), List.of(new GcraPolicy("api", 5, Duration.ofMinutes(1))),
 				Map.of("api", Map.of("pro", new GcraPolicy("api", 50, Duration.ofMinutes(1)))), List.of());
 		HttpRules rules = new HttpRules(List.of(new HttpRules.Spec(List.of("/**"), List.of(), "api", "#ip", "1",
-				"#headers['X-Plan']")), planned, (name) -> PolicyUsage.DEFAULT, null);
+				"#headers['X-Plan']")), Admissions.of(planned), null);
 		List<HttpRules.Matched> matched = match(rules, "GET", "/x");
 		MockHttpServletRequest pro = new MockHttpServletRequest("GET", "/x");
 		pro.addHeader("X-Plan", "pro");
@@ -160,7 +159,7 @@ class HttpRulesTests {
 	@Test
 	void aCostExpressionIsAtLeastOneReadsNumbersInTextAndFallsBackToOne() {
 		HttpRules rules = new HttpRules(List.of(new HttpRules.Spec(List.of("/**"), List.of(), "api", "#ip",
-				"#params['rows']", "")), this.throttler, (name) -> PolicyUsage.DEFAULT, null);
+				"#params['rows']", "")), Admissions.of(this.throttler), null);
 		List<HttpRules.Matched> matched = match(rules, "GET", "/x");
 		assertThat(cost(matched, "rows=3")).isEqualTo(3);
 		assertThat(cost(matched, "rows=0")).as("at least 1").isEqualTo(1);
@@ -181,7 +180,7 @@ class HttpRulesTests {
 				new HttpRules.Spec(List.of("/x"), List.of(), "api", "#ip", "#rows", "#headers['X-Plan'"),
 				new HttpRules.Spec(List.of("/x"), List.of(), "api", "#ip", "#params['n'] *", "#tier"),
 				new HttpRules.Spec(List.of("/x"), List.of(), "api", "#ip", "0", "#principal")),
-				this.throttler, (name) -> PolicyUsage.DEFAULT, "Spring Security is not on the classpath"))
+				Admissions.of(this.throttler), "Spring Security is not on the classpath"))
 			.satisfies((ex) -> assertThat(ex.problems()).hasSize(6)
 				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].cost '#rows' names #rows"))
 				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].plan '#headers['X-Plan'' does not parse"))

@@ -9,7 +9,7 @@ import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
 import dev.throttle.LockoutPolicy;
-import dev.throttle.spring.internal.aop.PolicyDecision;
+import dev.throttle.spring.admission.PolicyDecision;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

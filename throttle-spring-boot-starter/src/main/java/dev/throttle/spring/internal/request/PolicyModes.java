@@ -1,4 +1,4 @@
-package dev.throttle.spring.internal.aop;
+package dev.throttle.spring.internal.request;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

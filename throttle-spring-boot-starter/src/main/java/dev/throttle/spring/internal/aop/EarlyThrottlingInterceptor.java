@@ -1,4 +1,4 @@
-package dev.throttle.spring.internal.web;
+package dev.throttle.spring.internal.aop;
 
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
@@ -7,8 +7,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 
-import dev.throttle.spring.internal.aop.EarlyDecisions;
-import dev.throttle.spring.internal.aop.ThrottleRequestContext;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * Decides a Spring MVC handler's {@code @Throttled} in {@code preHandle}, before its arguments are
@@ -26,11 +25,11 @@ public final class EarlyThrottlingInterceptor implements HandlerInterceptor {
 
 	/**
 	 * Creates the interceptor.
-	 * @param decisions decides handlers early
+	 * @param methods the annotated methods
 	 * @param requestContext the servlet request context ({@code #ip}, {@code #principal}, headers)
 	 */
-	public EarlyThrottlingInterceptor(EarlyDecisions decisions, ThrottleRequestContext requestContext) {
-		this.decisions = decisions;
+	public EarlyThrottlingInterceptor(ThrottledMethods methods, ThrottleRequestContext requestContext) {
+		this.decisions = new EarlyDecisions(methods);
 		this.requestContext = requestContext;
 	}
 

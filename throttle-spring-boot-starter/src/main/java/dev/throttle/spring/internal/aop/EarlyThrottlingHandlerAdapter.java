@@ -1,4 +1,4 @@
-package dev.throttle.spring.internal.web;
+package dev.throttle.spring.internal.aop;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,9 +19,7 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
 import org.springframework.web.server.ServerWebExchange;
 
 import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.aop.EarlyDecisions;
-import dev.throttle.spring.internal.aop.ReactiveThrottleRequestContext;
-import dev.throttle.spring.internal.aop.ThrottledMethods;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 
 /**
  * The WebFlux counterpart of {@link EarlyThrottlingInterceptor}, which WebFlux has no place for:

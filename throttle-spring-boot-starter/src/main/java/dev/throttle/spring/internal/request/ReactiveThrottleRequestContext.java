@@ -1,7 +1,8 @@
-package dev.throttle.spring.internal.aop;
+package dev.throttle.spring.internal.request;
 
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
+
 
 /**
  * The reactive counterpart of {@link ThrottleRequestContext}: finds the request a reactive call
