@@ -21,7 +21,6 @@ import dev.throttle.Decision;
 import dev.throttle.Policy;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
-import dev.throttle.spring.autoconfigure.ThrottlePolicies;
 
 /**
  * The {@code throttle} actuator endpoint: {@code GET /actuator/throttle} lists the policies (with
@@ -30,7 +29,7 @@ import dev.throttle.spring.autoconfigure.ThrottlePolicies;
  * {@code DELETE /actuator/throttle/{policy}/{key}} forgets it (unlocks a user);
  * {@code POST /actuator/throttle/{policy}} with a JSON object of the policy's YAML settings
  * ({@code {"limit": 2}}) changes them on this instance, keeping every key's state (see
- * {@link ThrottlePolicies}). Like every
+ * {@link PolicyChanges}). Like every
  * endpoint, it is reachable over HTTP only when the application exposes it.
  *
  * <p>Its default access is read-only: a reset unlocks an account, and an application that
@@ -44,7 +43,7 @@ public class ThrottleEndpoint {
 
 	private final Throttler throttler;
 
-	private final @Nullable ThrottlePolicies changes;
+	private final @Nullable PolicyChanges changes;
 
 	/**
 	 * Creates the endpoint, without changes at run time.
@@ -60,7 +59,7 @@ public class ThrottleEndpoint {
 	 * @param changes applies changes at run time, or null when none are allowed
 	 */
 	@Autowired
-	public ThrottleEndpoint(Throttler throttler, @Nullable ThrottlePolicies changes) {
+	public ThrottleEndpoint(Throttler throttler, @Nullable PolicyChanges changes) {
 		this.throttler = throttler;
 		this.changes = changes;
 	}

@@ -19,6 +19,7 @@ import org.springframework.core.env.Environment;
 
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.actuate.PolicyChanges;
 import dev.throttle.spring.internal.request.PolicyModes;
 
 /**
@@ -33,7 +34,7 @@ import dev.throttle.spring.internal.request.PolicyModes;
  * Cloud), or the application calling {@link #update} or {@link #refresh}. Changes apply to this
  * instance only. Thread-safe: changes are applied one at a time.
  */
-public final class ThrottlePolicies {
+public final class ThrottlePolicies implements PolicyChanges {
 
 	private static final Log logger = LogFactory.getLog(ThrottlePolicies.class);
 
@@ -68,6 +69,7 @@ public final class ThrottlePolicies {
 	 * @throws IllegalArgumentException when no policy has that name
 	 * @throws ThrottleConfigurationException naming each property that is wrong; nothing changed
 	 */
+	@Override
 	public synchronized void update(String policy, Map<String, ?> changes) {
 		ThrottleProperties.Policy current = this.settings.get(policy);
 		if (current == null) {
@@ -131,6 +133,7 @@ public final class ThrottlePolicies {
 	 * @param policy the policy's name
 	 * @return true when it only counts what it would refuse
 	 */
+	@Override
 	public boolean isShadow(String policy) {
 		return this.modes.isShadow(policy);
 	}

@@ -16,7 +16,7 @@ import dev.throttle.Decision;
 import dev.throttle.Policy;
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.admission.PolicyDecision;
-import dev.throttle.spring.internal.web.RateLimitHeaders;
+import dev.throttle.spring.web.RateLimitHeaders;
 
 /**
  * A refused call as HTTP answers it, whichever entry point refused it ({@code @Throttled}, a URL

@@ -11,7 +11,7 @@ import org.springframework.http.ResponseEntity;
 
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.admission.PolicyDecision;
-import dev.throttle.spring.internal.web.RateLimitHeaders;
+import dev.throttle.spring.web.RateLimitHeaders;
 
 /**
  * Decides how a {@link ThrottledException} is answered over HTTP: by default {@code 429 Too Many

@@ -1,5 +1,7 @@
 package dev.throttle.spring.architecture;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.simpleName;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
@@ -9,8 +11,10 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /**
- * The layering of the project, stated as tests: core knows nothing of Spring, Redis or Micrometer,
- * and no two packages depend on each other.
+ * The layering of the project, stated as tests over core and the starter: core knows nothing of
+ * Spring, Redis or Micrometer; the admission API depends on no entry point; entry points (the
+ * annotation, URL rules, Spring Security logins) do not use each other; no two packages depend on
+ * each other.
  */
 class ArchitectureTests {
 
@@ -18,6 +22,11 @@ class ArchitectureTests {
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TEST_FIXTURES)
 		.importPackages("dev.throttle");
+
+	private static final String ANNOTATION_ADAPTER = "dev.throttle.spring.internal.aop..";
+
+	private static final String[] SECURITY_ADAPTER = { "dev.throttle.spring.security..",
+			"dev.throttle.spring.internal.security.." };
 
 	@Test
 	void coreDependsOnNeitherSpringNorRedisNorMicrometer() {
@@ -33,8 +42,61 @@ class ArchitectureTests {
 	}
 
 	@Test
+	void theAdmissionApiDependsOnNoEntryPointAndNoStore() {
+		noClasses().that()
+			.resideInAPackage("dev.throttle.spring.admission..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("dev.throttle.spring.internal..", "dev.throttle.spring.security..",
+					"dev.throttle.spring.autoconfigure..", "dev.throttle.spring.redis..", "dev.throttle.memory..")
+			.check(PRODUCTION);
+	}
+
+	@Test
+	void theAnnotationAdapterUsesNoOtherEntryPoint() {
+		noClasses().that()
+			.resideInAPackage(ANNOTATION_ADAPTER)
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("dev.throttle.spring.internal.web..", "dev.throttle.spring.security..",
+					"dev.throttle.spring.internal.security..")
+			.check(PRODUCTION);
+	}
+
+	@Test
+	void urlRulesAndSecurityLoginsDoNotUseTheAnnotationAdapter() {
+		noClasses().that()
+			.resideInAnyPackage("dev.throttle.spring.internal.web..", "dev.throttle.spring.security..",
+					"dev.throttle.spring.internal.security..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage(ANNOTATION_ADAPTER)
+			// the WebFlux request context still reads what the annotation adapter decided before
+			// argument binding from an exchange attribute; deciding it at one point removes this
+			.ignoreDependency(simpleName("WebFluxThrottleRequestContext"), simpleName("EarlyDecisions"))
+			.check(PRODUCTION);
+	}
+
+	@Test
+	void urlRulesDoNotUseSecurityLogins() {
+		noClasses().that()
+			.resideInAPackage("dev.throttle.spring.internal.web..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(SECURITY_ADAPTER)
+			.check(PRODUCTION);
+	}
+
+	@Test
 	void noPackageCycles() {
-		slices().matching("dev.(**)").should().beFreeOfCycles().check(PRODUCTION);
+		slices().matching("dev.(**)")
+			.should()
+			.beFreeOfCycles()
+			// AuthenticationThrottle's public constructors take the starter's ThrottleProperties, which
+			// the auto-configuration (which builds it) owns; a settings type of its own removes this
+			.ignoreDependency(resideInAPackage("dev.throttle.spring.security.."),
+					resideInAPackage("dev.throttle.spring.autoconfigure.."))
+			.check(PRODUCTION);
 	}
 
 }

@@ -19,6 +19,7 @@ import org.springframework.web.cors.CorsConfiguration;
 import org.springframework.web.cors.CorsProcessor;
 import org.springframework.web.cors.DefaultCorsProcessor;
 
+import dev.throttle.spring.web.RateLimitHeaders;
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.web.Refusal;
 import dev.throttle.spring.web.ThrottleExceptionHandler;

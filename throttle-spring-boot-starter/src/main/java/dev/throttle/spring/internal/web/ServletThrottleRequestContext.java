@@ -11,6 +11,7 @@ import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
+import dev.throttle.spring.web.RateLimitHeaders;
 import dev.throttle.Decision;
 import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;

@@ -22,6 +22,7 @@ import org.springframework.web.cors.reactive.DefaultCorsProcessor;
 import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 
+import dev.throttle.spring.web.RateLimitHeaders;
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.web.Refusal;

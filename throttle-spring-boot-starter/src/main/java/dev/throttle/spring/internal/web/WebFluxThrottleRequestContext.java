@@ -14,6 +14,7 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 
+import dev.throttle.spring.web.RateLimitHeaders;
 import dev.throttle.spring.internal.aop.EarlyDecisions;
 import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;

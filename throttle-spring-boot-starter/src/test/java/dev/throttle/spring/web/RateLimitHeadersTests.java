@@ -1,4 +1,4 @@
-package dev.throttle.spring.internal.web;
+package dev.throttle.spring.web;
 
 import java.time.Duration;
 import java.util.List;
