@@ -4,9 +4,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import dev.throttle.memory.MemoryCells;
-import dev.throttle.memory.PackedTransition;
-
 /**
  * A throttling algorithm: everything the library knows about it, in one place. Each algorithm is
  * one policy record with its {@code Algorithm} nested in it ({@link TokenBucketPolicy#ALGORITHM},
@@ -15,18 +12,21 @@ import dev.throttle.memory.PackedTransition;
  * <li>its name in configuration ({@link #id()}) and its parameters by their configuration names
  * ({@link #parameters()}), with their defaults and checks ({@link #create(String, Map)});</li>
  * <li>what the actuator lists as a policy's settings ({@link #settings(Policy)});</li>
- * <li>its transition in the memory store ({@link #bindMemory(Policy, MemoryCells)});</li>
- * <li>its Lua script in the Redis store ({@link #scriptName()}) and the numbers the script is
- * given ({@link #scriptNumbers(Policy)}).</li>
+ * <li>its transition in Java ({@link #transitionOf(Policy, Rates)}), which a store that keeps
+ * state in this process runs over the state it keeps;</li>
+ * <li>its numbers as integers ({@link #numbersOf(Policy)}), which a store that runs its own twin
+ * of the transition elsewhere (the Redis store, in Lua) is given.</li>
  * </ul>
- * What a policy advertises in {@code RateLimit-Policy} is on {@link Policy} itself.
+ * What a policy advertises in {@code RateLimit-Policy} is on {@link Policy} itself. An algorithm
+ * names no store: each store maps an algorithm to its own representation (the Redis store, an
+ * algorithm's name to its script).
  *
  * <p>This is also the SPI for adding an algorithm, which takes: one policy record with its
- * {@code Algorithm} subclass (public, with a public no-argument constructor) and its memory
- * transition nested in it; one line naming that subclass in
- * {@code META-INF/services/dev.throttle.Algorithm}, so that {@link #fromId(String)} finds it; its
- * Lua twin, {@code META-INF/throttle/scripts/}{@link #scriptName()}; and its traces in the store
- * contract suite. Algorithms are stateless: two instances of one class are equal. Thread-safe.
+ * {@code Algorithm} subclass (public, with a public no-argument constructor) and its transition
+ * nested in it; one line naming that subclass in {@code META-INF/services/dev.throttle.Algorithm},
+ * so that {@link #fromId(String)} finds it; its twin in each store that runs transitions of its
+ * own (the Redis store's script); and its traces in the store contract suite. Algorithms are
+ * stateless: two instances of one class are equal. Thread-safe.
  *
  * @param <P> the algorithm's policy type
  */
@@ -67,36 +67,25 @@ public abstract class Algorithm<P extends Policy> {
 	protected abstract List<Object> values(P policy);
 
 	/**
-	 * Returns the numbers a policy's script reads as {@code P[1]}, {@code P[2]}, ...
+	 * Returns a policy's numbers as integers, in the order each store's twin of the transition reads
+	 * them (the Redis store's script as {@code P[1]}, {@code P[2]}, ...).
 	 * @param policy the policy
 	 * @return integers below 2^53, so that Lua's doubles hold them exactly
 	 */
 	protected abstract long[] numbers(P policy);
 
 	/**
-	 * Binds a policy in the memory store: its transition over the cells the store gives it.
-	 * @param policy the policy
-	 * @param cells the policy's cells in the memory store
-	 * @return the policy's limiter
-	 */
-	protected abstract Limiter bind(P policy, MemoryCells cells);
-
-	/**
-	 * Returns a policy's transition over one {@code long} per key, from which the memory store
-	 * builds a policy with several limits ({@link MultiLimitPolicy}): override it, and
-	 * {@link #takesSeveralLimits()}, in an algorithm whose state fits in one {@code long}.
-	 * @param policy the policy of one limit
-	 * @param cells the policy's cells in the memory store
+	 * Returns a policy's transition in Java.
+	 * @param policy the policy (of one limit)
+	 * @param rates the numbers the policy name's states were written under (see {@link Rates})
 	 * @return its transition
 	 */
-	protected PackedTransition transition(P policy, MemoryCells cells) {
-		throw new UnsupportedOperationException(this.id + " takes no several limits");
-	}
+	protected abstract Transition transition(P policy, Rates rates);
 
 	/**
 	 * Returns whether a policy of this algorithm may have several limits ({@link MultiLimitPolicy}).
-	 * @return false unless the algorithm overrides {@link #transition} (and its script reads its
-	 * numbers from {@code P} alone)
+	 * @return false unless the algorithm's transition is a {@link PackedTransition} (and its twins
+	 * read its numbers from {@code P} alone)
 	 */
 	public boolean takesSeveralLimits() {
 		return false;
@@ -156,38 +145,35 @@ public abstract class Algorithm<P extends Policy> {
 	}
 
 	/**
-	 * Returns the file name of the algorithm's Lua script: its name with underscores.
-	 * @return for example {@code token_bucket.lua}
-	 */
-	public final String scriptName() {
-		return this.id.replace('-', '_') + ".lua";
-	}
-
-	/**
-	 * Returns the numbers a policy's script is given, as {@code local P = {...}}.
-	 * @param policy a policy of this algorithm
+	 * Returns the numbers a policy's twins of the transition in other stores are given (the Redis
+	 * store's script, as {@code local P = {...}}).
+	 * @param policy a policy of this algorithm (of one limit)
 	 * @return the numbers, as each script's header documents them
 	 */
-	public final long[] scriptNumbers(Policy policy) {
+	public final long[] numbersOf(Policy policy) {
 		return numbers(this.type.cast(policy));
 	}
 
 	/**
-	 * Binds a policy in the memory store. Called once per policy, never per decision.
+	 * Returns a policy's transition in Java, for a store to run over the state it keeps. A policy
+	 * with several limits gets one {@link ArrayTransition} over one packed state per limit, each
+	 * limit decided by its own transition and all charged in one write. Called when a store binds a
+	 * policy, never per decision.
 	 * @param policy a policy of this algorithm
-	 * @param cells the policy's cells in the memory store
-	 * @return the policy's limiter
+	 * @param rates the numbers the policy name's states were written under: one table per policy
+	 * name, the same for every binding of that name
+	 * @return the transition
 	 */
-	public final Limiter bindMemory(Policy policy, MemoryCells cells) {
+	public final Transition transitionOf(Policy policy, Rates rates) {
 		if (!policy.severalLimits()) {
-			return bind(this.type.cast(policy), cells);
+			return transition(this.type.cast(policy), rates);
 		}
 		List<? extends Policy> limits = policy.limits();
 		PackedTransition[] transitions = new PackedTransition[limits.size()];
 		for (int i = 0; i < transitions.length; i++) {
-			transitions[i] = transition(this.type.cast(limits.get(i)), cells);
+			transitions[i] = (PackedTransition) transition(this.type.cast(limits.get(i)), rates);
 		}
-		return cells.several(transitions);
+		return new SeveralTransition(transitions);
 	}
 
 	/**

@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
  */
 final class Checks {
 
-	/** Largest count, capacity or threshold: counts are packed into 23 bits in the memory store. */
+	/** Largest count, capacity or threshold: counts are packed into 23 bits ({@link PackedTransition#pack}). */
 	static final int MAX_QUANTITY = (1 << 23) - 1;
 
 	/** Longest duration any policy may use (about ten years), so no time arithmetic overflows. */

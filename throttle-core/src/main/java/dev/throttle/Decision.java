@@ -10,15 +10,17 @@ import java.time.Duration;
  * part in either.
  *
  * <p>Not a record because it is packed: every decision on the hot path allocates one, and
- * packed it takes 40 bytes (the five values and the next-unit hint in 32, the receipt in 8)
- * instead of a record's 48. Only {@code limit} and the receipt have fields of their own; the two
+ * packed it takes 32 bytes (the five values and the next-unit hint) instead of a record's 48; a
+ * decision that carries a receipt takes 8 more, in a subclass of its own, so a refusal (which a
+ * store never stamps, and which a hot key under attack gets on nearly every call) does not pay for
+ * the receipt only allowed calls carry. Only {@code limit} and the receipt have fields of their own; the two
  * durations sit in the low 48 bits of two longs whose next 15 and 16 bits hold the halves of
  * {@code remaining}, and the sign bit of the first says whether the call is allowed. An allowed
  * call has no wait, so its 48 bits hold the time until its next unit instead. So durations above
  * 2^48-2 ms, about 8,900 years, are reported as that, except that {@link #NEVER} is kept exactly;
  * every other value is kept exactly.
  */
-public sealed class Decision permits SeveralDecision {
+public sealed class Decision permits SeveralDecision, Decision.Stamped {
 
 	/** {@link #retryAfterMillis()} of a call that no amount of waiting lets through. */
 	public static final long NEVER = Long.MAX_VALUE;
@@ -30,9 +32,6 @@ public sealed class Decision permits SeveralDecision {
 
 	private final long resetAfterAndLowRemaining;
 
-	/** See {@link #receipt()}; bookkeeping, not part of the decision's value: not compared nor printed. */
-	private final long receipt;
-
 	/**
 	 * Creates a decision with no receipt, whose next unit comes when its state is neutral (never too
 	 * early). {@link DecisionBits#check} says what each value means and which values it refuses.
@@ -42,23 +41,25 @@ public sealed class Decision permits SeveralDecision {
 				(allowed && remaining < limit) ? resetAfterMillis : 0, 0);
 	}
 
-	/** Creates a decision with a store's hints; see {@link #allow(int, int, long, long, long)}. */
+	/**
+	 * Creates a decision with a store's next-unit hint, and checks a receipt that a {@link Stamped}
+	 * subclass keeps; see {@link #allow(int, int, long, long, long)}.
+	 */
 	Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis,
 			long nextUnitAfterMillis, long receipt) {
 		DecisionBits.check(allowed, limit, remaining, retryAfterMillis, resetAfterMillis, nextUnitAfterMillis, receipt);
 		this.limit = limit;
 		this.retryAfterAndHighRemaining = DecisionBits.first(allowed, remaining, retryAfterMillis, nextUnitAfterMillis);
 		this.resetAfterAndLowRemaining = DecisionBits.second(remaining, resetAfterMillis);
-		this.receipt = receipt;
 	}
 
-	/** A copy of a decision with another receipt; for {@link SeveralDecision} too. */
-	Decision(Decision decision, long receipt) {
+	/** A copy of a decision's values and hint; for {@link SeveralDecision} and {@link Stamped}. */
+	Decision(Decision decision) {
 		this.limit = decision.limit;
 		this.retryAfterAndHighRemaining = decision.retryAfterAndHighRemaining;
 		this.resetAfterAndLowRemaining = decision.resetAfterAndLowRemaining;
-		this.receipt = receipt;
 	}
+
 
 	/**
 	 * Returns this decision with a store's receipt: for stores (and wrappers of stores) that
@@ -69,7 +70,7 @@ public sealed class Decision permits SeveralDecision {
 	 */
 	public Decision withReceipt(long receipt) {
 		DecisionBits.checkReceipt(receipt);
-		return (receipt == this.receipt) ? this : new Decision(this, receipt);
+		return (receipt == receipt()) ? this : (receipt == 0) ? new Decision(this) : new Stamped(this, receipt);
 	}
 
 	/**
@@ -80,7 +81,7 @@ public sealed class Decision permits SeveralDecision {
 	 * @return the receipt, not negative
 	 */
 	public long receipt() {
-		return this.receipt;
+		return 0;
 	}
 
 	/**
@@ -143,7 +144,8 @@ public sealed class Decision permits SeveralDecision {
 	 */
 	public static Decision allow(int limit, int remaining, long resetAfterMillis, long nextUnitAfterMillis,
 			long receipt) {
-		return new Decision(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, receipt);
+		return (receipt == 0) ? new Decision(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, 0)
+				: new Stamped(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, receipt);
 	}
 
 	/**
@@ -295,6 +297,33 @@ public sealed class Decision permits SeveralDecision {
 	public String toString() {
 		return "Decision[allowed=" + allowed() + ", limit=" + this.limit + ", remaining=" + remaining()
 				+ ", retryAfterMillis=" + retryAfterMillis() + ", resetAfterMillis=" + resetAfterMillis() + "]";
+	}
+
+	/**
+	 * A decision with a store's receipt: the one field a refusal never needs, so only the decisions
+	 * that carry one pay its 8 bytes.
+	 */
+	static final class Stamped extends Decision {
+
+		/** See {@link #receipt()}; bookkeeping, not part of the decision's value: not compared nor printed. */
+		private final long receipt;
+
+		Stamped(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis,
+				long nextUnitAfterMillis, long receipt) {
+			super(allowed, limit, remaining, retryAfterMillis, resetAfterMillis, nextUnitAfterMillis, receipt);
+			this.receipt = receipt;
+		}
+
+		Stamped(Decision decision, long receipt) {
+			super(decision);
+			this.receipt = receipt;
+		}
+
+		@Override
+		public long receipt() {
+			return this.receipt;
+		}
+
 	}
 
 }

@@ -3,10 +3,10 @@ package dev.throttle;
 import java.time.Duration;
 import java.util.List;
 
-import dev.throttle.memory.MemoryCells;
-import dev.throttle.memory.PackedTransition;
 
-import static dev.throttle.memory.MemoryCells.count;
+import static dev.throttle.PackedTransition.count;
+import static dev.throttle.PackedTransition.pack;
+import static dev.throttle.PackedTransition.time;
 
 /**
  * Fixed window: at most {@code limit} units per window; a window starts at the key's first call
@@ -48,7 +48,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 	}
 
 	/**
-	 * The {@code fixed-window} algorithm; its Lua twin is {@code fixed_window.lua}.
+	 * The {@code fixed-window} algorithm: its parameters, its numbers and its transition.
 	 */
 	public static final class Descriptor extends PackedAlgorithm<FixedWindowPolicy> {
 
@@ -74,8 +74,8 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 		}
 
 		@Override
-		protected PackedTransition transition(FixedWindowPolicy policy, MemoryCells cells) {
-			return new Transition(policy, cells);
+		protected PackedTransition transition(FixedWindowPolicy policy, Rates rates) {
+			return new Transition(policy);
 		}
 
 	}
@@ -94,8 +94,8 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 
 		private final int limit;
 
-		Transition(FixedWindowPolicy policy, MemoryCells cells) {
-			super(cells, policy.window().toMillis());
+		Transition(FixedWindowPolicy policy) {
+			super(policy.window().toMillis());
 			this.limit = policy.limit();
 		}
 
@@ -108,13 +108,13 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 		public long acquire(long state, long now, int cost) {
 			long current = current(state, now);
 			int count = (current == EMPTY) ? 0 : count(current);
-			long start = (current == EMPTY) ? now : this.cells.time(current, now);
-			return (count + cost > this.limit) ? REJECTED : this.cells.pack(count + cost, start);
+			long start = (current == EMPTY) ? now : time(current, now);
+			return (count + cost > this.limit) ? REJECTED : pack(count + cost, start);
 		}
 
 		@Override
 		public Decision allowed(long next, long now) {
-			long start = this.cells.time(next, now);
+			long start = time(next, now);
 			long untilEnd = start + this.spanMillis - now;
 			return Decision.allow(this.limit, remaining(next), untilEnd, untilEnd, Math.max(1, start));
 		}
@@ -122,7 +122,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 		@Override
 		public Decision rejected(long state, long now, int cost) {
 			long current = current(state, now);
-			long untilEnd = this.cells.time(current, now) + this.spanMillis - now;
+			long untilEnd = time(current, now) + this.spanMillis - now;
 			return Decision.reject(this.limit, remaining(current), untilEnd, untilEnd);
 		}
 
@@ -133,7 +133,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 				return Decision.allow(this.limit, this.limit, 0);
 			}
 			if (count(current) < this.limit) {
-				long untilEnd = this.cells.time(current, now) + this.spanMillis - now;
+				long untilEnd = time(current, now) + this.spanMillis - now;
 				return Decision.allow(this.limit, remaining(current), untilEnd, untilEnd, 0);
 			}
 			return rejected(state, now, 1);
@@ -145,7 +145,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
 			if (current == EMPTY || count(current) <= cost) {
 				return EMPTY;
 			}
-			return this.cells.pack(count(current) - cost, this.cells.time(current, now));
+			return pack(count(current) - cost, time(current, now));
 		}
 
 	}

@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 
-import dev.throttle.memory.MemoryCells;
-import dev.throttle.memory.PackedTransition;
 
 /**
  * GCRA: {@code limit} calls per {@code period}, with a burst of {@code limit}, kept as one score
@@ -89,7 +87,7 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 	}
 
 	/**
-	 * The {@code gcra} algorithm; its Lua twin is {@code gcra.lua}.
+	 * The {@code gcra} algorithm: its parameters, its numbers and its transition.
 	 */
 	public static final class Descriptor extends PackedAlgorithm<GcraPolicy> {
 
@@ -115,20 +113,20 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 		}
 
 		@Override
-		protected PackedTransition transition(GcraPolicy policy, MemoryCells cells) {
-			return new Transition(policy, cells);
+		protected PackedTransition transition(GcraPolicy policy, Rates rates) {
+			return new Transition(policy, rates);
 		}
 
 	}
 
 	/**
 	 * Over one long: the theoretical arrival time (TAT) in microseconds, with the emission interval
-	 * it was written under (an id that {@link MemoryCells#rateId} gives it), so that a key's state
+	 * it was written under (an id that the policy name's {@link Rates} gives it), so that a key's state
 	 * means the same under other numbers of its policy (a plan, a change at run time): what runs
 	 * ahead of now under interval {@code I'} is {@code ceil(ahead * I / I')} under {@code I}, the same
 	 * number of calls (a customer who used a free plan's 10 of 10 per minute has 990 of a pro plan's
-	 * 1,000 per minute left). The Lua twin keeps {@code "<TAT>:<interval>"} and converts alike, in
-	 * doubles, so both round the same way.
+	 * 1,000 per minute left). A twin in another store keeps the interval beside its
+	 * score too and converts alike, in doubles, so both round the same way.
 	 *
 	 * <p>The cooldown document's rule, with emission interval {@code I = T/n} (microseconds, rounded
 	 * down) and tolerance {@code n * I} (equal to T when n divides T): the trial score is
@@ -159,7 +157,7 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 		/** How far ahead a converted score may run: the horizon every store reads times within. */
 		static final long MAX_AHEAD_MICROS = (1L << 39) * 1000;
 
-		private final MemoryCells cells;
+		private final Rates rates;
 
 		private final int limit;
 
@@ -172,12 +170,12 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 		/** The interval's id, in the bits above the TAT. */
 		private final long rateBits;
 
-		Transition(GcraPolicy policy, MemoryCells cells) {
-			this.cells = cells;
+		Transition(GcraPolicy policy, Rates rates) {
+			this.rates = rates;
 			this.limit = policy.limit();
 			this.interval = policy.emissionIntervalMicros();
 			this.tolerance = policy.toleranceMicros();
-			this.rateBits = (long) cells.rateId(this.interval) << TAT_BITS;
+			this.rateBits = (long) rates.id(this.interval) << TAT_BITS;
 		}
 
 		private long pack(long tat) {
@@ -198,13 +196,13 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
 			if (ahead <= 0) {
 				return 0;
 			}
-			long written = this.cells.rate((int) (state >>> TAT_BITS));
+			long written = this.rates.rate((int) (state >>> TAT_BITS));
 			return (written == this.interval) ? ahead : convert(ahead, written, this.interval);
 		}
 
 		/**
 		 * What runs {@code ahead} under interval {@code from} is under interval {@code to}: the same
-		 * number of calls, rounded up, at most {@link #MAX_AHEAD_MICROS}. In doubles, as Lua computes it.
+		 * number of calls, rounded up, at most {@link #MAX_AHEAD_MICROS}. In doubles, as every twin computes it.
 		 */
 		static long convert(long ahead, long from, long to) {
 			return (long) Math.min(Math.ceil((double) ahead * to / from), MAX_AHEAD_MICROS);

@@ -3,8 +3,6 @@ package dev.throttle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
-import org.jspecify.annotations.Nullable;
-
 /**
  * One policy's keys in one {@link ThrottleStore}. Every method is atomic per key and thread-safe.
  *
@@ -153,30 +151,6 @@ public interface Limiter {
 	default CompletionStage<Void> resetAsync(String key) {
 		reset(key);
 		return CompletableFuture.completedFuture(null);
-	}
-
-	/**
-	 * Returns a refusal of {@code key} that this limiter remembers and knows to be still true now,
-	 * without asking its store, or null when it knows none: what a failure policy
-	 * ({@link dev.throttle.resilience.ResilientThrottleStore}) answers with before its fallback while
-	 * the store cannot be reached, so that a key the store refused before an outage stays refused
-	 * until its Retry-After. Never blocks, never throws. The default remembers nothing.
-	 * @param key the key
-	 * @param cost units the call asks for
-	 * @return the remembered refusal with the time left, or null
-	 */
-	default @Nullable Decision rememberedRefusal(String key, int cost) {
-		return null;
-	}
-
-	/**
-	 * Forgets what this limiter remembers of {@code key} on this instance ({@link #rememberedRefusal}),
-	 * without asking its store: what a failure policy does for a reset made while the store cannot be
-	 * reached, so that a user unlocked during an outage is unlocked on this instance at once. Never
-	 * blocks, never throws. The default remembers nothing, so forgets nothing.
-	 * @param key the key
-	 */
-	default void forgetRemembered(String key) {
 	}
 
 }

@@ -4,9 +4,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
-import dev.throttle.memory.MemoryCells;
 
-import static dev.throttle.memory.MemoryCells.count;
+import static dev.throttle.PackedTransition.count;
+import static dev.throttle.PackedTransition.pack;
+import static dev.throttle.PackedTransition.time;
 
 /**
  * Escalating lockout (Lucia's throttler): a key's first attempt passes; each later one must come at
@@ -76,7 +77,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 		return timeouts.stream().filter(Objects::nonNull).max(Duration::compareTo).orElse(Duration.ZERO);
 	}
 
-	/** The timeouts in milliseconds, for the transition and the script: a new array. */
+	/** The timeouts in milliseconds, for the transition and its numbers: a new array. */
 	long[] timeoutsMillis() {
 		return this.timeouts.stream().mapToLong(Duration::toMillis).toArray();
 	}
@@ -110,7 +111,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 	}
 
 	/**
-	 * The {@code lockout} algorithm; its Lua twin is {@code lockout.lua}.
+	 * The {@code lockout} algorithm: its parameters, its numbers and its transition.
 	 */
 	public static final class Descriptor extends Algorithm<LockoutPolicy> {
 
@@ -142,8 +143,8 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 		}
 
 		@Override
-		protected Limiter bind(LockoutPolicy policy, MemoryCells cells) {
-			return cells.packed(new Transition(policy, cells));
+		protected PackedTransition transition(LockoutPolicy policy, Rates rates) {
+			return new Transition(policy);
 		}
 
 	}
@@ -165,8 +166,8 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 
 		private final long[] timeouts;
 
-		Transition(LockoutPolicy policy, MemoryCells cells) {
-			super(cells, policy.expireAfter().toMillis());
+		Transition(LockoutPolicy policy) {
+			super(policy.expireAfter().toMillis());
 			this.timeouts = policy.timeoutsMillis();
 		}
 
@@ -179,18 +180,18 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 		public long acquire(long state, long now, int cost) {
 			long current = current(state, now);
 			if (current == EMPTY) {
-				return this.cells.pack(0, now);
+				return pack(0, now);
 			}
 			int index = index(current);
-			if (now - this.cells.time(current, now) < this.timeouts[index]) {
+			if (now - time(current, now) < this.timeouts[index]) {
 				return REJECTED;
 			}
-			return this.cells.pack(Math.min(index + 1, this.timeouts.length - 1), now);
+			return pack(Math.min(index + 1, this.timeouts.length - 1), now);
 		}
 
 		@Override
 		public Decision allowed(long next, long now) {
-			long lastAllowed = this.cells.time(next, now);
+			long lastAllowed = time(next, now);
 			return Decision.allow(1, 0, lastAllowed + this.spanMillis - now,
 					lastAllowed + this.timeouts[index(next)] - now, Math.max(1, lastAllowed));
 		}
@@ -198,7 +199,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 		@Override
 		public Decision rejected(long state, long now, int cost) {
 			long current = current(state, now);
-			long lastAllowed = this.cells.time(current, now);
+			long lastAllowed = time(current, now);
 			return Decision.reject(1, 0, lastAllowed + this.timeouts[index(current)] - now,
 					lastAllowed + this.spanMillis - now);
 		}
@@ -209,8 +210,8 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 			if (current == EMPTY) {
 				return Decision.allow(1, 1, 0);
 			}
-			if (now - this.cells.time(current, now) >= this.timeouts[index(current)]) {
-				return Decision.allow(1, 1, this.cells.time(current, now) + this.spanMillis - now);
+			if (now - time(current, now) >= this.timeouts[index(current)]) {
+				return Decision.allow(1, 1, time(current, now) + this.spanMillis - now);
 			}
 			return rejected(state, now, 1);
 		}
@@ -222,7 +223,7 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
 				return EMPTY;
 			}
 			int previous = index(current) - 1;
-			return this.cells.pack(previous, this.cells.time(current, now) - this.timeouts[previous]);
+			return pack(previous, time(current, now) - this.timeouts[previous]);
 		}
 
 	}

@@ -1,13 +1,10 @@
 package dev.throttle;
 
-import dev.throttle.memory.MemoryCells;
-import dev.throttle.memory.PackedTransition;
-
 /**
- * An algorithm whose state per key fits in one {@code long}: the memory store binds its
- * {@link #transition} over one packed cell per key, and a policy of it may have several limits,
- * one {@code long} per limit ({@link MultiLimitPolicy}). Its script must read its numbers from
- * {@code P} alone, as several limits give each limit's numbers in turn.
+ * An algorithm whose state per key fits in one {@code long} (its {@link #transition} is a
+ * {@link PackedTransition}), so that a policy of it may have several limits, one {@code long} per
+ * limit ({@link MultiLimitPolicy}). Its twins in other stores must read its numbers from {@code P}
+ * alone, as several limits give each limit's numbers in turn.
  *
  * @param <P> the algorithm's policy type
  */
@@ -18,12 +15,7 @@ abstract class PackedAlgorithm<P extends Policy> extends Algorithm<P> {
 	}
 
 	@Override
-	protected abstract PackedTransition transition(P policy, MemoryCells cells);
-
-	@Override
-	protected final Limiter bind(P policy, MemoryCells cells) {
-		return cells.packed(transition(policy, cells));
-	}
+	protected abstract PackedTransition transition(P policy, Rates rates);
 
 	@Override
 	public final boolean takesSeveralLimits() {

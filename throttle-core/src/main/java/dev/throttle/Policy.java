@@ -9,7 +9,7 @@ import java.util.List;
  * when the policy is built.
  *
  * <p>Each algorithm is one record implementing this interface, with its {@link Algorithm} (its
- * configuration name and parameters, its memory transition and its Lua script's numbers) nested
+ * configuration name and parameters, its transition and its numbers) nested
  * in it. Stores and the starter reach an algorithm only through {@link #algorithm()}, so adding
  * one changes none of them.
  *

@@ -13,8 +13,12 @@ final class SeveralDecision extends Decision {
 
 	private final Decision[] parts;
 
-	private SeveralDecision(Decision combined, Decision[] parts) {
-		super(combined, combined.receipt());
+	/** 1 when a store stamped the parts, else 0. */
+	private final long receipt;
+
+	private SeveralDecision(Decision combined, long receipt, Decision[] parts) {
+		super(combined);
+		this.receipt = receipt;
 		this.parts = parts;
 	}
 
@@ -42,7 +46,7 @@ final class SeveralDecision extends Decision {
 				? Decision.allow(tightest.limit(), tightest.remaining(), reset, nextUnitOf(parts),
 						(stamped != 0) ? 1 : 0)
 				: new Decision(false, tightest.limit(), tightest.remaining(), wait, reset);
-		return new SeveralDecision(combined, parts.clone());
+		return new SeveralDecision(combined, combined.receipt(), parts.clone());
 	}
 
 	/**
@@ -65,7 +69,12 @@ final class SeveralDecision extends Decision {
 
 	@Override
 	public Decision withReceipt(long receipt) {
-		return (receipt == receipt()) ? this : new SeveralDecision(new Decision(this, receipt), this.parts);
+		return (receipt == this.receipt) ? this : new SeveralDecision(this, receipt, this.parts);
+	}
+
+	@Override
+	public long receipt() {
+		return this.receipt;
 	}
 
 	@Override

@@ -3,7 +3,6 @@ package dev.throttle;
 import java.time.Duration;
 import java.util.List;
 
-import dev.throttle.memory.MemoryCells;
 
 /**
  * Sliding log with a growing delay (metabase/throttle's {@code check}): the attempts of the last
@@ -12,7 +11,7 @@ import dev.throttle.memory.MemoryCells;
  * most recent attempt. A refused call is not recorded.
  *
  * <p>Delays are rounded to whole milliseconds once, here ({@link #delaysMillis()}), and both stores
- * use that table, so floating point never decides differently in Java and Lua.
+ * use that table, so floating point never decides differently in one store's twin than in another's.
  *
  * @param name the policy's name
  * @param threshold attempts allowed within {@code ttl} before delays apply
@@ -138,7 +137,7 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 	}
 
 	/**
-	 * The {@code sliding-log} algorithm; its Lua twin is {@code sliding_log.lua}.
+	 * The {@code sliding-log} algorithm: its parameters, its numbers and its transition.
 	 */
 	public static final class Descriptor extends Algorithm<SlidingLogPolicy> {
 
@@ -172,8 +171,8 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
 		}
 
 		@Override
-		protected Limiter bind(SlidingLogPolicy policy, MemoryCells cells) {
-			return cells.array(new SlidingLogTransition(policy));
+		protected ArrayTransition transition(SlidingLogPolicy policy, Rates rates) {
+			return new SlidingLogTransition(policy);
 		}
 
 	}

@@ -2,10 +2,8 @@ package dev.throttle;
 
 import java.util.Arrays;
 
-import dev.throttle.memory.ArrayTransition;
-
 /**
- * The sliding log in the memory store ({@link SlidingLogPolicy}): over the times of a key's recent
+ * The sliding log's transition ({@link SlidingLogPolicy}): over the times of a key's recent
  * allowed attempts, oldest first.
  *
  * <p>An attempt older than {@code ttl} ({@code now - t >= ttl}) no longer counts. With {@code c}

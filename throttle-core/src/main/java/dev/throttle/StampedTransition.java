@@ -1,7 +1,6 @@
 package dev.throttle;
 
-import dev.throttle.memory.MemoryCells;
-import dev.throttle.memory.PackedTransition;
+import static dev.throttle.PackedTransition.time;
 
 /**
  * A transition over packed (count, stamp) whose state lasts a fixed span after its stamp, and whose
@@ -12,25 +11,22 @@ import dev.throttle.memory.PackedTransition;
  */
 abstract class StampedTransition implements PackedTransition {
 
-	final MemoryCells cells;
-
 	/** How long a state lasts after its stamp: the fixed window, or the lockout's {@code expireAfter}. */
 	final long spanMillis;
 
-	StampedTransition(MemoryCells cells, long spanMillis) {
-		this.cells = cells;
+	StampedTransition(long spanMillis) {
 		this.spanMillis = spanMillis;
 	}
 
 	/** The key's state while its span lasts, or {@link #EMPTY}. */
 	final long current(long state, long now) {
-		return (state == EMPTY || now - this.cells.time(state, now) >= this.spanMillis) ? EMPTY : state;
+		return (state == EMPTY || now - time(state, now) >= this.spanMillis) ? EMPTY : state;
 	}
 
 	@Override
 	public final long refund(long state, long now, int cost, long receipt) {
 		long current = current(state, now);
-		if (current == EMPTY || Math.max(1, this.cells.time(current, now)) != receipt) {
+		if (current == EMPTY || Math.max(1, time(current, now)) != receipt) {
 			// the call's window has ended, or a later attempt came, or the state expired or was reset:
 			// what the call took went with its state
 			return state;

@@ -3,10 +3,10 @@ package dev.throttle;
 import java.time.Duration;
 import java.util.List;
 
-import dev.throttle.memory.MemoryCells;
-import dev.throttle.memory.PackedTransition;
 
-import static dev.throttle.memory.MemoryCells.count;
+import static dev.throttle.PackedTransition.count;
+import static dev.throttle.PackedTransition.pack;
+import static dev.throttle.PackedTransition.time;
 
 /**
  * Token bucket: a key starts with {@code capacity} tokens; a call takes {@code cost} tokens or is
@@ -80,7 +80,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 	}
 
 	/**
-	 * The {@code token-bucket} algorithm; its Lua twin is {@code token_bucket.lua}.
+	 * The {@code token-bucket} algorithm: its parameters, its numbers and its transition.
 	 */
 	public static final class Descriptor extends PackedAlgorithm<TokenBucketPolicy> {
 
@@ -107,8 +107,8 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 		}
 
 		@Override
-		protected PackedTransition transition(TokenBucketPolicy policy, MemoryCells cells) {
-			return new Transition(policy, cells);
+		protected PackedTransition transition(TokenBucketPolicy policy, Rates rates) {
+			return new Transition(policy);
 		}
 
 	}
@@ -136,16 +136,13 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 	 */
 	static final class Transition implements PackedTransition {
 
-		private final MemoryCells cells;
-
 		private final int capacity;
 
 		private final int refillTokens;
 
 		private final long periodMillis;
 
-		Transition(TokenBucketPolicy policy, MemoryCells cells) {
-			this.cells = cells;
+		Transition(TokenBucketPolicy policy) {
 			this.capacity = policy.capacity();
 			this.refillTokens = policy.refillTokens();
 			this.periodMillis = policy.refillPeriod().toMillis();
@@ -153,19 +150,19 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 
 		private long refill(long state, long now) {
 			if (state == EMPTY || count(state) <= 0) {
-				return this.cells.pack(0, now);
+				return pack(0, now);
 			}
 			int used = count(state);
-			long refilledAt = this.cells.time(state, now);
+			long refilledAt = time(state, now);
 			long elapsed = now - refilledAt;
 			if (elapsed < this.periodMillis) {
 				return state;
 			}
 			long periods = elapsed / this.periodMillis;
 			if (periods >= ceilDiv(used, this.refillTokens)) {
-				return this.cells.pack(0, now);
+				return pack(0, now);
 			}
-			return this.cells.pack(used - periods * this.refillTokens, refilledAt + periods * this.periodMillis);
+			return pack(used - periods * this.refillTokens, refilledAt + periods * this.periodMillis);
 		}
 
 		private int tokens(long refilled) {
@@ -174,7 +171,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 
 		/** When a refilled state is full again: its last used token back. */
 		private long fullAt(long refilled, long now) {
-			return this.cells.time(refilled, now) + ceilDiv(count(refilled), this.refillTokens) * this.periodMillis;
+			return time(refilled, now) + ceilDiv(count(refilled), this.refillTokens) * this.periodMillis;
 		}
 
 		private long untilFull(long refilled, long now) {
@@ -183,14 +180,14 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 
 		/** A refilled state that is not full gets its next tokens with the next refill. */
 		private long untilNextRefill(long refilled, long now) {
-			return (count(refilled) <= 0) ? 0 : this.cells.time(refilled, now) + this.periodMillis - now;
+			return (count(refilled) <= 0) ? 0 : time(refilled, now) + this.periodMillis - now;
 		}
 
 		@Override
 		public long acquire(long state, long now, int cost) {
 			long refilled = refill(state, now);
 			return (tokens(refilled) < cost) ? REJECTED
-					: this.cells.pack(count(refilled) + cost, this.cells.time(refilled, now));
+					: pack(count(refilled) + cost, time(refilled, now));
 		}
 
 		@Override
@@ -203,7 +200,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 		public Decision rejected(long state, long now, int cost) {
 			long refilled = refill(state, now);
 			int tokens = tokens(refilled);
-			long retryAfter = this.cells.time(refilled, now)
+			long retryAfter = time(refilled, now)
 					+ ceilDiv((long) cost - tokens, this.refillTokens) * this.periodMillis - now;
 			return Decision.reject(this.capacity, Math.max(0, tokens), retryAfter, untilFull(refilled, now));
 		}
@@ -222,14 +219,14 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 		public long refund(long state, long now, int cost) {
 			long refilled = refill(state, now);
 			long used = count(refilled) - (long) cost;
-			return (used <= 0) ? EMPTY : this.cells.pack(used, this.cells.time(refilled, now));
+			return (used <= 0) ? EMPTY : pack(used, time(refilled, now));
 		}
 
 		@Override
 		public long refund(long state, long now, int cost, long receipt) {
 			long refilled = refill(state, now);
 			int used = count(refilled);
-			long refilledAt = this.cells.time(refilled, now);
+			long refilledAt = time(refilled, now);
 			long untilBack = receipt - refilledAt;
 			if (used <= 0 || untilBack <= 0) {
 				// every token the call took is back already
@@ -237,7 +234,7 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
 			}
 			long stillOut = ceilDiv(untilBack, this.periodMillis) * this.refillTokens;
 			long left = used - Math.min(Math.min(cost, stillOut), used);
-			return (left <= 0) ? EMPTY : this.cells.pack(left, refilledAt);
+			return (left <= 0) ? EMPTY : pack(left, refilledAt);
 		}
 
 		private static long ceilDiv(long dividend, long divisor) {

@@ -1,5 +1,5 @@
 /**
- * Per-key throttling: the {@link dev.throttle.Throttler}, its {@link dev.throttle.Decision}s, the policies and the store SPI.
+ * Per-key throttling: the {@link dev.throttle.Throttler}, its {@link dev.throttle.Decision}s, the policies with their algorithms' transitions, and the store SPI.
  */
 @NullMarked
 package dev.throttle;

@@ -94,15 +94,13 @@ class AlgorithmTests {
 	}
 
 	@Test
-	void eachAlgorithmNamesItsScriptAndTheNumbersItGetsAsIntegers() {
-		assertThat(ONE_OF_EACH).extracting((policy) -> policy.algorithm().scriptName())
-			.containsExactly("token_bucket.lua", "gcra.lua", "fixed_window.lua", "sliding_log.lua", "lockout.lua");
-		assertThat(TokenBucketPolicy.ALGORITHM.scriptNumbers(ONE_OF_EACH.get(0))).containsExactly(20, 5, 30_000);
-		assertThat(GcraPolicy.ALGORITHM.scriptNumbers(ONE_OF_EACH.get(1))).containsExactly(100, 600_000, 60_000_000);
-		assertThat(FixedWindowPolicy.ALGORITHM.scriptNumbers(ONE_OF_EACH.get(2))).containsExactly(5, 900_000);
-		assertThat(LockoutPolicy.ALGORITHM.scriptNumbers(ONE_OF_EACH.get(4))).containsExactly(7_200_000, 1_000, 300_000);
+	void eachAlgorithmGivesItsNumbersAsIntegers() {
+		assertThat(TokenBucketPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(0))).containsExactly(20, 5, 30_000);
+		assertThat(GcraPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(1))).containsExactly(100, 600_000, 60_000_000);
+		assertThat(FixedWindowPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(2))).containsExactly(5, 900_000);
+		assertThat(LockoutPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(4))).containsExactly(7_200_000, 1_000, 300_000);
 		SlidingLogPolicy log = (SlidingLogPolicy) ONE_OF_EACH.get(3);
-		long[] numbers = SlidingLogPolicy.ALGORITHM.scriptNumbers(log);
+		long[] numbers = SlidingLogPolicy.ALGORITHM.numbersOf(log);
 		assertThat(numbers).startsWith(3, 600_000, log.maxEntries());
 		assertThat(numbers).endsWith(log.delaysMillis());
 		assertThat(numbers).hasSize(3 + log.delaysMillis().length);

@@ -197,27 +197,37 @@ class DecisionTests {
 	}
 
 	@Test
-	void itsOnlyFieldsAreOneIntAndThreeLongs() {
-		List<Class<?>> fieldTypes = Arrays.stream(Decision.class.getDeclaredFields())
+	void itsOnlyFieldsAreOneIntAndTwoLongsAndAReceiptOnlyInTheDecisionsThatCarryOne() {
+		assertThat(instanceFieldTypes(Decision.class)).containsExactly(int.class, long.class, long.class);
+		assertThat(Decision.class.getSuperclass()).isEqualTo(Object.class);
+		assertThat(instanceFieldTypes(Decision.Stamped.class)).containsExactly(long.class);
+		assertThat(Decision.reject(1, 0, 1_000, 1_000).getClass()).isEqualTo(Decision.class);
+		assertThat(Decision.allow(1, 0, 1_000, 1_000, 0).getClass()).isEqualTo(Decision.class);
+		assertThat(Decision.allow(1, 0, 1_000, 1_000, 7).getClass()).isEqualTo(Decision.Stamped.class);
+	}
+
+	private static List<Class<?>> instanceFieldTypes(Class<?> type) {
+		return Arrays.stream(type.getDeclaredFields())
 			.filter((field) -> !Modifier.isStatic(field.getModifiers()))
 			.<Class<?>>map(Field::getType)
 			.sorted(Comparator.comparing(Class::getName))
 			.toList();
-		assertThat(fieldTypes).containsExactly(int.class, long.class, long.class, long.class);
-		assertThat(Decision.class.getSuperclass()).isEqualTo(Object.class);
 	}
 
 	@Test
-	void anInstanceTakes40BytesOnA64BitHotSpotWithCompressedPointers() {
-		ClassLayout layout = ClassLayout.parseClass(Decision.class, new HotSpotLayouter(new Model64(true, true, 8), 17));
+	void aDecisionTakes32BytesAndOneWithAReceipt40OnA64BitHotSpotWithCompressedPointers() {
+		HotSpotLayouter layouter = new HotSpotLayouter(new Model64(true, true, 8), 17);
+		ClassLayout layout = ClassLayout.parseClass(Decision.class, layouter);
 		assertThat(layout.headerSize()).isEqualTo(12);
-		assertThat(layout.instanceSize()).isEqualTo(40);
+		assertThat(layout.instanceSize()).isEqualTo(32);
+		assertThat(ClassLayout.parseClass(Decision.Stamped.class, layouter).instanceSize()).isEqualTo(40);
 	}
 
 	@Test
-	void anInstanceTakesAtMost40BytesInThisJvmWhenItsHeaderIs12Bytes() {
+	void aDecisionTakesAtMost32BytesAndOneWithAReceiptAtMost40InThisJvmWhenItsHeaderIs12Bytes() {
 		assumeTrue(VM.current().objectHeaderSize() == 12, "needs compressed class pointers");
-		assertThat(ClassLayout.parseClass(Decision.class).instanceSize()).isLessThanOrEqualTo(40);
+		assertThat(ClassLayout.parseClass(Decision.class).instanceSize()).isLessThanOrEqualTo(32);
+		assertThat(ClassLayout.parseClass(Decision.Stamped.class).instanceSize()).isLessThanOrEqualTo(40);
 	}
 
 	private static void assertRoundTrips(boolean allowed, int limit, int remaining, long retryAfterMillis,

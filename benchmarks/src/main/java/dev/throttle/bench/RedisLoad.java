@@ -329,7 +329,7 @@ public final class RedisLoad {
 				RedisAsyncCommands<ByteBuffer, ByteBuffer> commands = factory.sharedAsyncCommands();
 				String sha = commands.scriptLoad(BARE_GCRA).get(5, TimeUnit.SECONDS);
 				dev.throttle.GcraPolicy gcra = (dev.throttle.GcraPolicy) Workload.policy("gcra", regime);
-				long[] numbers = gcra.algorithm().scriptNumbers(gcra); // {limit, interval, tolerance}
+				long[] numbers = gcra.algorithm().numbersOf(gcra); // {limit, interval, tolerance}
 				ByteBuffer interval = ascii(Long.toString(numbers[1]));
 				ByteBuffer tolerance = ascii(Long.toString(numbers[2]));
 				long waitNanos = TimeUnit.MILLISECONDS.toNanos(120);

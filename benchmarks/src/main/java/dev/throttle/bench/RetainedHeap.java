@@ -84,7 +84,7 @@ public final class RetainedHeap {
 			}
 			else {
 				SlidingLogPolicy policy = (SlidingLogPolicy) limiter.policy();
-				long[] numbers = policy.algorithm().scriptNumbers(policy); // {threshold, ttl, maxEntries, delays...}
+				long[] numbers = policy.algorithm().numbersOf(policy); // {threshold, ttl, maxEntries, delays...}
 				long[] delays = java.util.Arrays.copyOfRange(numbers, 3, numbers.length);
 				int rounds = (int) numbers[2];
 				long refused = 0;

@@ -9,11 +9,12 @@ import java.util.function.UnaryOperator;
 import com.github.benmanes.caffeine.cache.Cache;
 import org.jspecify.annotations.Nullable;
 
+import dev.throttle.ArrayTransition;
 import dev.throttle.Decision;
 import dev.throttle.Policy;
 import dev.throttle.TimeSource;
 
-import static dev.throttle.memory.ArrayTransition.EMPTY;
+import static dev.throttle.ArrayTransition.EMPTY;
 
 /**
  * A limiter whose per-key state is an immutable {@code long[]} swapped by compare-and-set; what

@@ -29,8 +29,8 @@ import dev.throttle.TimeSource;
  * <p>Thread-safe and lock-free on the decision path: per-key state is an atomic cell committed
  * by compare-and-set (see {@code PackedLimiter}).
  *
- * <p>What a key's state means is each policy's {@link Algorithm}: binding a policy hands it the
- * policy's {@link MemoryCells}, and it plugs in its transition.
+ * <p>What a key's state means is each policy's {@link Algorithm}: the store runs the algorithm's
+ * {@link dev.throttle.Transition} over the state it keeps, by the shape of that state alone.
  */
 public final class MemoryThrottleStore implements ThrottleStore {
 
@@ -81,10 +81,7 @@ public final class MemoryThrottleStore implements ThrottleStore {
 				throw new IllegalArgumentException("policy '" + policy.name() + "' is already bound with another"
 						+ " algorithm: " + bound.algorithm + ", not " + policy.algorithm());
 			}
-			return bound.byPolicy.computeIfAbsent(policy, (numbers) -> {
-				bound.cells.rebinding(policy);
-				return policy.algorithm().bindMemory(policy, bound.cells);
-			});
+			return bound.byPolicy.computeIfAbsent(policy, (numbers) -> bound.cells.bind(policy));
 		}
 	}
 
@@ -120,7 +117,7 @@ public final class MemoryThrottleStore implements ThrottleStore {
 
 	private Bound bind(Policy policy) {
 		MemoryCells cells = new MemoryCells(policy, this.clock, this.maximumKeysPerPolicy);
-		Limiter limiter = policy.algorithm().bindMemory(policy, cells);
+		Limiter limiter = cells.bind(policy);
 		Map<Policy, Limiter> byPolicy = new ConcurrentHashMap<>();
 		byPolicy.put(policy, limiter);
 		return new Bound(cells.cache(), cells, policy.algorithm(), byPolicy);

@@ -7,11 +7,12 @@ import com.github.benmanes.caffeine.cache.Cache;
 import org.jspecify.annotations.Nullable;
 
 import dev.throttle.Decision;
+import dev.throttle.PackedTransition;
 import dev.throttle.Policy;
 import dev.throttle.TimeSource;
 
-import static dev.throttle.memory.PackedTransition.EMPTY;
-import static dev.throttle.memory.PackedTransition.REJECTED;
+import static dev.throttle.PackedTransition.EMPTY;
+import static dev.throttle.PackedTransition.REJECTED;
 
 /**
  * A limiter whose per-key state fits in one {@code long}, held in an {@link AtomicLong} per key;

@@ -1,5 +1,5 @@
 /**
- * The memory store, bounded and lock-free, and the SPI through which an algorithm plugs its transition into it.
+ * The memory store, bounded and lock-free: it runs each algorithm's Java transition over a cell per key.
  */
 @NullMarked
 package dev.throttle.memory;

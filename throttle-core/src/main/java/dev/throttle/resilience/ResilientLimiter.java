@@ -3,6 +3,8 @@ package dev.throttle.resilience;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.throttle.Decision;
 import dev.throttle.DecisionSource;
 import dev.throttle.Limiter;
@@ -22,9 +24,23 @@ import dev.throttle.ThrottleListener;
  * {@link Fallback#RECEIPT}, the store otherwise. What the store is owed and could not be given now is
  * kept ({@link Settlements}) and applied when it answers again, after what it was owed before.
  */
-final class ResilientLimiter implements SourcedLimiter {
+final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
 
 	private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
+
+	/** What a store's limiter that remembers no refusals remembers. */
+	private static final RememberedRefusals NOTHING = new RememberedRefusals() {
+
+		@Override
+		public @Nullable Decision rememberedRefusal(String key, int cost) {
+			return null;
+		}
+
+		@Override
+		public void forgetRemembered(String key) {
+		}
+
+	};
 
 	private final Policy policy;
 
@@ -32,6 +48,9 @@ final class ResilientLimiter implements SourcedLimiter {
 
 	/** The store's limiter again when it says who decided (a near cache answers some calls), else null. */
 	private final SourcedLimiter sourcedStore;
+
+	/** The refusals the store's limiter remembers (the Redis store's near cache), or {@link #NOTHING}. */
+	private final RememberedRefusals remembered;
 
 	private final DecisionSource storeSource;
 
@@ -50,6 +69,7 @@ final class ResilientLimiter implements SourcedLimiter {
 		this.policy = policy;
 		this.store = store;
 		this.sourcedStore = (store instanceof SourcedLimiter sourced) ? sourced : null;
+		this.remembered = (store instanceof RememberedRefusals refusals) ? refusals : NOTHING;
 		this.storeSource = storeSource;
 		this.nearCacheSource = nearCacheSource;
 		this.fallback = fallback;
@@ -88,7 +108,7 @@ final class ResilientLimiter implements SourcedLimiter {
 	private SourcedDecision instead(String key, int cost) {
 		Decision remembered = null;
 		try {
-			remembered = this.store.rememberedRefusal(key, cost);
+			remembered = this.remembered.rememberedRefusal(key, cost);
 		}
 		catch (RuntimeException ex) {
 			// it must never throw; if it does, the fallback answers
@@ -165,7 +185,7 @@ final class ResilientLimiter implements SourcedLimiter {
 		boolean reset = this.settle.settle(key, true, 0, 0);
 		if (!reset) {
 			// the store forgets its remembered refusal once it has the reset; this instance at once
-			this.store.forgetRemembered(key);
+			this.remembered.forgetRemembered(key);
 		}
 		return reset;
 	}
@@ -191,8 +211,8 @@ final class ResilientLimiter implements SourcedLimiter {
 	}
 
 	@Override
-	public Decision rememberedRefusal(String key, int cost) {
-		return this.store.rememberedRefusal(key, cost);
+	public @Nullable Decision rememberedRefusal(String key, int cost) {
+		return this.remembered.rememberedRefusal(key, cost);
 	}
 
 	@Override
@@ -220,13 +240,13 @@ final class ResilientLimiter implements SourcedLimiter {
 	@Override
 	public CompletionStage<Void> resetAsync(String key) {
 		this.fallback.reset(key);
-		this.store.forgetRemembered(key);
+		this.remembered.forgetRemembered(key);
 		return this.settle.settleAsync(key, true, 0, 0);
 	}
 
 	@Override
 	public void forgetRemembered(String key) {
-		this.store.forgetRemembered(key);
+		this.remembered.forgetRemembered(key);
 	}
 
 }

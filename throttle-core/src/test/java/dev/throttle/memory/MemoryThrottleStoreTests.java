@@ -12,10 +12,13 @@ import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
 import dev.throttle.Limiter;
 import dev.throttle.ManualTimeSource;
+import dev.throttle.PackedTransition;
 import dev.throttle.Policy;
+import dev.throttle.Rates;
 import dev.throttle.SlidingLogPolicy;
 import dev.throttle.Throttler;
 import dev.throttle.TokenBucketPolicy;
+import dev.throttle.Transition;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -85,22 +88,6 @@ class MemoryThrottleStoreTests {
 		assertThat(throttler.tryAcquire("tb", "k").allowed()).isTrue();
 	}
 
-	@Test
-	void aPackedTimeIsReadExactlyWithinSeventeenYearsOfNowHoweverOldTheStoreIs() {
-		MemoryCells cells = new MemoryCells(TokenBucketPolicy.of("tb", 5, Duration.ofHours(1)), this.clock, 100);
-		long now = this.clock.currentTimeMillis();
-		long seventeenYears = (1L << 39) - 1;
-		for (long time : new long[] { now, now - 1, now + 1, now - seventeenYears, now + seventeenYears - 1,
-				now + Duration.ofDays(3650).toMillis(), 0, 1L << 45 }) {
-			for (long reader : new long[] { time, time - Duration.ofDays(3650).toMillis(), time + 50, time + (1L << 38) }) {
-				long state = cells.pack(MemoryCells.MAX_COUNT, time);
-				assertThat(cells.time(state, reader)).as("written at %d, read at %d", time, reader).isEqualTo(time);
-				assertThat(MemoryCells.count(state)).isEqualTo(MemoryCells.MAX_COUNT);
-				assertThat(state).isNotNegative();
-			}
-		}
-	}
-
 	/**
 	 * Caffeine keeps access times only to within a second (a read within a second of the last recorded
 	 * one is not recorded), so an entry may expire up to a second before its last read plus its idle
@@ -161,8 +148,8 @@ class MemoryThrottleStoreTests {
 			}
 
 			@Override
-			protected Limiter bind(Allowance policy, MemoryCells cells) {
-				return cells.packed(new PackedTransition() {
+			protected Transition transition(Allowance policy, Rates rates) {
+				return new PackedTransition() {
 
 					@Override
 					public long acquire(long state, long now, int cost) {
@@ -191,7 +178,7 @@ class MemoryThrottleStoreTests {
 						return (state <= cost) ? EMPTY : state - cost;
 					}
 
-				});
+				};
 			}
 
 		};

@@ -13,6 +13,7 @@ import dev.throttle.DecisionSource;
 import dev.throttle.Policy;
 import dev.throttle.SourcedDecision;
 import dev.throttle.SourcedLimiter;
+import dev.throttle.resilience.RememberedRefusals;
 
 /**
  * One policy's keys in Redis, through the policy's own script ({@link PolicyScript}): every call
@@ -23,7 +24,7 @@ import dev.throttle.SourcedLimiter;
  * during an outage, {@link #rememberedRefusal}); a reset or a refund forgets the key here once Redis
  * has it, then publishes it to the other instances. Thread-safe.
  */
-final class RedisLimiter implements SourcedLimiter {
+final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
 
 	private final Policy policy;
 

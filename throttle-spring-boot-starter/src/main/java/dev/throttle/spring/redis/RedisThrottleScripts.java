@@ -22,12 +22,15 @@ import dev.throttle.Policy;
  * {@code ARGV = op, cost, now}, with op {@code a} (acquire), {@code r} (refund, with the refunded
  * call's receipt as a fourth argument when it has one) or {@code p} (peek):
  * <ol>
- * <li>{@code local P = {...}}: the policy's numbers ({@link Algorithm#scriptNumbers(Policy)});</li>
+ * <li>{@code local P = {...}}: the policy's numbers ({@link Algorithm#numbersOf(Policy)});</li>
  * <li>{@code prelude.lua}: what every script does first (reading {@code now} and the key's state,
  * number formatting);</li>
- * <li>the algorithm's body, {@link Algorithm#scriptName()}, read once from
- * {@code META-INF/throttle/scripts/}.</li>
+ * <li>the algorithm's body, the Lua twin of its Java transition, read once from
+ * {@code META-INF/throttle/scripts/} under the algorithm's name ({@link #fileName}).</li>
  * </ol>
+ * The algorithms know nothing of this: the store maps an algorithm to its script by its name, and
+ * the store contract suite, run against this store and the memory store, keeps each script and
+ * its Java twin deciding alike.
  * A script returns {@code {allowed, limit, remaining, wait, resetAfterMillis, receipt}}, where
  * {@code wait} is a refusal's retry-after and an allowed call's time until its next unit, and
  * {@code receipt} what an allowed acquire took (empty for a refund); {@code prelude.lua} says more.
@@ -67,7 +70,7 @@ final class RedisThrottleScripts {
 		if (policy.severalLimits()) {
 			return RedisScript.of(severalLimits(policy), List.class);
 		}
-		return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(policy.algorithm().scriptName()),
+		return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(fileName(policy.algorithm())),
 				List.class);
 	}
 
@@ -80,7 +83,7 @@ final class RedisThrottleScripts {
 		for (Policy limit : policy.limits()) {
 			limits.add(parameterLine(limit).substring("local P = ".length()).strip());
 		}
-		return limits + text(PRELUDE) + "local function decideLimit(redis)\n" + text(policy.algorithm().scriptName())
+		return limits + text(PRELUDE) + "local function decideLimit(redis)\n" + text(fileName(policy.algorithm()))
 				+ "\nend\n" + text(SEVERAL);
 	}
 
@@ -98,12 +101,12 @@ final class RedisThrottleScripts {
 	}
 
 	/**
-	 * Returns the resource name of an algorithm's script.
+	 * Returns the resource name of an algorithm's script: its name with underscores.
 	 * @param algorithm the algorithm
 	 * @return for example {@code token_bucket.lua}
 	 */
 	static String fileName(Algorithm<?> algorithm) {
-		return algorithm.scriptName();
+		return algorithm.id().replace('-', '_') + ".lua";
 	}
 
 	/**
@@ -112,7 +115,7 @@ final class RedisThrottleScripts {
 	 */
 	static String parameterLine(Policy policy) {
 		StringJoiner numbers = new StringJoiner(", ", "local P = {", "}\n");
-		for (long number : policy.algorithm().scriptNumbers(policy)) {
+		for (long number : policy.algorithm().numbersOf(policy)) {
 			numbers.add(Long.toString(number));
 		}
 		return numbers.toString();

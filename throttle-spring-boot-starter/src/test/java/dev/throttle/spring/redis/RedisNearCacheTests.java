@@ -24,6 +24,7 @@ import dev.throttle.ManualTimeSource;
 import dev.throttle.Policy;
 import dev.throttle.SourcedLimiter;
 import dev.throttle.TokenBucketPolicy;
+import dev.throttle.resilience.RememberedRefusals;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.RedisMonitor;
 import dev.throttle.testing.redis.SharedRedis;
@@ -147,7 +148,7 @@ class RedisNearCacheTests {
 		assertThat(limiter.tryAcquireSourced("carol", 1).source()).isEqualTo(DecisionSource.store("redis"));
 		assertThat(limiter.tryAcquireSourced("carol", 1).source()).isEqualTo(DecisionSource.store("redis"));
 		this.clock.advanceMillis(1000);
-		assertThat(limiter.rememberedRefusal("carol", 1).retryAfterMillis()).isEqualTo(59_000);
+		assertThat(((RememberedRefusals) limiter).rememberedRefusal("carol", 1).retryAfterMillis()).isEqualTo(59_000);
 	}
 
 	@Test

@@ -17,6 +17,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RedisThrottleScriptsTests {
 
 	@Test
+	void theStoreMapsEachAlgorithmByItsNameToItsScript() {
+		assertThat(Algorithm.all()).extracting(RedisThrottleScripts::fileName)
+			.containsExactly("token_bucket.lua", "gcra.lua", "fixed_window.lua", "sliding_log.lua", "lockout.lua");
+	}
+
+	@Test
 	void aPolicysScriptIsItsNumbersThenItsAlgorithmsBody() {
 		String gcra = RedisThrottleScripts.of(new GcraPolicy("api", 3, Duration.ofSeconds(1))).getScriptAsString();
 		assertThat(gcra).startsWith("local P = {3, 333333, 999999}\n").contains("local limit, interval, tolerance = P[1], P[2], P[3]");
@@ -32,7 +38,7 @@ class RedisThrottleScriptsTests {
 	@Test
 	void betweenTheNumbersAndTheBodyEveryScriptHasThePrelude() {
 		for (Algorithm<?> algorithm : Algorithm.all()) {
-			assertThat(RedisThrottleScripts.text(algorithm.scriptName())).as(algorithm.id())
+			assertThat(RedisThrottleScripts.text(RedisThrottleScripts.fileName(algorithm))).as(algorithm.id())
 				.startsWith("-- ")
 				.doesNotContainPattern("(?m)^local P ")
 				.doesNotContain("redis.call('TIME')");
@@ -52,7 +58,7 @@ class RedisThrottleScriptsTests {
 			.isEqualTo("local P = {" + lockout.expireAfter().toMillis() + ", 1000, 2000, 300000}\n");
 		SlidingLogPolicy log = SlidingLogPolicy.withDefaults("email");
 		// the log's bound and its delays, as the algorithm derives them (AlgorithmTests checks those)
-		long[] numbers = log.algorithm().scriptNumbers(log);
+		long[] numbers = log.algorithm().numbersOf(log);
 		StringBuilder expected = new StringBuilder("local P = {10, 3600000, " + numbers[2]);
 		for (int i = 3; i < numbers.length; i++) {
 			expected.append(", ").append(numbers[i]);

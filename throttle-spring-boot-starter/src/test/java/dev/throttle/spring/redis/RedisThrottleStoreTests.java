@@ -233,7 +233,7 @@ class RedisThrottleStoreTests {
 		limiter.tryAcquire("k", 1);
 		clock.advanceMillis(1);
 		limiter.tryAcquire("k", 1);
-		long intervalMicros = third.algorithm().scriptNumbers(third)[1]; // P = {limit, interval, tolerance}
+		long intervalMicros = third.algorithm().numbersOf(third)[1]; // P = {limit, interval, tolerance}
 		long expected = clock.currentTimeMillis() * 1000 - 1000 + 2 * intervalMicros;
 		assertThat(expected).isLessThan(1L << 53);
 		assertThat(this.redis.get("throttle:{third:k}")).isEqualTo(expected + ":" + intervalMicros);

@@ -1,18 +1,14 @@
-package dev.throttle.memory;
-
-import dev.throttle.Decision;
+package dev.throttle;
 
 /**
- * SPI for algorithms: an algorithm's transition in the memory store when a key's state is a list
- * of numbers, such as the times of recent attempts. The state is an immutable {@code long[]}: the
- * store swaps whole arrays by compare-and-set, so a transition never changes an array it is given,
- * and returns a new one (or one it was given) instead. Otherwise as {@link PackedTransition}: pure,
- * may run more than once per decision, allocates nothing on a refusal but its {@link Decision},
- * and keeps state stamped after {@code now}.
- *
- * @see MemoryCells#array(ArrayTransition)
+ * An algorithm's {@link Transition} when a key's state is a list of numbers, such as the times of
+ * recent attempts, or one packed state per limit of a policy with several limits. The state is an
+ * immutable {@code long[]}: a store swaps whole arrays (the memory store by compare-and-set), so a
+ * transition never changes an array it is given, and returns a new one (or one it was given)
+ * instead. Otherwise as {@link PackedTransition}: pure, may run more than once per decision,
+ * allocates nothing on a refusal but its {@link Decision}, and keeps state stamped after {@code now}.
  */
-public interface ArrayTransition {
+public non-sealed interface ArrayTransition extends Transition {
 
 	/** The state of a key never used, or reset. */
 	long[] EMPTY = {};

@@ -1,14 +1,12 @@
-package dev.throttle.memory;
+package dev.throttle;
 
-import dev.throttle.Decision;
-
-import static dev.throttle.memory.PackedTransition.REJECTED;
+import static dev.throttle.PackedTransition.REJECTED;
 
 /**
- * The transition of a policy with several limits ({@link dev.throttle.MultiLimitPolicy}): each
+ * The transition of a policy with several limits ({@link MultiLimitPolicy}): each
  * limit's own {@link PackedTransition} over its own {@code long}, the key's state holding one per
  * limit in the limits' order. A call is allowed only when every limit allows it, and then every
- * limit's state moves in the one compare-and-set of the array: no partial charge is ever
+ * limit's state moves in the one atomic write of the array: no partial charge is ever
  * observable, and a refusal by one limit leaves every other as it was. A state shorter than the
  * limits (written under fewer limits, a plan with fewer) reads as no state for the limits it lacks.
  * Allocates nothing on a refusal but its decision and its parts.
