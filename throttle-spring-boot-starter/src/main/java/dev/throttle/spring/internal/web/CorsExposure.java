@@ -2,6 +2,8 @@ package dev.throttle.spring.internal.web;
 
 import java.util.List;
 
+import dev.throttle.spring.web.RateLimitHeaders;
+
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.cors.CorsConfiguration;
