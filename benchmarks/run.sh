@@ -17,7 +17,6 @@ BENCH="$ROOT/benchmarks"
 RESULTS="$BENCH/results"
 LOGS="$BENCH/target/run-logs"
 JAR="$BENCH/target/benchmarks.jar"
-APP_JAR="$ROOT/sample-app/target/throttle-sample-app-0.1.0-SNAPSHOT.jar"
 LOCK=/tmp/bench.lock
 QUICK=${QUICK:-0}
 STARTED=$(date +%s)
@@ -34,7 +33,7 @@ else
   JMH_TIMES_T2=(-f 1 -wi 2 -w 1s -i 3 -r 2s)   # the targets are at 2 threads: longer iterations, less noise
   REDIS_TIMES=(3 1 3)
   REDIS_BENCH_N=(20000 200000)
-  HTTP_WARM=15; HTTP_MEASURE=10; HTTP_ROUNDS=3
+  HTTP_WARM=15; HTTP_MEASURE=10; HTTP_ROUNDS=5   # five interleaved pairs
   RETAINED_KEYS=1000000; RETAINED_FULL_KEYS=100000
 fi
 
@@ -61,7 +60,11 @@ fi
 # ------------------------------------------------------------------ build
 log "build: benchmarks jar and sample app"
 ./mvnw -B -ntp -q -Pbench -pl benchmarks,sample-app -am -DskipTests package
-test -f "$JAR" && test -f "$APP_JAR"
+# the sample app's jar carries the project's version, which the build says (never hard-coded here)
+VERSION=$(./mvnw -B -ntp -q help:evaluate -Dexpression=project.version -DforceStdout -pl sample-app | tail -1)
+APP_JAR="$ROOT/sample-app/target/throttle-sample-app-$VERSION.jar"
+test -f "$JAR" || { echo "no $JAR after the build" >&2; exit 1; }
+test -f "$APP_JAR" || { echo "no $APP_JAR after the build (version '$VERSION')" >&2; exit 1; }
 
 mkdir -p "$RESULTS" "$LOGS"
 rm -f "$RESULTS"/memory-*.csv "$RESULTS"/layouts.txt "$RESULTS"/retained.txt "$RESULTS"/redis.txt "$RESULTS"/redis-benchmark.csv \
@@ -162,8 +165,14 @@ log "redis-benchmark: the server's ceiling"
 RC=(redis-cli -h 127.0.0.1 -p "$REDIS_PORT")
 "${RC[@]}" flushall >/dev/null
 ONE=$("${RC[@]}" script load "return 1")
-# the store's script for the api regime's GCRA policy (100 per second): its numbers, then gcra.lua
-GCRA=$("${RC[@]}" script load "$(printf 'local P = {100, 10000, 1000000}\n'; cat throttle-spring-boot-starter/src/main/resources/META-INF/throttle/scripts/gcra.lua)")
+# the store's script for the api regime's GCRA policy (100 per second), built by the store's own code:
+# the policy's numbers, prelude.lua (which defines now and reads the key), then gcra.lua
+java -cp "$JAR" dev.throttle.spring.redis.StoreScript gcra api > "$LOGS/gcra-api.lua"
+GCRA=$("${RC[@]}" script load "$(cat "$LOGS/gcra-api.lua")")
+[[ "$GCRA" =~ ^[0-9a-f]{40}$ ]] || { echo "SCRIPT LOAD of the GCRA script failed: $GCRA" >&2; exit 1; }
+# one call first: a script that fails (a global it lacks) must stop the run here, not be timed
+check=$("${RC[@]}" evalsha "$GCRA" 1 'throttle:{bench:check}' a 1 '' 2>&1 | head -1)
+[[ "$check" == 1 ]] || { echo "the GCRA script does not run: $check" >&2; exit 1; }
 rb() { # clients requests label args...
   local clients=$1 n=$2 label=$3; shift 3
   redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c "$clients" -n "$n" --csv "$@" 2>/dev/null \
@@ -185,8 +194,10 @@ kill "$REDIS_PID"; wait "$REDIS_PID" 2>/dev/null || true; REDIS_PID=""
 # ------------------------------------------------------------------ http
 log "http: sample app GET /api/hello with and without @Throttled"
 HTTP_PORT=$(free_port 28080)
-# a limit the load never reaches (GCRA: 8,000,000 per 10 s, burst 8,000,000), so no call is refused
-LIMIT_ARGS=(--throttle.policies.api.limit=8000000 --throttle.policies.api.period=10s)
+# a limit the load never reaches, so no call is refused: GCRA 8,000,000 per 8 s (a call every 1 us, a
+# whole number of microseconds as the startup check requires; the limit's maximum is 8,388,607), a
+# burst of 8,000,000 that a run of at most ~2 million requests per app start cannot use up
+LIMIT_ARGS=(--throttle.policies.api.limit=8000000 --throttle.policies.api.period=8s)
 for round in $(seq 1 "$HTTP_ROUNDS"); do
   for mode in unthrottled throttled; do
     args=(--server.port="$HTTP_PORT" --logging.level.root=WARN --spring.main.banner-mode=off "${LIMIT_ARGS[@]}")
