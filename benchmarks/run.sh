@@ -8,7 +8,9 @@
 #   QUICK=1 bash benchmarks/run.sh    a smoke test of every step with tiny settings (figures meaningless)
 #
 # While it measures it holds /tmp/bench.lock (other builds on a shared machine wait while it exists)
-# and it starts measuring only once the 1-minute load average is below 1.0 (waiting at most 10 minutes).
+# and it starts measuring only once the 1-minute load average is below 1.0 (waiting at most LOAD_WAIT
+# seconds, 600 unless set). It also runs the measuring tests of benchmarks/src/test (-Pmeasure), which
+# `./mvnw verify` skips: the memory store's bytes per key and the near cache's invalidation window.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -19,6 +21,7 @@ LOGS="$BENCH/target/run-logs"
 JAR="$BENCH/target/benchmarks.jar"
 LOCK=/tmp/bench.lock
 QUICK=${QUICK:-0}
+LOAD_WAIT=${LOAD_WAIT:-600}   # seconds to wait for a quiet machine before measuring (0: start at once)
 STARTED=$(date +%s)
 
 if [[ "$QUICK" == 1 ]]; then
@@ -66,9 +69,9 @@ APP_JAR="$ROOT/sample-app/target/throttle-sample-app-$VERSION.jar"
 test -f "$JAR" || { echo "no $JAR after the build" >&2; exit 1; }
 test -f "$APP_JAR" || { echo "no $APP_JAR after the build (version '$VERSION')" >&2; exit 1; }
 
+# results/ holds one run, this one: whatever an earlier run (or experiment) left there goes
 mkdir -p "$RESULTS" "$LOGS"
-rm -f "$RESULTS"/memory-*.csv "$RESULTS"/layouts.txt "$RESULTS"/retained.txt "$RESULTS"/redis.txt "$RESULTS"/redis-benchmark.csv \
-      "$RESULTS"/http.txt "$RESULTS"/machine.txt "$RESULTS"/summary.md
+find "$RESULTS" -mindepth 1 -delete
 
 # ------------------------------------------------------------------ lock, load, cleanup
 REDIS_PID=""; APP_PID=""; HOLD_LOCK=0
@@ -83,8 +86,8 @@ trap 'exit 130' INT TERM
 if [[ "$QUICK" != 1 ]]; then
   for _ in $(seq 1 120); do [[ -e "$LOCK" ]] || break; sleep 5; done   # someone else measuring: wait <= 10 min
   touch "$LOCK"; HOLD_LOCK=1
-  log "waiting for the 1-minute load average to fall below 1.0 (at most 10 minutes)"
-  for _ in $(seq 1 120); do
+  log "waiting for the 1-minute load average to fall below 1.0 (at most ${LOAD_WAIT}s)"
+  for _ in $(seq 1 $(( LOAD_WAIT / 5 ))); do
     awk '{exit !($1 < 1.0)}' /proc/loadavg && break
     sleep 5
   done
@@ -189,6 +192,24 @@ for clients in 1 64; do
   rb "$clients" "$n" "EVALSHA gcra.lua api, 100k random keys" -r 100000 EVALSHA "$GCRA" 1 'throttle:{bench:__rand_int__}' a 1 ''
 done
 cat "$RESULTS/redis-benchmark.csv"
+
+log "measuring tests (-Pmeasure): bytes per key (JOL), near cache invalidation window (two Boot instances, this Redis)"
+"${RC[@]}" flushall >/dev/null
+MEASURE_TESTS=MemoryFootprintTests,NearCacheInvalidationLatencyTests
+measure_status=0
+REDIS_URL="redis://127.0.0.1:$REDIS_PORT" ./mvnw -B -ntp -Pmeasure -pl benchmarks -am verify -Dtest="$MEASURE_TESTS" \
+  -Dsurefire.failIfNoSpecifiedTests=false -Dthrottle.skip-blockhound=true > "$LOGS/measure.log" 2>&1 || measure_status=$?
+for f in memory-footprint.txt near-cache-invalidation.txt; do
+  if [[ -f "$BENCH/target/$f" ]]; then cp "$BENCH/target/$f" "$RESULTS/$f"; fi
+done
+{
+  for xml in "$BENCH"/target/surefire-reports/TEST-*.xml; do
+    [[ -f "$xml" ]] || continue
+    sed -n 's/^<testsuite .*name="\([^"]*\)" time="\([^"]*\)" tests="\([^"]*\)" errors="\([^"]*\)" skipped="\([^"]*\)" failures="\([^"]*\)".*/test=\1 seconds=\2 tests=\3 errors=\4 skipped=\5 failures=\6/p' "$xml"
+  done
+  echo "maven exit status: $measure_status (see $LOGS/measure.log)"
+} > "$RESULTS/measure.txt"
+cat "$RESULTS/measure.txt"
 kill "$REDIS_PID"; wait "$REDIS_PID" 2>/dev/null || true; REDIS_PID=""
 
 # ------------------------------------------------------------------ http
@@ -212,14 +233,19 @@ for round in $(seq 1 "$HTTP_ROUNDS"); do
     [[ $up == 1 ]] || { echo "sample app did not start: see $LOGS/app-$mode-$round.log" >&2; exit 1; }
     header=$(curl -si "http://127.0.0.1:$HTTP_PORT/api/hello" | grep -ci '^RateLimit:' || true)
     wrk -t2 -c16 -d"${HTTP_WARM}s" "http://127.0.0.1:$HTTP_PORT/api/hello" > "$LOGS/wrk-warm-$mode-$round.txt"
+    # the app's CPU time over the measured seconds (utime + stime, clock ticks): CPU per request is
+    # steadier than requests per second on a machine whose cores other work shares
+    cpu0=$(awk '{print $14 + $15}' "/proc/$APP_PID/stat")
     wrk -t2 -c16 -d"${HTTP_MEASURE}s" --timeout 2s --latency "http://127.0.0.1:$HTTP_PORT/api/hello" \
       > "$LOGS/wrk-$mode-$round.txt"
+    cpu1=$(awk '{print $14 + $15}' "/proc/$APP_PID/stat")
     rps=$(awk '/^Requests\/sec:/{print $2}' "$LOGS/wrk-$mode-$round.txt")
     p50=$(awk '$1=="50%"{print $2}' "$LOGS/wrk-$mode-$round.txt")
     p99=$(awk '$1=="99%"{print $2}' "$LOGS/wrk-$mode-$round.txt")
     non2xx=$(awk '/Non-2xx or 3xx responses:/{print $NF}' "$LOGS/wrk-$mode-$round.txt")
     requests=$(awk '/requests in/{print $1}' "$LOGS/wrk-$mode-$round.txt")
-    echo "mode=$mode round=$round rps=$rps p50=$p50 p99=$p99 requests=$requests non2xx=${non2xx:-0} ratelimit_header=$header" \
+    cpu_us=$(awk -v c=$(( cpu1 - cpu0 )) -v hz="$(getconf CLK_TCK)" -v n="$requests" 'BEGIN{printf "%.1f", c / hz * 1e6 / n}')
+    echo "mode=$mode round=$round rps=$rps p50=$p50 p99=$p99 requests=$requests non2xx=${non2xx:-0} ratelimit_header=$header cpu_us=$cpu_us" \
       | tee -a "$RESULTS/http.txt"
     kill "$APP_PID"; wait "$APP_PID" 2>/dev/null || true; APP_PID=""
   done
