@@ -2,7 +2,8 @@
 # Runs every benchmark of benchmarks/README.md and writes the raw results and summary.md under
 # benchmarks/results/. Needs a JDK 17; installs redis-server, redis-tools and wrk from Debian's
 # packages when they are missing (as root), starts its own redis-server and sample app on free
-# loopback ports and stops them at the end. About 18 minutes on 2 cores (the recorded run: 1,076 s).
+# loopback ports and stops them at the end. About 20 minutes on 2 quiet cores; QUICK=1 took 1,797 s
+# with the build on 2 cores at a load average of 12-25 (builds dominate there: ~9 minutes).
 #
 #   bash benchmarks/run.sh            the full, measured run
 #   QUICK=1 bash benchmarks/run.sh    a smoke test of every step with tiny settings (figures meaningless)
