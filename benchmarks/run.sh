@@ -2,13 +2,16 @@
 # Runs every benchmark of benchmarks/README.md and writes the raw results and summary.md under
 # benchmarks/results/. Needs a JDK 17; installs redis-server, redis-tools and wrk from Debian's
 # packages when they are missing (as root), starts its own redis-server and sample app on free
-# loopback ports and stops them at the end. About 18 minutes on 2 cores (the recorded run: 1,076 s).
+# loopback ports and stops them at the end. About 20 minutes on 2 quiet cores; QUICK=1 took 1,797 s
+# with the build on 2 cores at a load average of 12-25 (builds dominate there: ~9 minutes).
 #
 #   bash benchmarks/run.sh            the full, measured run
 #   QUICK=1 bash benchmarks/run.sh    a smoke test of every step with tiny settings (figures meaningless)
 #
 # While it measures it holds /tmp/bench.lock (other builds on a shared machine wait while it exists)
-# and it starts measuring only once the 1-minute load average is below 1.0 (waiting at most 10 minutes).
+# and it starts measuring only once the 1-minute load average is below 1.0 (waiting at most LOAD_WAIT
+# seconds, 600 unless set). It also runs the measuring tests of benchmarks/src/test (-Pmeasure), which
+# `./mvnw verify` skips: the memory store's bytes per key and the near cache's invalidation window.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -17,9 +20,9 @@ BENCH="$ROOT/benchmarks"
 RESULTS="$BENCH/results"
 LOGS="$BENCH/target/run-logs"
 JAR="$BENCH/target/benchmarks.jar"
-APP_JAR="$ROOT/sample-app/target/throttle-sample-app-0.1.0-SNAPSHOT.jar"
 LOCK=/tmp/bench.lock
 QUICK=${QUICK:-0}
+LOAD_WAIT=${LOAD_WAIT:-600}   # seconds to wait for a quiet machine before measuring (0: start at once)
 STARTED=$(date +%s)
 
 if [[ "$QUICK" == 1 ]]; then
@@ -27,14 +30,15 @@ if [[ "$QUICK" == 1 ]]; then
   JMH_TIMES_T2=("${JMH_TIMES[@]}")
   REDIS_TIMES=(1 0.2 0.5)       # JVM warm-up, per-case warm-up, measurement (seconds)
   REDIS_BENCH_N=(2000 10000)    # requests at 1 client, at 16 and 64 clients
-  HTTP_WARM=1; HTTP_MEASURE=2; HTTP_ROUNDS=1
+  HTTP_WARM=1; HTTP_WARM_STEP=1; HTTP_WARM_REQUESTS=0; HTTP_WARM_MAX=1; HTTP_MEASURE=2; HTTP_ROUNDS=1
   RETAINED_KEYS=100000; RETAINED_FULL_KEYS=10000
 else
   JMH_TIMES=(-f 1 -wi 2 -w 1s -i 3 -r 1s)
   JMH_TIMES_T2=(-f 1 -wi 2 -w 1s -i 3 -r 2s)   # the targets are at 2 threads: longer iterations, less noise
   REDIS_TIMES=(3 1 3)
   REDIS_BENCH_N=(20000 200000)
-  HTTP_WARM=15; HTTP_MEASURE=10; HTTP_ROUNDS=3
+  HTTP_WARM=15; HTTP_WARM_STEP=5; HTTP_WARM_REQUESTS=300000; HTTP_WARM_MAX=120
+  HTTP_MEASURE=10; HTTP_ROUNDS=5   # five interleaved pairs
   RETAINED_KEYS=1000000; RETAINED_FULL_KEYS=100000
 fi
 
@@ -61,11 +65,15 @@ fi
 # ------------------------------------------------------------------ build
 log "build: benchmarks jar and sample app"
 ./mvnw -B -ntp -q -Pbench -pl benchmarks,sample-app -am -DskipTests package
-test -f "$JAR" && test -f "$APP_JAR"
+# the sample app's jar carries the project's version, which the build says (never hard-coded here)
+VERSION=$(./mvnw -B -ntp -q help:evaluate -Dexpression=project.version -DforceStdout -pl sample-app | tail -1)
+APP_JAR="$ROOT/sample-app/target/throttle-sample-app-$VERSION.jar"
+test -f "$JAR" || { echo "no $JAR after the build" >&2; exit 1; }
+test -f "$APP_JAR" || { echo "no $APP_JAR after the build (version '$VERSION')" >&2; exit 1; }
 
+# results/ holds one run, this one: whatever an earlier run (or experiment) left there goes
 mkdir -p "$RESULTS" "$LOGS"
-rm -f "$RESULTS"/memory-*.csv "$RESULTS"/layouts.txt "$RESULTS"/retained.txt "$RESULTS"/redis.txt "$RESULTS"/redis-benchmark.csv \
-      "$RESULTS"/http.txt "$RESULTS"/machine.txt "$RESULTS"/summary.md
+find "$RESULTS" -mindepth 1 -delete
 
 # ------------------------------------------------------------------ lock, load, cleanup
 REDIS_PID=""; APP_PID=""; HOLD_LOCK=0
@@ -80,8 +88,8 @@ trap 'exit 130' INT TERM
 if [[ "$QUICK" != 1 ]]; then
   for _ in $(seq 1 120); do [[ -e "$LOCK" ]] || break; sleep 5; done   # someone else measuring: wait <= 10 min
   touch "$LOCK"; HOLD_LOCK=1
-  log "waiting for the 1-minute load average to fall below 1.0 (at most 10 minutes)"
-  for _ in $(seq 1 120); do
+  log "waiting for the 1-minute load average to fall below 1.0 (at most ${LOAD_WAIT}s)"
+  for _ in $(seq 1 $(( LOAD_WAIT / 5 ))); do
     awk '{exit !($1 < 1.0)}' /proc/loadavg && break
     sleep 5
   done
@@ -162,8 +170,14 @@ log "redis-benchmark: the server's ceiling"
 RC=(redis-cli -h 127.0.0.1 -p "$REDIS_PORT")
 "${RC[@]}" flushall >/dev/null
 ONE=$("${RC[@]}" script load "return 1")
-# the store's script for the api regime's GCRA policy (100 per second): its numbers, then gcra.lua
-GCRA=$("${RC[@]}" script load "$(printf 'local P = {100, 10000, 1000000}\n'; cat throttle-spring-boot-starter/src/main/resources/META-INF/throttle/scripts/gcra.lua)")
+# the store's script for the api regime's GCRA policy (100 per second), built by the store's own code:
+# the policy's numbers, prelude.lua (which defines now and reads the key), then gcra.lua
+java -cp "$JAR" dev.throttle.spring.redis.StoreScript gcra api > "$LOGS/gcra-api.lua"
+GCRA=$("${RC[@]}" script load "$(cat "$LOGS/gcra-api.lua")")
+[[ "$GCRA" =~ ^[0-9a-f]{40}$ ]] || { echo "SCRIPT LOAD of the GCRA script failed: $GCRA" >&2; exit 1; }
+# one call first: a script that fails (a global it lacks) must stop the run here, not be timed
+check=$("${RC[@]}" evalsha "$GCRA" 1 'throttle:{bench:check}' a 1 '' 2>&1 | head -1)
+[[ "$check" == 1 ]] || { echo "the GCRA script does not run: $check" >&2; exit 1; }
 rb() { # clients requests label args...
   local clients=$1 n=$2 label=$3; shift 3
   redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c "$clients" -n "$n" --csv "$@" 2>/dev/null \
@@ -180,13 +194,33 @@ for clients in 1 64; do
   rb "$clients" "$n" "EVALSHA gcra.lua api, 100k random keys" -r 100000 EVALSHA "$GCRA" 1 'throttle:{bench:__rand_int__}' a 1 ''
 done
 cat "$RESULTS/redis-benchmark.csv"
+
+log "measuring tests (-Pmeasure): bytes per key (JOL), near cache invalidation window (two Boot instances, this Redis)"
+"${RC[@]}" flushall >/dev/null
+MEASURE_TESTS=MemoryFootprintTests,NearCacheInvalidationLatencyTests
+measure_status=0
+REDIS_URL="redis://127.0.0.1:$REDIS_PORT" ./mvnw -B -ntp -Pmeasure -pl benchmarks -am verify -Dtest="$MEASURE_TESTS" \
+  -Dsurefire.failIfNoSpecifiedTests=false -Dthrottle.skip-blockhound=true > "$LOGS/measure.log" 2>&1 || measure_status=$?
+for f in memory-footprint.txt near-cache-invalidation.txt; do
+  if [[ -f "$BENCH/target/$f" ]]; then cp "$BENCH/target/$f" "$RESULTS/$f"; fi
+done
+{
+  for xml in "$BENCH"/target/surefire-reports/TEST-*.xml; do
+    [[ -f "$xml" ]] || continue
+    sed -n 's/^<testsuite .*name="\([^"]*\)" time="\([^"]*\)" tests="\([^"]*\)" errors="\([^"]*\)" skipped="\([^"]*\)" failures="\([^"]*\)".*/test=\1 seconds=\2 tests=\3 errors=\4 skipped=\5 failures=\6/p' "$xml"
+  done
+  echo "maven exit status: $measure_status (see $LOGS/measure.log)"
+} > "$RESULTS/measure.txt"
+cat "$RESULTS/measure.txt"
 kill "$REDIS_PID"; wait "$REDIS_PID" 2>/dev/null || true; REDIS_PID=""
 
 # ------------------------------------------------------------------ http
 log "http: sample app GET /api/hello with and without @Throttled"
 HTTP_PORT=$(free_port 28080)
-# a limit the load never reaches (GCRA: 8,000,000 per 10 s, burst 8,000,000), so no call is refused
-LIMIT_ARGS=(--throttle.policies.api.limit=8000000 --throttle.policies.api.period=10s)
+# a limit the load never reaches, so no call is refused: GCRA 8,000,000 per 8 s (a call every 1 us, a
+# whole number of microseconds as the startup check requires; the limit's maximum is 8,388,607), a
+# burst of 8,000,000 that a run of at most ~2 million requests per app start cannot use up
+LIMIT_ARGS=(--throttle.policies.api.limit=8000000 --throttle.policies.api.period=8s)
 for round in $(seq 1 "$HTTP_ROUNDS"); do
   for mode in unthrottled throttled; do
     args=(--server.port="$HTTP_PORT" --logging.level.root=WARN --spring.main.banner-mode=off "${LIMIT_ARGS[@]}")
@@ -200,15 +234,29 @@ for round in $(seq 1 "$HTTP_ROUNDS"); do
     done
     [[ $up == 1 ]] || { echo "sample app did not start: see $LOGS/app-$mode-$round.log" >&2; exit 1; }
     header=$(curl -si "http://127.0.0.1:$HTTP_PORT/api/hello" | grep -ci '^RateLimit:' || true)
-    wrk -t2 -c16 -d"${HTTP_WARM}s" "http://127.0.0.1:$HTTP_PORT/api/hello" > "$LOGS/wrk-warm-$mode-$round.txt"
+    # warm-up: at least HTTP_WARM seconds and HTTP_WARM_REQUESTS requests (at most HTTP_WARM_MAX seconds), so
+    # that both modes reach the JIT's steady state even where other work slows the requests down: a warm-up
+    # by time alone leaves the throttled app, which has more code to compile, less compiled than its peer
+    warmed=0; warm_started=$(date +%s); : > "$LOGS/wrk-warm-$mode-$round.txt"
+    while :; do
+      wrk -t2 -c16 -d"${HTTP_WARM_STEP}s" "http://127.0.0.1:$HTTP_PORT/api/hello" >> "$LOGS/wrk-warm-$mode-$round.txt"
+      warmed=$(awk '/requests in/{n += $1} END {print n + 0}' "$LOGS/wrk-warm-$mode-$round.txt")
+      spent=$(( $(date +%s) - warm_started ))
+      if (( spent >= HTTP_WARM_MAX )) || { (( spent >= HTTP_WARM )) && (( warmed >= HTTP_WARM_REQUESTS )); }; then break; fi
+    done
+    # the app's CPU time over the measured seconds (utime + stime, clock ticks): CPU per request is
+    # steadier than requests per second on a machine whose cores other work shares
+    cpu0=$(awk '{print $14 + $15}' "/proc/$APP_PID/stat")
     wrk -t2 -c16 -d"${HTTP_MEASURE}s" --timeout 2s --latency "http://127.0.0.1:$HTTP_PORT/api/hello" \
       > "$LOGS/wrk-$mode-$round.txt"
+    cpu1=$(awk '{print $14 + $15}' "/proc/$APP_PID/stat")
     rps=$(awk '/^Requests\/sec:/{print $2}' "$LOGS/wrk-$mode-$round.txt")
     p50=$(awk '$1=="50%"{print $2}' "$LOGS/wrk-$mode-$round.txt")
     p99=$(awk '$1=="99%"{print $2}' "$LOGS/wrk-$mode-$round.txt")
     non2xx=$(awk '/Non-2xx or 3xx responses:/{print $NF}' "$LOGS/wrk-$mode-$round.txt")
     requests=$(awk '/requests in/{print $1}' "$LOGS/wrk-$mode-$round.txt")
-    echo "mode=$mode round=$round rps=$rps p50=$p50 p99=$p99 requests=$requests non2xx=${non2xx:-0} ratelimit_header=$header" \
+    cpu_us=$(awk -v c=$(( cpu1 - cpu0 )) -v hz="$(getconf CLK_TCK)" -v n="$requests" 'BEGIN{printf "%.1f", c / hz * 1e6 / n}')
+    echo "mode=$mode round=$round rps=$rps p50=$p50 p99=$p99 requests=$requests non2xx=${non2xx:-0} ratelimit_header=$header cpu_us=$cpu_us" \
       | tee -a "$RESULTS/http.txt"
     kill "$APP_PID"; wait "$APP_PID" 2>/dev/null || true; APP_PID=""
   done

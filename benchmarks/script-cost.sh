@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The server-side cost of each Redis script per call (benchmarks/README.md, "Wave 3: the scripts' server
-# cost"): INFO commandstats usec_per_call of EVALSHA (the time Redis spent in the call, script and its
+# The server-side cost of each Redis script per call (measured for the README of an earlier round, in git
+# history): INFO commandstats usec_per_call of EVALSHA (the time Redis spent in the call, script and its
 # redis.call()s included) after CONFIG RESETSTAT, and the server's CPU per call (INFO cpu), for the
 # scripts of several commits, interleaved: every round runs each commit's script once, in turn.
 #

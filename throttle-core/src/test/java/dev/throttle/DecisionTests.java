@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class DecisionTests {
 
 	static {
-		// JOL reads this once, when it first looks at the VM; MemoryFootprintTests needs it to walk records
+		// JOL reads this once, when it first looks at the VM; it needs it to walk records
 		System.setProperty("jol.magicFieldOffset", "true");
 	}
 

@@ -34,7 +34,7 @@
 -- survives from one call to the next), so every function defined here or in an algorithm's script
 -- is made again on every call, and a function that reads a local of the chunk (an upvalue) costs
 -- one more object per such local, made and closed per call (a dozen small helpers make a refused
--- call take half again as long in Redis: benchmarks/README.md, "the scripts' server cost"). So the
+-- call take half again as long in Redis, measured by benchmarks/script-cost.sh). So the
 -- helpers several scripts share (fmt, countAndTime) read nothing but their arguments and the
 -- libraries, the algorithms write their arithmetic out where it is used rather than in small
 -- functions, and library functions used more than once are read into locals once.

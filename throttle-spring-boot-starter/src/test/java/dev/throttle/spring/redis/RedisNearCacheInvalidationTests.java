@@ -1,17 +1,11 @@
 package dev.throttle.spring.redis;
 
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -34,16 +28,15 @@ import dev.throttle.testing.redis.SharedRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The near cache's invalidation window, through two running instances on one real Redis: a user
- * locked out and remembered as refused on instance B is let through on B at most 50 ms (p99) after
- * an operator unlocks them through instance A's actuator endpoint. And the same events on a real
- * three-node Redis Cluster. The window is counted from the unlock done (A's 200 answer) to the user's
- * first allowed call on B; the figures, and those with A's HTTP handling included, are written to
- * {@code target/near-cache-invalidation.txt}.
+ * The near cache's invalidation, through two running instances on one real Redis: a user locked out
+ * and remembered as refused on instance B is let through on B once an operator unlocks them through
+ * instance A's actuator endpoint. And the same events on a real three-node Redis Cluster. How soon
+ * (the window's p99) is measured, not proven, by {@code NearCacheInvalidationLatencyTests} in
+ * {@code benchmarks/} ({@code benchmarks/run.sh}).
  */
 class RedisNearCacheInvalidationTests {
 
-	private static final int UNLOCKS = 200;
+	private static final int UNLOCKS = 5;
 
 	private static final HttpClient http = HttpClient.newHttpClient();
 
@@ -67,8 +60,7 @@ class RedisNearCacheInvalidationTests {
 	}
 
 	@Test
-	void anUnlockThroughTheActuatorOfOneInstanceLetsTheUserThroughOnAnotherWithin50MillisecondsAtP99()
-			throws Exception {
+	void anUnlockThroughTheActuatorOfOneInstanceLetsTheUserThroughOnAnother() throws Exception {
 		SharedRedis.flush();
 		String url = SharedRedis.endpoint().url();
 		try (ConfigurableApplicationContext a = start(url); ConfigurableApplicationContext b = start(url)) {
@@ -76,50 +68,24 @@ class RedisNearCacheInvalidationTests {
 			int portA = Integer.parseInt(a.getEnvironment().getProperty("local.server.port"));
 			Throttler onB = b.getBean(Throttler.class);
 			SourcedLimiter limiterB = (SourcedLimiter) b.getBean(ResilientThrottleStore.class).limiter(onB.policy("login"));
-			long[] windows = new long[UNLOCKS];
-			long[] afterAnswers = new long[UNLOCKS];
-			for (int i = 0; i < UNLOCKS + 20; i++) {
+			for (int i = 0; i < UNLOCKS; i++) {
 				String user = "user-" + i + "@example.com";
 				assertThat(onB.tryAcquire("login", user).allowed()).isTrue();
 				assertThat(onB.tryAcquire("login", user).allowed()).isFalse();
 				assertThat(limiterB.tryAcquireSourced(user, 1).source()).as("remembered on B")
 					.isEqualTo(DecisionSource.nearCache("redis"));
-				long start = System.nanoTime();
 				HttpResponse<String> unlock = http.send(
 						HttpRequest.newBuilder(URI.create("http://localhost:" + portA + "/actuator/throttle/login/" + user))
 							.DELETE()
 							.build(),
 						HttpResponse.BodyHandlers.ofString());
-				long answered = System.nanoTime();
 				assertThat(unlock.statusCode()).isEqualTo(200);
-				long deadline = start + TimeUnit.SECONDS.toNanos(5);
+				long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
 				while (!onB.tryAcquire("login", user).allowed()) {
 					assertThat(System.nanoTime()).as("let through on B within 5 s").isLessThan(deadline);
 					LockSupport.parkNanos(50_000);
 				}
-				if (i >= 20) {
-					// the first 20 warm up both JVMs' paths
-					long allowed = System.nanoTime();
-					windows[i - 20] = allowed - start;
-					afterAnswers[i - 20] = allowed - answered;
-				}
 			}
-			Arrays.sort(windows);
-			Arrays.sort(afterAnswers);
-			double p50 = windows[UNLOCKS / 2] / 1e6;
-			double p99 = windows[(int) Math.ceil(UNLOCKS * 0.99) - 1] / 1e6;
-			double max = windows[UNLOCKS - 1] / 1e6;
-			String line = String.format(Locale.ROOT,
-					"standalone, two Spring Boot instances, %d unlocks via DELETE /actuator/throttle on A until allowed on B"
-							+ " (HTTP request included): p50 %.2f ms, p99 %.2f ms, max %.2f ms;"
-							+ " after A's 200 answer: p99 %.2f ms, max %.2f ms; load average %s",
-					UNLOCKS, p50, p99, max, afterAnswers[(int) Math.ceil(UNLOCKS * 0.99) - 1] / 1e6,
-					afterAnswers[UNLOCKS - 1] / 1e6, Files.readString(Path.of("/proc/loadavg")).trim());
-			record(line);
-			// the window the near cache adds: from the unlock done (A answered 200; its DEL and event were
-			// sent before) until B lets the user through. A's own HTTP handling is no part of it, and on
-			// this shared machine it alone takes hundreds of milliseconds now and then
-			assertThat(afterAnswers[(int) Math.ceil(UNLOCKS * 0.99) - 1] / 1e6).as(line).isLessThanOrEqualTo(50.0);
 		}
 	}
 
@@ -136,21 +102,18 @@ class RedisNearCacheInvalidationTests {
 			LockoutPolicy policy = LockoutPolicy.of("login", List.of(Duration.ofHours(1)));
 			SourcedLimiter onA = (SourcedLimiter) a.limiter(policy);
 			SourcedLimiter onB = (SourcedLimiter) b.limiter(policy);
-			long[] windows = new long[30];
-			for (int i = 0; i < windows.length; i++) {
+			for (int i = 0; i < 30; i++) {
 				// keys spread over the three masters' slots
 				String user = "user-" + i;
 				assertThat(onB.tryAcquire(user, 1).allowed()).isTrue();
 				assertThat(onB.tryAcquire(user, 1).allowed()).isFalse();
 				assertThat(onB.tryAcquireSourced(user, 1).source()).isEqualTo(DecisionSource.nearCache("redis"));
-				long start = System.nanoTime();
 				onA.reset(user);
-				long deadline = start + TimeUnit.SECONDS.toNanos(5);
+				long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
 				while (!onB.tryAcquire(user, 1).allowed()) {
 					assertThat(System.nanoTime()).as("let through on B within 5 s").isLessThan(deadline);
 					LockSupport.parkNanos(50_000);
 				}
-				windows[i] = System.nanoTime() - start;
 			}
 			// a policy bound again on A with other numbers is forgotten on B too
 			assertThat(onB.tryAcquire("zoe", 1).allowed()).isTrue();
@@ -162,22 +125,11 @@ class RedisNearCacheInvalidationTests {
 				LockSupport.parkNanos(100_000);
 			}
 			assertThat(b.nearCacheSize()).as("policy change heard on B").isZero();
-			Arrays.sort(windows);
-			record(String.format(Locale.ROOT,
-					"cluster (3 masters), two stores, %d resets on A until allowed on B: p50 %.2f ms, max %.2f ms",
-					windows.length, windows[windows.length / 2] / 1e6, windows[windows.length - 1] / 1e6));
 		}
 		finally {
 			factoryA.destroy();
 			factoryB.destroy();
 		}
-	}
-
-	private static void record(String line) throws IOException {
-		Path file = Path.of("target", "near-cache-invalidation.txt");
-		Files.createDirectories(file.getParent());
-		Files.writeString(file, line + System.lineSeparator(), StandardCharsets.UTF_8,
-				java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
 	}
 
 }

@@ -37,6 +37,9 @@ final class ThrottleChoices {
 
 	private final Method method;
 
+	/** The method's parameter names, discovered once rather than per call (see ThrottleKeys.namesOf). */
+	private final ParameterNameDiscoverer names;
+
 	private final @Nullable ChoiceExpression[] plans;
 
 	private final @Nullable ChoiceExpression[] costs;
@@ -50,6 +53,7 @@ final class ThrottleChoices {
 	private ThrottleChoices(Method method, @Nullable ChoiceExpression[] plans, @Nullable ChoiceExpression[] costs,
 			@Nullable BeanResolver beans, boolean usesIp, boolean usesPrincipal) {
 		this.method = method;
+		this.names = ThrottleKeys.namesOf(method);
 		this.plans = plans;
 		this.costs = costs;
 		this.beans = beans;
@@ -133,7 +137,7 @@ final class ThrottleChoices {
 	 */
 	List<Charge> resolve(List<Charge> throttles, Object[] arguments, ThrottleRequestContext request) {
 		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(null, this.method, arguments,
-				parameterNames);
+				this.names);
 		if (this.beans != null) {
 			context.setBeanResolver(this.beans);
 		}

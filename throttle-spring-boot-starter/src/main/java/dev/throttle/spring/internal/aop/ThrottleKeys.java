@@ -1,10 +1,12 @@
 package dev.throttle.spring.internal.aop;
 
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
@@ -43,6 +45,9 @@ final class ThrottleKeys {
 	private static final byte EXPRESSION = 3;
 
 	private final Method method;
+
+	/** The method's parameter names, discovered once rather than per call. */
+	private final ParameterNameDiscoverer names;
 
 	private final String[] sources;
 
@@ -95,6 +100,7 @@ final class ThrottleKeys {
 	 */
 	ThrottleKeys(Method method, String[] sources, String[] policies, boolean principalAvailable, BeanResolver beans) {
 		this.method = method;
+		this.names = namesOf(method);
 		this.beans = beans;
 		this.sources = sources.clone();
 		this.policies = policies.clone();
@@ -215,7 +221,7 @@ final class ThrottleKeys {
 
 	private MethodBasedEvaluationContext evaluationContext(Object[] arguments, ThrottleRequestContext request) {
 		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
-				this.usesRoot ? new KeyRoot(arguments) : null, this.method, arguments, parameterNames);
+				this.usesRoot ? new KeyRoot(arguments) : null, this.method, arguments, this.names);
 		if (this.beans != null) {
 			context.setBeanResolver(this.beans);
 		}
@@ -232,6 +238,31 @@ final class ThrottleKeys {
 			}
 		}
 		return context;
+	}
+
+	/**
+	 * The parameter names of a method, discovered once. An evaluation context binds a call's arguments
+	 * by name, and asked Spring's discoverer on every call, which reads them by reflection each time
+	 * (a copy of the method's parameters, a new array of names): per request work on the hot path of
+	 * every throttled handler whose key, plan or cost is an expression.
+	 * @param method the method whose calls are evaluated
+	 * @return a discoverer that answers that method's names from memory
+	 */
+	static ParameterNameDiscoverer namesOf(Method method) {
+		String @Nullable [] names = parameterNames.getParameterNames(method);
+		return new ParameterNameDiscoverer() {
+
+			@Override
+			public String @Nullable [] getParameterNames(Method called) {
+				return (called == method) ? names : parameterNames.getParameterNames(called);
+			}
+
+			@Override
+			public String @Nullable [] getParameterNames(Constructor<?> constructor) {
+				return parameterNames.getParameterNames(constructor);
+			}
+
+		};
 	}
 
 	private String evaluate(int index, MethodBasedEvaluationContext context) {
