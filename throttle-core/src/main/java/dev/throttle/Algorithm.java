@@ -32,253 +32,254 @@ import java.util.Map;
  */
 public abstract class Algorithm<P extends Policy> {
 
-	private final String id;
+    private final String id;
 
-	private final Class<P> type;
+    private final Class<P> type;
 
-	private final List<String> parameters;
+    private final List<String> parameters;
 
-	/**
-	 * Creates an algorithm.
-	 * @param id its name in configuration, for example {@code token-bucket}
-	 * @param type its policy type
-	 * @param parameters its parameters by their configuration names, for example {@code capacity}
-	 */
-	protected Algorithm(String id, Class<P> type, String... parameters) {
-		this.id = id;
-		this.type = type;
-		this.parameters = List.of(parameters);
-	}
+    /**
+     * Creates an algorithm.
+     * @param id its name in configuration, for example {@code token-bucket}
+     * @param type its policy type
+     * @param parameters its parameters by their configuration names, for example {@code capacity}
+     */
+    protected Algorithm(String id, Class<P> type, String... parameters) {
+        this.id = id;
+        this.type = type;
+        this.parameters = List.of(parameters);
+    }
 
-	/**
-	 * Builds a policy from its settings; missing ones take the algorithm's defaults.
-	 * @param name the policy's name
-	 * @param settings the settings, by configuration name
-	 * @return the policy
-	 * @throws InvalidPolicyException naming the parameter that is missing or invalid
-	 */
-	protected abstract P build(String name, Settings settings);
+    /**
+     * Builds a policy from its settings; missing ones take the algorithm's defaults.
+     * @param name the policy's name
+     * @param settings the settings, by configuration name
+     * @return the policy
+     * @throws InvalidPolicyException naming the parameter that is missing or invalid
+     */
+    protected abstract P build(String name, Settings settings);
 
-	/**
-	 * Returns a policy's settings, one per {@link #parameters() parameter} and in their order.
-	 * @param policy the policy
-	 * @return its settings, as {@link #build} takes them
-	 */
-	protected abstract List<Object> values(P policy);
+    /**
+     * Returns a policy's settings, one per {@link #parameters() parameter} and in their order.
+     * @param policy the policy
+     * @return its settings, as {@link #build} takes them
+     */
+    protected abstract List<Object> values(P policy);
 
-	/**
-	 * Returns a policy's numbers as integers, in the order each store's twin of the transition reads
-	 * them (the Redis store's script as {@code P[1]}, {@code P[2]}, ...).
-	 * @param policy the policy
-	 * @return integers below 2^53, so that Lua's doubles hold them exactly
-	 */
-	protected abstract long[] numbers(P policy);
+    /**
+     * Returns a policy's numbers as integers, in the order each store's twin of the transition reads
+     * them (the Redis store's script as {@code P[1]}, {@code P[2]}, ...).
+     * @param policy the policy
+     * @return integers below 2^53, so that Lua's doubles hold them exactly
+     */
+    protected abstract long[] numbers(P policy);
 
-	/**
-	 * Returns a policy's transition in Java.
-	 * @param policy the policy (of one limit)
-	 * @param rates the numbers the policy name's states were written under (see {@link Rates})
-	 * @return its transition
-	 */
-	protected abstract Transition transition(P policy, Rates rates);
+    /**
+     * Returns a policy's transition in Java.
+     * @param policy the policy (of one limit)
+     * @param rates the numbers the policy name's states were written under (see {@link Rates})
+     * @return its transition
+     */
+    protected abstract Transition transition(P policy, Rates rates);
 
-	/**
-	 * Returns whether a policy of this algorithm may have several limits ({@link MultiLimitPolicy}).
-	 * @return false unless the algorithm's transition is a {@link PackedTransition} (and its twins
-	 * read its numbers from {@code P} alone)
-	 */
-	public boolean takesSeveralLimits() {
-		return false;
-	}
+    /**
+     * Returns whether a policy of this algorithm may have several limits ({@link MultiLimitPolicy}).
+     * @return false unless the algorithm's transition is a {@link PackedTransition} (and its twins
+     * read its numbers from {@code P} alone)
+     */
+    public boolean takesSeveralLimits() {
+        return false;
+    }
 
-	/**
-	 * Returns the name used in configuration.
-	 * @return for example {@code token-bucket}
-	 */
-	public final String id() {
-		return this.id;
-	}
+    /**
+     * Returns the name used in configuration.
+     * @return for example {@code token-bucket}
+     */
+    public final String id() {
+        return this.id;
+    }
 
-	/**
-	 * Returns the parameters the algorithm takes, by their configuration names.
-	 * @return for example {@code capacity, refill-tokens, refill-period}
-	 */
-	public final List<String> parameters() {
-		return this.parameters;
-	}
+    /**
+     * Returns the parameters the algorithm takes, by their configuration names.
+     * @return for example {@code capacity, refill-tokens, refill-period}
+     */
+    public final List<String> parameters() {
+        return this.parameters;
+    }
 
-	/**
-	 * Builds a policy from settings by configuration name, such as a {@code throttle.policies}
-	 * entry holds. Settings left out, or null, take the algorithm's defaults.
-	 * @param name the policy's name
-	 * @param settings the settings, for example {@code capacity -> 10}
-	 * @return the policy
-	 * @throws InvalidPolicyException naming the parameter that is missing, invalid, or not one of
-	 * this algorithm's
-	 */
-	public final P create(String name, Map<String, ?> settings) {
-		for (String parameter : settings.keySet()) {
-			if (!this.parameters.contains(parameter) && settings.get(parameter) != null) {
-				throw new InvalidPolicyException(name, parameter, "means nothing to the " + this.id
-						+ " algorithm, which takes " + String.join(", ", this.parameters));
-			}
-		}
-		return build(name, new Settings(name, settings));
-	}
+    /**
+     * Builds a policy from settings by configuration name, such as a {@code throttle.policies}
+     * entry holds. Settings left out, or null, take the algorithm's defaults.
+     * @param name the policy's name
+     * @param settings the settings, for example {@code capacity -> 10}
+     * @return the policy
+     * @throws InvalidPolicyException naming the parameter that is missing, invalid, or not one of
+     * this algorithm's
+     */
+    public final P create(String name, Map<String, ?> settings) {
+        for (String parameter : settings.keySet()) {
+            if (!this.parameters.contains(parameter) && settings.get(parameter) != null) {
+                throw new InvalidPolicyException(
+                        name,
+                        parameter,
+                        "means nothing to the " + this.id + " algorithm, which takes "
+                                + String.join(", ", this.parameters));
+            }
+        }
+        return build(name, new Settings(name, settings));
+    }
 
-	/**
-	 * Returns a policy's settings by configuration name, in the order of {@link #parameters()}:
-	 * what {@link #create} would take to build an equal policy.
-	 * @param policy a policy of this algorithm
-	 * @return its settings, for example {@code capacity -> 10, refill-tokens -> 1, refill-period -> PT1S}
-	 */
-	public final Map<String, Object> settings(Policy policy) {
-		if (policy.severalLimits()) {
-			return Map.of("limits", policy.limits().stream().map(this::settings).toList());
-		}
-		List<Object> values = values(this.type.cast(policy));
-		Map<String, Object> settings = new LinkedHashMap<>();
-		for (int i = 0; i < this.parameters.size(); i++) {
-			settings.put(this.parameters.get(i), values.get(i));
-		}
-		return settings;
-	}
+    /**
+     * Returns a policy's settings by configuration name, in the order of {@link #parameters()}:
+     * what {@link #create} would take to build an equal policy.
+     * @param policy a policy of this algorithm
+     * @return its settings, for example {@code capacity -> 10, refill-tokens -> 1, refill-period -> PT1S}
+     */
+    public final Map<String, Object> settings(Policy policy) {
+        if (policy.severalLimits()) {
+            return Map.of("limits", policy.limits().stream().map(this::settings).toList());
+        }
+        List<Object> values = values(this.type.cast(policy));
+        Map<String, Object> settings = new LinkedHashMap<>();
+        for (int i = 0; i < this.parameters.size(); i++) {
+            settings.put(this.parameters.get(i), values.get(i));
+        }
+        return settings;
+    }
 
-	/**
-	 * Returns the numbers a policy's twins of the transition in other stores are given (the Redis
-	 * store's script, as {@code local P = {...}}).
-	 * @param policy a policy of this algorithm (of one limit)
-	 * @return the numbers, as each script's header documents them
-	 */
-	public final long[] numbersOf(Policy policy) {
-		return numbers(this.type.cast(policy));
-	}
+    /**
+     * Returns the numbers a policy's twins of the transition in other stores are given (the Redis
+     * store's script, as {@code local P = {...}}).
+     * @param policy a policy of this algorithm (of one limit)
+     * @return the numbers, as each script's header documents them
+     */
+    public final long[] numbersOf(Policy policy) {
+        return numbers(this.type.cast(policy));
+    }
 
-	/**
-	 * Returns a policy's transition in Java, for a store to run over the state it keeps. A policy
-	 * with several limits gets one {@link ArrayTransition} over one packed state per limit, each
-	 * limit decided by its own transition and all charged in one write. Called when a store binds a
-	 * policy, never per decision.
-	 * @param policy a policy of this algorithm
-	 * @param rates the numbers the policy name's states were written under: one table per policy
-	 * name, the same for every binding of that name
-	 * @return the transition
-	 */
-	public final Transition transitionOf(Policy policy, Rates rates) {
-		if (!policy.severalLimits()) {
-			return transition(this.type.cast(policy), rates);
-		}
-		List<? extends Policy> limits = policy.limits();
-		PackedTransition[] transitions = new PackedTransition[limits.size()];
-		for (int i = 0; i < transitions.length; i++) {
-			transitions[i] = (PackedTransition) transition(this.type.cast(limits.get(i)), rates);
-		}
-		return new SeveralTransition(transitions);
-	}
+    /**
+     * Returns a policy's transition in Java, for a store to run over the state it keeps. A policy
+     * with several limits gets one {@link ArrayTransition} over one packed state per limit, each
+     * limit decided by its own transition and all charged in one write. Called when a store binds a
+     * policy, never per decision.
+     * @param policy a policy of this algorithm
+     * @param rates the numbers the policy name's states were written under: one table per policy
+     * name, the same for every binding of that name
+     * @return the transition
+     */
+    public final Transition transitionOf(Policy policy, Rates rates) {
+        if (!policy.severalLimits()) {
+            return transition(this.type.cast(policy), rates);
+        }
+        List<? extends Policy> limits = policy.limits();
+        PackedTransition[] transitions = new PackedTransition[limits.size()];
+        for (int i = 0; i < transitions.length; i++) {
+            transitions[i] = (PackedTransition) transition(this.type.cast(limits.get(i)), rates);
+        }
+        return new SeveralTransition(transitions);
+    }
 
-	/**
-	 * Finds an algorithm by its configuration name (case-insensitive; {@code _} and {@code -} alike).
-	 * @param name for example {@code token-bucket}
-	 * @return the algorithm
-	 * @throws IllegalArgumentException naming the known algorithms when none matches
-	 */
-	public static Algorithm<?> fromId(String name) {
-		return AlgorithmRegistry.find(name);
-	}
+    /**
+     * Finds an algorithm by its configuration name (case-insensitive; {@code _} and {@code -} alike).
+     * @param name for example {@code token-bucket}
+     * @return the algorithm
+     * @throws IllegalArgumentException naming the known algorithms when none matches
+     */
+    public static Algorithm<?> fromId(String name) {
+        return AlgorithmRegistry.find(name);
+    }
 
-	/**
-	 * Returns every algorithm on the class path, in the order their service files list them.
-	 * @return the algorithms
-	 */
-	public static List<Algorithm<?>> all() {
-		return AlgorithmRegistry.ALL;
-	}
+    /**
+     * Returns every algorithm on the class path, in the order their service files list them.
+     * @return the algorithms
+     */
+    public static List<Algorithm<?>> all() {
+        return AlgorithmRegistry.ALL;
+    }
 
-	/**
-	 * Returns the names of every algorithm, for messages.
-	 * @return for example {@code token-bucket, gcra, fixed-window, sliding-log, lockout}
-	 */
-	public static String ids() {
-		return AlgorithmRegistry.ids();
-	}
+    /**
+     * Returns the names of every algorithm, for messages.
+     * @return for example {@code token-bucket, gcra, fixed-window, sliding-log, lockout}
+     */
+    public static String ids() {
+        return AlgorithmRegistry.ids();
+    }
 
-	@Override
-	public final boolean equals(Object obj) {
-		return obj != null && obj.getClass() == getClass();
-	}
+    @Override
+    public final boolean equals(Object obj) {
+        return obj != null && obj.getClass() == getClass();
+    }
 
-	@Override
-	public final int hashCode() {
-		return this.id.hashCode();
-	}
+    @Override
+    public final int hashCode() {
+        return this.id.hashCode();
+    }
 
-	@Override
-	public final String toString() {
-		return this.id;
-	}
+    @Override
+    public final String toString() {
+        return this.id;
+    }
 
-	/**
-	 * A policy's settings by configuration name, read with the algorithm's defaults. Values have
-	 * the types the policy records use: {@code Integer}, {@code Double}, {@code Duration} and
-	 * {@code List<Duration>}.
-	 */
-	public static final class Settings {
+    /**
+     * A policy's settings by configuration name, read with the algorithm's defaults. Values have
+     * the types the policy records use: {@code Integer}, {@code Double}, {@code Duration} and
+     * {@code List<Duration>}.
+     */
+    public static final class Settings {
 
-		private final String policy;
+        private final String policy;
 
-		private final Map<String, ?> values;
+        private final Map<String, ?> values;
 
-		Settings(String policy, Map<String, ?> values) {
-			this.policy = policy;
-			this.values = values;
-		}
+        Settings(String policy, Map<String, ?> values) {
+            this.policy = policy;
+            this.values = values;
+        }
 
-		/**
-		 * Returns a setting, or null when it is not set.
-		 * @param <T> its type
-		 * @param parameter its configuration name
-		 * @param type its type
-		 * @return the value, or null
-		 * @throws InvalidPolicyException when the value has another type
-		 */
-		public <T> T get(String parameter, Class<T> type) {
-			Object value = this.values.get(parameter);
-			if (value != null && !type.isInstance(value)) {
-				throw new InvalidPolicyException(this.policy, parameter,
-						"must be of type " + type.getSimpleName() + ", was " + value);
-			}
-			return type.cast(value);
-		}
+        /**
+         * Returns a setting, or null when it is not set.
+         * @param <T> its type
+         * @param parameter its configuration name
+         * @param type its type
+         * @return the value, or null
+         * @throws InvalidPolicyException when the value has another type
+         */
+        public <T> T get(String parameter, Class<T> type) {
+            Object value = this.values.get(parameter);
+            if (value != null && !type.isInstance(value)) {
+                throw new InvalidPolicyException(
+                        this.policy, parameter, "must be of type " + type.getSimpleName() + ", was " + value);
+            }
+            return type.cast(value);
+        }
 
-		/**
-		 * Returns a setting, or the algorithm's default when it is not set.
-		 * @param <T> its type
-		 * @param parameter its configuration name
-		 * @param type its type
-		 * @param fallback the default
-		 * @return the value or the default
-		 */
-		public <T> T get(String parameter, Class<T> type, T fallback) {
-			T value = get(parameter, type);
-			return (value != null) ? value : fallback;
-		}
+        /**
+         * Returns a setting, or the algorithm's default when it is not set.
+         * @param <T> its type
+         * @param parameter its configuration name
+         * @param type its type
+         * @param fallback the default
+         * @return the value or the default
+         */
+        public <T> T get(String parameter, Class<T> type, T fallback) {
+            T value = get(parameter, type);
+            return (value != null) ? value : fallback;
+        }
 
-		/**
-		 * Returns a setting that has no default.
-		 * @param <T> its type
-		 * @param parameter its configuration name
-		 * @param type its type
-		 * @return the value
-		 * @throws InvalidPolicyException when it is not set
-		 */
-		public <T> T required(String parameter, Class<T> type) {
-			T value = get(parameter, type);
-			if (value == null) {
-				throw new InvalidPolicyException(this.policy, parameter, "is required");
-			}
-			return value;
-		}
-
-	}
-
+        /**
+         * Returns a setting that has no default.
+         * @param <T> its type
+         * @param parameter its configuration name
+         * @param type its type
+         * @return the value
+         * @throws InvalidPolicyException when it is not set
+         */
+        public <T> T required(String parameter, Class<T> type) {
+            T value = get(parameter, type);
+            if (value == null) {
+                throw new InvalidPolicyException(this.policy, parameter, "is required");
+            }
+            return value;
+        }
+    }
 }

@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,268 +22,283 @@ import org.jspecify.annotations.Nullable;
  */
 public final class BoundPolicy {
 
-	private static final System.Logger logger = System.getLogger(BoundPolicy.class.getName());
+    private static final System.Logger logger = System.getLogger(BoundPolicy.class.getName());
 
-	/** The most unknown plan names warned about per policy, so that callers cannot fill the memory. */
-	private static final int MAX_WARNED_PLANS = 100;
+    /** The most unknown plan names warned about per policy, so that callers cannot fill the memory. */
+    private static final int MAX_WARNED_PLANS = 100;
 
-	private final PolicyBinding.Shared shared;
+    private final PolicyBinding.Shared shared;
 
-	/** The plan this applies, or null for the policy's base numbers. */
-	private final @Nullable String plan;
+    /** The plan this applies, or null for the policy's base numbers. */
+    private final @Nullable String plan;
 
-	BoundPolicy(Policy policy, Map<String, ? extends Policy> plans, Function<Policy, Limiter> binder,
-			DecisionSource storeSource, ThrottleListener[] listeners) {
-		this.shared = new PolicyBinding.Shared(policy.name(), binder, storeSource, listeners);
-		this.plan = null;
-		this.shared.base = this;
-		this.shared.current = this.shared.bind(policy, plans);
-	}
+    BoundPolicy(
+            Policy policy,
+            Map<String, ? extends Policy> plans,
+            Function<Policy, Limiter> binder,
+            DecisionSource storeSource,
+            ThrottleListener[] listeners) {
+        this.shared = new PolicyBinding.Shared(policy.name(), binder, storeSource, listeners);
+        this.plan = null;
+        this.shared.base = this;
+        this.shared.current = this.shared.bind(policy, plans);
+    }
 
-	private BoundPolicy(PolicyBinding.Shared shared, String plan) {
-		this.shared = shared;
-		this.plan = plan;
-	}
+    private BoundPolicy(PolicyBinding.Shared shared, String plan) {
+        this.shared = shared;
+        this.plan = plan;
+    }
 
-	/** The numbers this applies now: one volatile read, and a map lookup only for a plan. */
-	private PolicyBinding.Numbers numbers() {
-		PolicyBinding.Numbers base = this.shared.current;
-		if (this.plan == null) {
-			return base;
-		}
-		PolicyBinding.Numbers planned = base.plans.get(this.plan);
-		return (planned != null) ? planned : base;
-	}
+    /** The numbers this applies now: one volatile read, and a map lookup only for a plan. */
+    private PolicyBinding.Numbers numbers() {
+        PolicyBinding.Numbers base = this.shared.current;
+        if (this.plan == null) {
+            return base;
+        }
+        PolicyBinding.Numbers planned = base.plans.get(this.plan);
+        return (planned != null) ? planned : base;
+    }
 
-	/**
-	 * Returns the policy as it applies now: the plan's numbers for a plan (the base numbers when the
-	 * plan is no longer configured).
-	 * @return the policy
-	 */
-	public Policy policy() {
-		return numbers().policy;
-	}
+    /**
+     * Returns the policy as it applies now: the plan's numbers for a plan (the base numbers when the
+     * plan is no longer configured).
+     * @return the policy
+     */
+    public Policy policy() {
+        return numbers().policy;
+    }
 
-	/**
-	 * Returns the plan this applies.
-	 * @return the plan's name, or null for the policy's base numbers
-	 */
-	public @Nullable String plan() {
-		return this.plan;
-	}
+    /**
+     * Returns the plan this applies.
+     * @return the plan's name, or null for the policy's base numbers
+     */
+    public @Nullable String plan() {
+        return this.plan;
+    }
 
-	/**
-	 * Returns the policy bound under a plan's numbers, over the same keys. A null or blank name is the
-	 * base numbers; so is a plan the policy does not have, which is logged (a WARN, once per name).
-	 * Cheap enough for every call: one map lookup, no allocation once a plan was asked for.
-	 * @param plan the plan's name, or null
-	 * @return the bound plan, or the bound policy itself for its base numbers
-	 */
-	public BoundPolicy plan(@Nullable String plan) {
-		if (plan == null) {
-			return this.shared.base;
-		}
-		BoundPolicy view = this.shared.views.get(plan);
-		if (view != null) {
-			return view;
-		}
-		if (!this.shared.current.plans.containsKey(plan)) {
-			warnUnlessBlank(plan);
-			return this.shared.base;
-		}
-		return this.shared.views.computeIfAbsent(plan, (name) -> new BoundPolicy(this.shared, name));
-	}
+    /**
+     * Returns the policy bound under a plan's numbers, over the same keys. A null or blank name is the
+     * base numbers; so is a plan the policy does not have, which is logged (a WARN, once per name).
+     * Cheap enough for every call: one map lookup, no allocation once a plan was asked for.
+     * @param plan the plan's name, or null
+     * @return the bound plan, or the bound policy itself for its base numbers
+     */
+    public BoundPolicy plan(@Nullable String plan) {
+        if (plan == null) {
+            return this.shared.base;
+        }
+        BoundPolicy view = this.shared.views.get(plan);
+        if (view != null) {
+            return view;
+        }
+        if (!this.shared.current.plans.containsKey(plan)) {
+            warnUnlessBlank(plan);
+            return this.shared.base;
+        }
+        return this.shared.views.computeIfAbsent(plan, (name) -> new BoundPolicy(this.shared, name));
+    }
 
-	private void warnUnlessBlank(@Nullable String plan) {
-		if (plan != null && !plan.isBlank() && this.shared.warned.size() < MAX_WARNED_PLANS
-				&& this.shared.warned.add(plan)) {
-			logger.log(System.Logger.Level.WARNING, "throttle: policy ''{0}'' has no plan ''{1}'' (it has {2});"
-					+ " such calls get the policy''s base numbers", this.shared.name, plan,
-					this.shared.current.plans.keySet());
-		}
-	}
+    private void warnUnlessBlank(@Nullable String plan) {
+        if (plan != null
+                && !plan.isBlank()
+                && this.shared.warned.size() < MAX_WARNED_PLANS
+                && this.shared.warned.add(plan)) {
+            logger.log(
+                    System.Logger.Level.WARNING,
+                    "throttle: policy ''{0}'' has no plan ''{1}'' (it has {2});"
+                            + " such calls get the policy''s base numbers",
+                    this.shared.name,
+                    plan,
+                    this.shared.current.plans.keySet());
+        }
+    }
 
-	/**
-	 * Returns the policy's plans as they apply now.
-	 * @return plan name to its policy, in configuration order; empty when it has none
-	 */
-	public Map<String, Policy> plans() {
-		Map<String, Policy> plans = new LinkedHashMap<>();
-		this.shared.current.plans.forEach((name, numbers) -> plans.put(name, numbers.policy));
-		return Collections.unmodifiableMap(plans);
-	}
+    /**
+     * Returns the policy's plans as they apply now.
+     * @return plan name to its policy, in configuration order; empty when it has none
+     */
+    public Map<String, Policy> plans() {
+        Map<String, Policy> plans = new LinkedHashMap<>();
+        this.shared.current.plans.forEach((name, numbers) -> plans.put(name, numbers.policy));
+        return Collections.unmodifiableMap(plans);
+    }
 
-	/**
-	 * Applies new numbers to the policy and its plans, binding each through the store again (so that
-	 * a store drops whatever it keeps per policy). Every call that starts after this returns sees all
-	 * of them. Keys keep their state.
-	 */
-	void update(Policy policy, Map<String, ? extends Policy> plans) {
-		synchronized (this.shared) {
-			this.shared.current = this.shared.bind(policy, plans);
-		}
-	}
+    /**
+     * Applies new numbers to the policy and its plans, binding each through the store again (so that
+     * a store drops whatever it keeps per policy). Every call that starts after this returns sees all
+     * of them. Keys keep their state.
+     */
+    void update(Policy policy, Map<String, ? extends Policy> plans) {
+        synchronized (this.shared) {
+            this.shared.current = this.shared.bind(policy, plans);
+        }
+    }
 
-	/**
-	 * Takes {@code cost} units for {@code key} if allowed. A cost above the policy's
-	 * {@link Policy#maxCost()} is refused with {@link Decision#neverAllowed(int)} and touches no
-	 * state.
-	 * @param key the key (null or blank: the shared bucket)
-	 * @param cost units to take, at least 1
-	 * @return the decision
-	 * @throws IllegalArgumentException for a cost below 1
-	 */
-	public Decision tryAcquire(@Nullable String key, int cost) {
-		checkCost(cost);
-		PolicyBinding.Numbers numbers = numbers();
-		if (cost > numbers.policy.maxCost()) {
-			return notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0);
-		}
-		if (this.shared.listeners.length == 0) {
-			// nobody asks who decided, so not even a failure policy's limiter is asked to say it
-			return numbers.limiter.tryAcquire(StoreKeys.of(key), cost);
-		}
-		long start = System.nanoTime();
-		if (numbers.sourced != null) {
-			SourcedDecision answer = numbers.sourced.tryAcquireSourced(StoreKeys.of(key), cost);
-			return notify(numbers, key, answer.decision(), answer.source(), System.nanoTime() - start);
-		}
-		Decision decision = numbers.limiter.tryAcquire(StoreKeys.of(key), cost);
-		return notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start);
-	}
+    /**
+     * Takes {@code cost} units for {@code key} if allowed. A cost above the policy's
+     * {@link Policy#maxCost()} is refused with {@link Decision#neverAllowed(int)} and touches no
+     * state.
+     * @param key the key (null or blank: the shared bucket)
+     * @param cost units to take, at least 1
+     * @return the decision
+     * @throws IllegalArgumentException for a cost below 1
+     */
+    public Decision tryAcquire(@Nullable String key, int cost) {
+        checkCost(cost);
+        PolicyBinding.Numbers numbers = numbers();
+        if (cost > numbers.policy.maxCost()) {
+            return notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0);
+        }
+        if (this.shared.listeners.length == 0) {
+            // nobody asks who decided, so not even a failure policy's limiter is asked to say it
+            return numbers.limiter.tryAcquire(StoreKeys.of(key), cost);
+        }
+        long start = System.nanoTime();
+        if (numbers.sourced != null) {
+            SourcedDecision answer = numbers.sourced.tryAcquireSourced(StoreKeys.of(key), cost);
+            return notify(numbers, key, answer.decision(), answer.source(), System.nanoTime() - start);
+        }
+        Decision decision = numbers.limiter.tryAcquire(StoreKeys.of(key), cost);
+        return notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start);
+    }
 
-	/**
-	 * Like {@link #tryAcquire}, without blocking the calling thread (for event-loop callers such
-	 * as WebFlux): the store's {@link Limiter#tryAcquireAsync}.
-	 * @param key the key (null or blank: the shared bucket)
-	 * @param cost units to take, at least 1
-	 * @return the decision, when made
-	 * @throws IllegalArgumentException for a cost below 1
-	 */
-	public CompletionStage<Decision> tryAcquireAsync(@Nullable String key, int cost) {
-		checkCost(cost);
-		PolicyBinding.Numbers numbers = numbers();
-		if (cost > numbers.policy.maxCost()) {
-			return CompletableFuture
-				.completedFuture(notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0));
-		}
-		if (this.shared.listeners.length == 0) {
-			return numbers.limiter.tryAcquireAsync(StoreKeys.of(key), cost);
-		}
-		long start = System.nanoTime();
-		if (numbers.sourced != null) {
-			return numbers.sourced.tryAcquireSourcedAsync(StoreKeys.of(key), cost)
-				.thenApply((answer) -> notify(numbers, key, answer.decision(), answer.source(),
-						System.nanoTime() - start));
-		}
-		return numbers.limiter.tryAcquireAsync(StoreKeys.of(key), cost)
-			.thenApply((decision) -> notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start));
-	}
+    /**
+     * Like {@link #tryAcquire}, without blocking the calling thread (for event-loop callers such
+     * as WebFlux): the store's {@link Limiter#tryAcquireAsync}.
+     * @param key the key (null or blank: the shared bucket)
+     * @param cost units to take, at least 1
+     * @return the decision, when made
+     * @throws IllegalArgumentException for a cost below 1
+     */
+    public CompletionStage<Decision> tryAcquireAsync(@Nullable String key, int cost) {
+        checkCost(cost);
+        PolicyBinding.Numbers numbers = numbers();
+        if (cost > numbers.policy.maxCost()) {
+            return CompletableFuture.completedFuture(
+                    notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0));
+        }
+        if (this.shared.listeners.length == 0) {
+            return numbers.limiter.tryAcquireAsync(StoreKeys.of(key), cost);
+        }
+        long start = System.nanoTime();
+        if (numbers.sourced != null) {
+            return numbers.sourced
+                    .tryAcquireSourcedAsync(StoreKeys.of(key), cost)
+                    .thenApply((answer) ->
+                            notify(numbers, key, answer.decision(), answer.source(), System.nanoTime() - start));
+        }
+        return numbers.limiter
+                .tryAcquireAsync(StoreKeys.of(key), cost)
+                .thenApply((decision) ->
+                        notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start));
+    }
 
-	/**
-	 * Gives back what an allowed call took (see {@link Limiter#refund}). A cost below 1 gives
-	 * back nothing.
-	 * @param key the key
-	 * @param cost units to give back
-	 */
-	public void refund(@Nullable String key, int cost) {
-		if (cost >= 1) {
-			// no call ever took more than maxCost, and a refund never goes past neutral anyway
-			PolicyBinding.Numbers numbers = numbers();
-			numbers.limiter.refund(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()));
-		}
-	}
+    /**
+     * Gives back what an allowed call took (see {@link Limiter#refund}). A cost below 1 gives
+     * back nothing.
+     * @param key the key
+     * @param cost units to give back
+     */
+    public void refund(@Nullable String key, int cost) {
+        if (cost >= 1) {
+            // no call ever took more than maxCost, and a refund never goes past neutral anyway
+            PolicyBinding.Numbers numbers = numbers();
+            numbers.limiter.refund(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()));
+        }
+    }
 
-	/**
-	 * Like {@link #refund}, without blocking the calling thread.
-	 * @param key the key
-	 * @param cost units to give back
-	 * @return completes when done
-	 */
-	public CompletionStage<Void> refundAsync(@Nullable String key, int cost) {
-		if (cost < 1) {
-			return CompletableFuture.completedFuture(null);
-		}
-		PolicyBinding.Numbers numbers = numbers();
-		return numbers.limiter.refundAsync(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()));
-	}
+    /**
+     * Like {@link #refund}, without blocking the calling thread.
+     * @param key the key
+     * @param cost units to give back
+     * @return completes when done
+     */
+    public CompletionStage<Void> refundAsync(@Nullable String key, int cost) {
+        if (cost < 1) {
+            return CompletableFuture.completedFuture(null);
+        }
+        PolicyBinding.Numbers numbers = numbers();
+        return numbers.limiter.refundAsync(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()));
+    }
 
-	/**
-	 * Gives back exactly what one allowed call took, identified by the decision it got (see
-	 * {@link Limiter#refund(String, int, long)}): nothing once that is gone.
-	 * @param key the key the call used
-	 * @param cost units the call took
-	 * @param taken the call's (allowed) decision
-	 */
-	public void refund(@Nullable String key, int cost, Decision taken) {
-		if (cost >= 1) {
-			PolicyBinding.Numbers numbers = numbers();
-			numbers.limiter.refund(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()), taken);
-		}
-	}
+    /**
+     * Gives back exactly what one allowed call took, identified by the decision it got (see
+     * {@link Limiter#refund(String, int, long)}): nothing once that is gone.
+     * @param key the key the call used
+     * @param cost units the call took
+     * @param taken the call's (allowed) decision
+     */
+    public void refund(@Nullable String key, int cost, Decision taken) {
+        if (cost >= 1) {
+            PolicyBinding.Numbers numbers = numbers();
+            numbers.limiter.refund(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()), taken);
+        }
+    }
 
-	/**
-	 * Like {@link #refund(String, int, Decision)}, without blocking the calling thread.
-	 * @param key the key the call used
-	 * @param cost units the call took
-	 * @param taken the call's (allowed) decision
-	 * @return completes when done
-	 */
-	public CompletionStage<Void> refundAsync(@Nullable String key, int cost, Decision taken) {
-		if (cost < 1) {
-			return CompletableFuture.completedFuture(null);
-		}
-		PolicyBinding.Numbers numbers = numbers();
-		return numbers.limiter.refundAsync(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()),
-				taken);
-	}
+    /**
+     * Like {@link #refund(String, int, Decision)}, without blocking the calling thread.
+     * @param key the key the call used
+     * @param cost units the call took
+     * @param taken the call's (allowed) decision
+     * @return completes when done
+     */
+    public CompletionStage<Void> refundAsync(@Nullable String key, int cost, Decision taken) {
+        if (cost < 1) {
+            return CompletableFuture.completedFuture(null);
+        }
+        PolicyBinding.Numbers numbers = numbers();
+        return numbers.limiter.refundAsync(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()), taken);
+    }
 
-	/**
-	 * Returns what a call of cost 1 would be told, without changing state.
-	 * @param key the key
-	 * @return the decision a call would get now
-	 */
-	public Decision peek(@Nullable String key) {
-		return numbers().limiter.peek(StoreKeys.of(key));
-	}
+    /**
+     * Returns what a call of cost 1 would be told, without changing state.
+     * @param key the key
+     * @return the decision a call would get now
+     */
+    public Decision peek(@Nullable String key) {
+        return numbers().limiter.peek(StoreKeys.of(key));
+    }
 
-	/**
-	 * Forgets {@code key}'s state (unlocks a user), saying whether the store did (see
-	 * {@link Limiter#tryReset}): with a failure policy, false when the store could not be reached, so
-	 * that the key is forgotten only in the fallback for now and the store is reset when it answers
-	 * again. Never throws because of a failure policy's store; a store without one throws its
-	 * failure.
-	 * @param key the key
-	 * @return true when the store forgot the key; false when it could not be reached
-	 */
-	public boolean reset(@Nullable String key) {
-		return numbers().limiter.tryReset(StoreKeys.of(key));
-	}
+    /**
+     * Forgets {@code key}'s state (unlocks a user), saying whether the store did (see
+     * {@link Limiter#tryReset}): with a failure policy, false when the store could not be reached, so
+     * that the key is forgotten only in the fallback for now and the store is reset when it answers
+     * again. Never throws because of a failure policy's store; a store without one throws its
+     * failure.
+     * @param key the key
+     * @return true when the store forgot the key; false when it could not be reached
+     */
+    public boolean reset(@Nullable String key) {
+        return numbers().limiter.tryReset(StoreKeys.of(key));
+    }
 
-	/**
-	 * Like {@link #reset}, without blocking the calling thread.
-	 * @param key the key
-	 * @return completes when done
-	 */
-	public CompletionStage<Void> resetAsync(@Nullable String key) {
-		return numbers().limiter.resetAsync(StoreKeys.of(key));
-	}
+    /**
+     * Like {@link #reset}, without blocking the calling thread.
+     * @param key the key
+     * @return completes when done
+     */
+    public CompletionStage<Void> resetAsync(@Nullable String key) {
+        return numbers().limiter.resetAsync(StoreKeys.of(key));
+    }
 
-	private static void checkCost(int cost) {
-		if (cost < 1) {
-			throw new IllegalArgumentException("cost must be at least 1, was " + cost);
-		}
-	}
+    private static void checkCost(int cost) {
+        if (cost < 1) {
+            throw new IllegalArgumentException("cost must be at least 1, was " + cost);
+        }
+    }
 
-	private Decision notify(PolicyBinding.Numbers numbers, @Nullable String key, Decision decision, DecisionSource source,
-			long storeNanos) {
-		for (ThrottleListener listener : this.shared.listeners) {
-			listener.onDecision(numbers.policy, decision, source, storeNanos);
-			if (!decision.allowed()) {
-				listener.onRejected(numbers.policy, key, decision);
-			}
-		}
-		return decision;
-	}
-
+    private Decision notify(
+            PolicyBinding.Numbers numbers,
+            @Nullable String key,
+            Decision decision,
+            DecisionSource source,
+            long storeNanos) {
+        for (ThrottleListener listener : this.shared.listeners) {
+            listener.onDecision(numbers.policy, decision, source, storeNanos);
+            if (!decision.allowed()) {
+                listener.onRejected(numbers.policy, key, decision);
+            }
+        }
+        return decision;
+    }
 }

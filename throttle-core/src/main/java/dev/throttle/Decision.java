@@ -22,308 +22,325 @@ import java.time.Duration;
  */
 public sealed class Decision permits SeveralDecision, Decision.Stamped {
 
-	/** {@link #retryAfterMillis()} of a call that no amount of waiting lets through. */
-	public static final long NEVER = Long.MAX_VALUE;
+    /** {@link #retryAfterMillis()} of a call that no amount of waiting lets through. */
+    public static final long NEVER = Long.MAX_VALUE;
 
-	private final int limit;
+    private final int limit;
 
-	/** The other values and the next-unit hint, packed as {@link DecisionBits} lays them out. */
-	private final long retryAfterAndHighRemaining;
+    /** The other values and the next-unit hint, packed as {@link DecisionBits} lays them out. */
+    private final long retryAfterAndHighRemaining;
 
-	private final long resetAfterAndLowRemaining;
+    private final long resetAfterAndLowRemaining;
 
-	/**
-	 * Creates a decision with no receipt, whose next unit comes when its state is neutral (never too
-	 * early). {@link DecisionBits#check} says what each value means and which values it refuses.
-	 */
-	Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis) {
-		this(allowed, limit, remaining, retryAfterMillis, resetAfterMillis,
-				(allowed && remaining < limit) ? resetAfterMillis : 0, 0);
-	}
+    /**
+     * Creates a decision with no receipt, whose next unit comes when its state is neutral (never too
+     * early). {@link DecisionBits#check} says what each value means and which values it refuses.
+     */
+    Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis) {
+        this(
+                allowed,
+                limit,
+                remaining,
+                retryAfterMillis,
+                resetAfterMillis,
+                (allowed && remaining < limit) ? resetAfterMillis : 0,
+                0);
+    }
 
-	/**
-	 * Creates a decision with a store's next-unit hint, and checks a receipt that a {@link Stamped}
-	 * subclass keeps; see {@link #allow(int, int, long, long, long)}.
-	 */
-	Decision(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis,
-			long nextUnitAfterMillis, long receipt) {
-		DecisionBits.check(allowed, limit, remaining, retryAfterMillis, resetAfterMillis, nextUnitAfterMillis, receipt);
-		this.limit = limit;
-		this.retryAfterAndHighRemaining = DecisionBits.first(allowed, remaining, retryAfterMillis, nextUnitAfterMillis);
-		this.resetAfterAndLowRemaining = DecisionBits.second(remaining, resetAfterMillis);
-	}
+    /**
+     * Creates a decision with a store's next-unit hint, and checks a receipt that a {@link Stamped}
+     * subclass keeps; see {@link #allow(int, int, long, long, long)}.
+     */
+    Decision(
+            boolean allowed,
+            int limit,
+            int remaining,
+            long retryAfterMillis,
+            long resetAfterMillis,
+            long nextUnitAfterMillis,
+            long receipt) {
+        DecisionBits.check(allowed, limit, remaining, retryAfterMillis, resetAfterMillis, nextUnitAfterMillis, receipt);
+        this.limit = limit;
+        this.retryAfterAndHighRemaining = DecisionBits.first(allowed, remaining, retryAfterMillis, nextUnitAfterMillis);
+        this.resetAfterAndLowRemaining = DecisionBits.second(remaining, resetAfterMillis);
+    }
 
-	/** A copy of a decision's values and hint; for {@link SeveralDecision} and {@link Stamped}. */
-	Decision(Decision decision) {
-		this.limit = decision.limit;
-		this.retryAfterAndHighRemaining = decision.retryAfterAndHighRemaining;
-		this.resetAfterAndLowRemaining = decision.resetAfterAndLowRemaining;
-	}
+    /** A copy of a decision's values and hint; for {@link SeveralDecision} and {@link Stamped}. */
+    Decision(Decision decision) {
+        this.limit = decision.limit;
+        this.retryAfterAndHighRemaining = decision.retryAfterAndHighRemaining;
+        this.resetAfterAndLowRemaining = decision.resetAfterAndLowRemaining;
+    }
 
+    /**
+     * Returns this decision with a store's receipt: for stores (and wrappers of stores) that
+     * stamp what an allowed call took, see {@link #receipt()}.
+     * @param receipt the stamp, not negative
+     * @return an equal decision carrying {@code receipt}
+     * @throws IllegalArgumentException for a negative receipt
+     */
+    public Decision withReceipt(long receipt) {
+        DecisionBits.checkReceipt(receipt);
+        return (receipt == receipt()) ? this : (receipt == 0) ? new Decision(this) : new Stamped(this, receipt);
+    }
 
-	/**
-	 * Returns this decision with a store's receipt: for stores (and wrappers of stores) that
-	 * stamp what an allowed call took, see {@link #receipt()}.
-	 * @param receipt the stamp, not negative
-	 * @return an equal decision carrying {@code receipt}
-	 * @throws IllegalArgumentException for a negative receipt
-	 */
-	public Decision withReceipt(long receipt) {
-		DecisionBits.checkReceipt(receipt);
-		return (receipt == receipt()) ? this : (receipt == 0) ? new Decision(this) : new Stamped(this, receipt);
-	}
+    /**
+     * Returns what the store stamped on what this (allowed) call took: a refund hands it back
+     * ({@link Limiter#refund(String, int, long)}) so that it undoes exactly this call, or nothing
+     * once what the call took is gone. Its meaning is the store's and the algorithm's own (a
+     * window's start, an attempt's time); 0 when the store gives none.
+     * @return the receipt, not negative
+     */
+    public long receipt() {
+        return 0;
+    }
 
-	/**
-	 * Returns what the store stamped on what this (allowed) call took: a refund hands it back
-	 * ({@link Limiter#refund(String, int, long)}) so that it undoes exactly this call, or nothing
-	 * once what the call took is gone. Its meaning is the store's and the algorithm's own (a
-	 * window's start, an attempt's time); 0 when the store gives none.
-	 * @return the receipt, not negative
-	 */
-	public long receipt() {
-		return 0;
-	}
+    /**
+     * Combines the decisions of a policy's several limits, each decided over the same call: allowed
+     * only when every limit allows it; told the fewest units left and, refused, the longest wait
+     * among the limits that refuse. Its {@link #limit(int) limits} are the parts, in order, each with
+     * its own receipt.
+     * @param parts one decision per limit, at least one
+     * @return the combined decision
+     */
+    public static Decision ofLimits(Decision... parts) {
+        return SeveralDecision.of(parts);
+    }
 
-	/**
-	 * Combines the decisions of a policy's several limits, each decided over the same call: allowed
-	 * only when every limit allows it; told the fewest units left and, refused, the longest wait
-	 * among the limits that refuse. Its {@link #limit(int) limits} are the parts, in order, each with
-	 * its own receipt.
-	 * @param parts one decision per limit, at least one
-	 * @return the combined decision
-	 */
-	public static Decision ofLimits(Decision... parts) {
-		return SeveralDecision.of(parts);
-	}
+    /**
+     * Returns how many limits decided this call: 1, except for a policy with several limits.
+     * @return the number of limits
+     */
+    public int limitCount() {
+        return 1;
+    }
 
-	/**
-	 * Returns how many limits decided this call: 1, except for a policy with several limits.
-	 * @return the number of limits
-	 */
-	public int limitCount() {
-		return 1;
-	}
+    /**
+     * Returns the decision of one of the limits that decided this call.
+     * @param index from 0 to {@link #limitCount()} - 1
+     * @return that limit's decision; this decision itself for a policy with one limit
+     */
+    public Decision limit(int index) {
+        if (index != 0) {
+            throw new IndexOutOfBoundsException(index);
+        }
+        return this;
+    }
 
-	/**
-	 * Returns the decision of one of the limits that decided this call.
-	 * @param index from 0 to {@link #limitCount()} - 1
-	 * @return that limit's decision; this decision itself for a policy with one limit
-	 */
-	public Decision limit(int index) {
-		if (index != 0) {
-			throw new IndexOutOfBoundsException(index);
-		}
-		return this;
-	}
+    /**
+     * An allowed decision.
+     * @param limit the policy's quota
+     * @param remaining units left
+     * @param resetAfterMillis time until the state is neutral
+     * @return the decision
+     */
+    public static Decision allow(int limit, int remaining, long resetAfterMillis) {
+        return new Decision(true, limit, remaining, 0, resetAfterMillis);
+    }
 
-	/**
-	 * An allowed decision.
-	 * @param limit the policy's quota
-	 * @param remaining units left
-	 * @param resetAfterMillis time until the state is neutral
-	 * @return the decision
-	 */
-	public static Decision allow(int limit, int remaining, long resetAfterMillis) {
-		return new Decision(true, limit, remaining, 0, resetAfterMillis);
-	}
+    /**
+     * An allowed decision, with what a store knows beside it: when the key's next unit comes, and the
+     * receipt of what the call took. One object, whatever the hints: the memory store's hot path
+     * allocates nothing else.
+     * @param limit the policy's quota
+     * @param remaining units left
+     * @param resetAfterMillis time until the state is neutral
+     * @param nextUnitAfterMillis time until one unit more than {@code remaining} is available; 0 when
+     * nothing is in use
+     * @param receipt the store's stamp of what the call took, not negative; 0 for none
+     * @return the decision
+     * @throws IllegalArgumentException when a value is negative
+     * @see #nextUnitAfterMillis()
+     * @see #receipt()
+     */
+    public static Decision allow(
+            int limit, int remaining, long resetAfterMillis, long nextUnitAfterMillis, long receipt) {
+        return (receipt == 0)
+                ? new Decision(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, 0)
+                : new Stamped(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, receipt);
+    }
 
-	/**
-	 * An allowed decision, with what a store knows beside it: when the key's next unit comes, and the
-	 * receipt of what the call took. One object, whatever the hints: the memory store's hot path
-	 * allocates nothing else.
-	 * @param limit the policy's quota
-	 * @param remaining units left
-	 * @param resetAfterMillis time until the state is neutral
-	 * @param nextUnitAfterMillis time until one unit more than {@code remaining} is available; 0 when
-	 * nothing is in use
-	 * @param receipt the store's stamp of what the call took, not negative; 0 for none
-	 * @return the decision
-	 * @throws IllegalArgumentException when a value is negative
-	 * @see #nextUnitAfterMillis()
-	 * @see #receipt()
-	 */
-	public static Decision allow(int limit, int remaining, long resetAfterMillis, long nextUnitAfterMillis,
-			long receipt) {
-		return (receipt == 0) ? new Decision(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, 0)
-				: new Stamped(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, receipt);
-	}
+    /**
+     * A refused decision.
+     * @param limit the policy's quota
+     * @param remaining units left (fewer than the call needs)
+     * @param retryAfterMillis time until the same call could pass, at least 1
+     * @param resetAfterMillis time until the state is neutral
+     * @return the decision
+     */
+    public static Decision reject(int limit, int remaining, long retryAfterMillis, long resetAfterMillis) {
+        return new Decision(false, limit, remaining, Math.max(1, retryAfterMillis), resetAfterMillis);
+    }
 
-	/**
-	 * A refused decision.
-	 * @param limit the policy's quota
-	 * @param remaining units left (fewer than the call needs)
-	 * @param retryAfterMillis time until the same call could pass, at least 1
-	 * @param resetAfterMillis time until the state is neutral
-	 * @return the decision
-	 */
-	public static Decision reject(int limit, int remaining, long retryAfterMillis, long resetAfterMillis) {
-		return new Decision(false, limit, remaining, Math.max(1, retryAfterMillis), resetAfterMillis);
-	}
+    /**
+     * A refusal of a cost that the policy can never grant, however long the caller waits.
+     * @param limit the policy's quota
+     * @return the decision
+     */
+    public static Decision neverAllowed(int limit) {
+        return new Decision(false, limit, 0, NEVER, 0);
+    }
 
-	/**
-	 * A refusal of a cost that the policy can never grant, however long the caller waits.
-	 * @param limit the policy's quota
-	 * @return the decision
-	 */
-	public static Decision neverAllowed(int limit) {
-		return new Decision(false, limit, 0, NEVER, 0);
-	}
+    /**
+     * Returns whether the call may proceed.
+     * @return whether the call may proceed
+     */
+    public boolean allowed() {
+        return this.retryAfterAndHighRemaining < 0;
+    }
 
-	/**
-	 * Returns whether the call may proceed.
-	 * @return whether the call may proceed
-	 */
-	public boolean allowed() {
-		return this.retryAfterAndHighRemaining < 0;
-	}
+    /**
+     * Returns the policy's quota.
+     * @return the policy's quota (calls or tokens per window); 1 for a lockout
+     */
+    public int limit() {
+        return this.limit;
+    }
 
-	/**
-	 * Returns the policy's quota.
-	 * @return the policy's quota (calls or tokens per window); 1 for a lockout
-	 */
-	public int limit() {
-		return this.limit;
-	}
+    /**
+     * Returns how many units a caller could still take right now.
+     * @return units left, not negative
+     */
+    public int remaining() {
+        return DecisionBits.remaining(this.retryAfterAndHighRemaining, this.resetAfterAndLowRemaining);
+    }
 
-	/**
-	 * Returns how many units a caller could still take right now.
-	 * @return units left, not negative
-	 */
-	public int remaining() {
-		return DecisionBits.remaining(this.retryAfterAndHighRemaining, this.resetAfterAndLowRemaining);
-	}
+    /**
+     * Returns how long until the same call could pass. Durations above 2^48-2 ms, about 8,900
+     * years, are reported as that; {@link #NEVER} is reported exactly.
+     * @return 0 when allowed; otherwise the wait in milliseconds, at least 1, or {@link #NEVER}
+     * when the call's cost can never be granted by the policy
+     */
+    public long retryAfterMillis() {
+        return DecisionBits.retryAfterMillis(this.retryAfterAndHighRemaining);
+    }
 
-	/**
-	 * Returns how long until the same call could pass. Durations above 2^48-2 ms, about 8,900
-	 * years, are reported as that; {@link #NEVER} is reported exactly.
-	 * @return 0 when allowed; otherwise the wait in milliseconds, at least 1, or {@link #NEVER}
-	 * when the call's cost can never be granted by the policy
-	 */
-	public long retryAfterMillis() {
-		return DecisionBits.retryAfterMillis(this.retryAfterAndHighRemaining);
-	}
+    /**
+     * Returns how long until the key has one unit more than {@link #remaining()}: what
+     * {@code RateLimit}'s {@code t} tells a client. For an allowed call, what its store said (or, when
+     * it said nothing, the time until the state is neutral, which is never too early); 0 when nothing
+     * is in use. For a refusal, its {@link #retryAfterMillis()}, the wait its own call needs, so that
+     * {@code Retry-After} is never earlier than {@code t}; for a cost no wait lets through, the time
+     * until the state is neutral. A hint beside the decision's value: not compared by
+     * {@link #equals} nor printed. Durations above 2^48-2 ms, about 8,900 years, are reported as that.
+     * @return the time in milliseconds, not negative
+     */
+    public long nextUnitAfterMillis() {
+        return canSucceedLater() ? DecisionBits.duration(this.retryAfterAndHighRemaining) : resetAfterMillis();
+    }
 
-	/**
-	 * Returns how long until the key has one unit more than {@link #remaining()}: what
-	 * {@code RateLimit}'s {@code t} tells a client. For an allowed call, what its store said (or, when
-	 * it said nothing, the time until the state is neutral, which is never too early); 0 when nothing
-	 * is in use. For a refusal, its {@link #retryAfterMillis()}, the wait its own call needs, so that
-	 * {@code Retry-After} is never earlier than {@code t}; for a cost no wait lets through, the time
-	 * until the state is neutral. A hint beside the decision's value: not compared by
-	 * {@link #equals} nor printed. Durations above 2^48-2 ms, about 8,900 years, are reported as that.
-	 * @return the time in milliseconds, not negative
-	 */
-	public long nextUnitAfterMillis() {
-		return canSucceedLater() ? DecisionBits.duration(this.retryAfterAndHighRemaining) : resetAfterMillis();
-	}
+    /**
+     * Returns {@link #nextUnitAfterMillis()} in whole seconds, rounded up, as {@code RateLimit}'s
+     * {@code t} wants it.
+     * @return seconds
+     */
+    public long nextUnitAfterSeconds() {
+        return DecisionBits.ceilSeconds(nextUnitAfterMillis());
+    }
 
-	/**
-	 * Returns {@link #nextUnitAfterMillis()} in whole seconds, rounded up, as {@code RateLimit}'s
-	 * {@code t} wants it.
-	 * @return seconds
-	 */
-	public long nextUnitAfterSeconds() {
-		return DecisionBits.ceilSeconds(nextUnitAfterMillis());
-	}
+    /**
+     * Returns how long until the key's state is neutral (as if never used) again. Durations above
+     * 2^48-2 ms, about 8,900 years, are reported as that.
+     * @return the time in milliseconds, not negative
+     */
+    public long resetAfterMillis() {
+        return DecisionBits.duration(this.resetAfterAndLowRemaining);
+    }
 
-	/**
-	 * Returns how long until the key's state is neutral (as if never used) again. Durations above
-	 * 2^48-2 ms, about 8,900 years, are reported as that.
-	 * @return the time in milliseconds, not negative
-	 */
-	public long resetAfterMillis() {
-		return DecisionBits.duration(this.resetAfterAndLowRemaining);
-	}
+    /**
+     * Whether waiting can ever let this call through.
+     * @return false only for a cost above what the policy can grant
+     */
+    public boolean canSucceedLater() {
+        return !DecisionBits.never(this.retryAfterAndHighRemaining);
+    }
 
-	/**
-	 * Whether waiting can ever let this call through.
-	 * @return false only for a cost above what the policy can grant
-	 */
-	public boolean canSucceedLater() {
-		return !DecisionBits.never(this.retryAfterAndHighRemaining);
-	}
+    /**
+     * Returns {@link #retryAfterMillis()} as a duration.
+     * @return the wait; {@link Duration#ZERO} when allowed
+     */
+    public Duration retryAfter() {
+        return Duration.ofMillis(retryAfterMillis());
+    }
 
-	/**
-	 * Returns {@link #retryAfterMillis()} as a duration.
-	 * @return the wait; {@link Duration#ZERO} when allowed
-	 */
-	public Duration retryAfter() {
-		return Duration.ofMillis(retryAfterMillis());
-	}
+    /**
+     * Returns {@link #resetAfterMillis()} as a duration.
+     * @return time until the state is neutral
+     */
+    public Duration resetAfter() {
+        return Duration.ofMillis(resetAfterMillis());
+    }
 
-	/**
-	 * Returns {@link #resetAfterMillis()} as a duration.
-	 * @return time until the state is neutral
-	 */
-	public Duration resetAfter() {
-		return Duration.ofMillis(resetAfterMillis());
-	}
+    /**
+     * Returns the wait in whole seconds, rounded up, as HTTP {@code Retry-After} wants it.
+     * @return 0 when allowed, otherwise at least 1
+     */
+    public long retryAfterSeconds() {
+        return DecisionBits.ceilSeconds(retryAfterMillis());
+    }
 
-	/**
-	 * Returns the wait in whole seconds, rounded up, as HTTP {@code Retry-After} wants it.
-	 * @return 0 when allowed, otherwise at least 1
-	 */
-	public long retryAfterSeconds() {
-		return DecisionBits.ceilSeconds(retryAfterMillis());
-	}
+    /**
+     * Returns the time until reset in whole seconds, rounded up.
+     * @return seconds
+     */
+    public long resetAfterSeconds() {
+        return DecisionBits.ceilSeconds(resetAfterMillis());
+    }
 
-	/**
-	 * Returns the time until reset in whole seconds, rounded up.
-	 * @return seconds
-	 */
-	public long resetAfterSeconds() {
-		return DecisionBits.ceilSeconds(resetAfterMillis());
-	}
+    @Override
+    public boolean equals(Object obj) {
+        // equal fields mean equal accessors and the other way round, but for an allowed call's hint
+        return (obj instanceof Decision other)
+                && this.limit == other.limit
+                && DecisionBits.sameValue(this.retryAfterAndHighRemaining, other.retryAfterAndHighRemaining)
+                && this.resetAfterAndLowRemaining == other.resetAfterAndLowRemaining;
+    }
 
-	@Override
-	public boolean equals(Object obj) {
-		// equal fields mean equal accessors and the other way round, but for an allowed call's hint
-		return (obj instanceof Decision other) && this.limit == other.limit
-				&& DecisionBits.sameValue(this.retryAfterAndHighRemaining, other.retryAfterAndHighRemaining)
-				&& this.resetAfterAndLowRemaining == other.resetAfterAndLowRemaining;
-	}
+    @Override
+    public int hashCode() {
+        // combined as a record combines its components
+        int hash = Boolean.hashCode(allowed());
+        hash = 31 * hash + Integer.hashCode(this.limit);
+        hash = 31 * hash + Integer.hashCode(remaining());
+        hash = 31 * hash + Long.hashCode(retryAfterMillis());
+        return 31 * hash + Long.hashCode(resetAfterMillis());
+    }
 
-	@Override
-	public int hashCode() {
-		// combined as a record combines its components
-		int hash = Boolean.hashCode(allowed());
-		hash = 31 * hash + Integer.hashCode(this.limit);
-		hash = 31 * hash + Integer.hashCode(remaining());
-		hash = 31 * hash + Long.hashCode(retryAfterMillis());
-		return 31 * hash + Long.hashCode(resetAfterMillis());
-	}
+    @Override
+    public String toString() {
+        return "Decision[allowed=" + allowed() + ", limit=" + this.limit + ", remaining=" + remaining()
+                + ", retryAfterMillis=" + retryAfterMillis() + ", resetAfterMillis=" + resetAfterMillis() + "]";
+    }
 
-	@Override
-	public String toString() {
-		return "Decision[allowed=" + allowed() + ", limit=" + this.limit + ", remaining=" + remaining()
-				+ ", retryAfterMillis=" + retryAfterMillis() + ", resetAfterMillis=" + resetAfterMillis() + "]";
-	}
+    /**
+     * A decision with a store's receipt: the one field a refusal never needs, so only the decisions
+     * that carry one pay its 8 bytes.
+     */
+    static final class Stamped extends Decision {
 
-	/**
-	 * A decision with a store's receipt: the one field a refusal never needs, so only the decisions
-	 * that carry one pay its 8 bytes.
-	 */
-	static final class Stamped extends Decision {
+        /** See {@link #receipt()}; bookkeeping, not part of the decision's value: not compared nor printed. */
+        private final long receipt;
 
-		/** See {@link #receipt()}; bookkeeping, not part of the decision's value: not compared nor printed. */
-		private final long receipt;
+        Stamped(
+                boolean allowed,
+                int limit,
+                int remaining,
+                long retryAfterMillis,
+                long resetAfterMillis,
+                long nextUnitAfterMillis,
+                long receipt) {
+            super(allowed, limit, remaining, retryAfterMillis, resetAfterMillis, nextUnitAfterMillis, receipt);
+            this.receipt = receipt;
+        }
 
-		Stamped(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis,
-				long nextUnitAfterMillis, long receipt) {
-			super(allowed, limit, remaining, retryAfterMillis, resetAfterMillis, nextUnitAfterMillis, receipt);
-			this.receipt = receipt;
-		}
+        Stamped(Decision decision, long receipt) {
+            super(decision);
+            this.receipt = receipt;
+        }
 
-		Stamped(Decision decision, long receipt) {
-			super(decision);
-			this.receipt = receipt;
-		}
-
-		@Override
-		public long receipt() {
-			return this.receipt;
-		}
-
-	}
-
+        @Override
+        public long receipt() {
+            return this.receipt;
+        }
+    }
 }

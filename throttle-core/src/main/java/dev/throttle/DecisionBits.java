@@ -12,120 +12,125 @@ package dev.throttle;
  */
 final class DecisionBits {
 
-	private static final int DURATION_BITS = 48;
+    private static final int DURATION_BITS = 48;
 
-	private static final long DURATION_MASK = (1L << DURATION_BITS) - 1;
+    private static final long DURATION_MASK = (1L << DURATION_BITS) - 1;
 
-	/** The 48-bit pattern that stands for a {@code retryAfterMillis} of {@link Decision#NEVER}. */
-	private static final long NEVER_PATTERN = DURATION_MASK;
+    /** The 48-bit pattern that stands for a {@code retryAfterMillis} of {@link Decision#NEVER}. */
+    private static final long NEVER_PATTERN = DURATION_MASK;
 
-	/** The longest duration kept, 2^48-2 ms; longer ones are reported as this. */
-	private static final long MAX_DURATION_MILLIS = NEVER_PATTERN - 1;
+    /** The longest duration kept, 2^48-2 ms; longer ones are reported as this. */
+    private static final long MAX_DURATION_MILLIS = NEVER_PATTERN - 1;
 
-	/** The sign bit of the first long: set for an allowed call. */
-	private static final long ALLOWED = Long.MIN_VALUE;
+    /** The sign bit of the first long: set for an allowed call. */
+    private static final long ALLOWED = Long.MIN_VALUE;
 
-	/** {@code remaining} is split into its high 15 and low 16 bits. */
-	private static final int REMAINING_LOW_BITS = 16;
+    /** {@code remaining} is split into its high 15 and low 16 bits. */
+    private static final int REMAINING_LOW_BITS = 16;
 
-	private static final int REMAINING_LOW_MASK = (1 << REMAINING_LOW_BITS) - 1;
+    private static final int REMAINING_LOW_MASK = (1 << REMAINING_LOW_BITS) - 1;
 
-	/** The high 15 bits of {@code remaining}, below the allowed flag. */
-	private static final int HIGH_REMAINING_MASK = (1 << 15) - 1;
+    /** The high 15 bits of {@code remaining}, below the allowed flag. */
+    private static final int HIGH_REMAINING_MASK = (1 << 15) - 1;
 
-	private DecisionBits() {
-	}
+    private DecisionBits() {}
 
-	/**
-	 * Checks a decision's values. Durations above 2^48-2 ms, about 8,900 years, are then packed as
-	 * that, except a {@code retryAfterMillis} of {@link Decision#NEVER}.
-	 * @param allowed whether the call may proceed
-	 * @param limit the policy's quota (calls or tokens per window); 1 for a lockout
-	 * @param remaining how many units a caller could still take right now
-	 * @param retryAfterMillis 0 when allowed; otherwise how long until the same call could pass,
-	 * or {@link Decision#NEVER} when the call's cost can never be granted by the policy
-	 * @param resetAfterMillis how long until the key's state is neutral (as if never used) again
-	 * @param nextUnitAfterMillis see {@link Decision#nextUnitAfterMillis()}
-	 * @param receipt see {@link Decision#receipt()}
-	 * @throws IllegalArgumentException if a count, a receipt or a duration is negative, or if
-	 * {@code retryAfterMillis} is not 0 when allowed and positive when rejected
-	 */
-	static void check(boolean allowed, int limit, int remaining, long retryAfterMillis, long resetAfterMillis,
-			long nextUnitAfterMillis, long receipt) {
-		if (remaining < 0 || limit < 0) {
-			throw new IllegalArgumentException("limit and remaining must not be negative");
-		}
-		if (resetAfterMillis < 0) {
-			throw new IllegalArgumentException("resetAfterMillis must not be negative");
-		}
-		if (allowed ? retryAfterMillis != 0 : retryAfterMillis <= 0) {
-			throw new IllegalArgumentException(
-					"retryAfterMillis must be 0 when allowed and positive when rejected, was " + retryAfterMillis);
-		}
-		if (nextUnitAfterMillis < 0) {
-			throw new IllegalArgumentException("nextUnitAfterMillis must not be negative, was " + nextUnitAfterMillis);
-		}
-		checkReceipt(receipt);
-	}
+    /**
+     * Checks a decision's values. Durations above 2^48-2 ms, about 8,900 years, are then packed as
+     * that, except a {@code retryAfterMillis} of {@link Decision#NEVER}.
+     * @param allowed whether the call may proceed
+     * @param limit the policy's quota (calls or tokens per window); 1 for a lockout
+     * @param remaining how many units a caller could still take right now
+     * @param retryAfterMillis 0 when allowed; otherwise how long until the same call could pass,
+     * or {@link Decision#NEVER} when the call's cost can never be granted by the policy
+     * @param resetAfterMillis how long until the key's state is neutral (as if never used) again
+     * @param nextUnitAfterMillis see {@link Decision#nextUnitAfterMillis()}
+     * @param receipt see {@link Decision#receipt()}
+     * @throws IllegalArgumentException if a count, a receipt or a duration is negative, or if
+     * {@code retryAfterMillis} is not 0 when allowed and positive when rejected
+     */
+    static void check(
+            boolean allowed,
+            int limit,
+            int remaining,
+            long retryAfterMillis,
+            long resetAfterMillis,
+            long nextUnitAfterMillis,
+            long receipt) {
+        if (remaining < 0 || limit < 0) {
+            throw new IllegalArgumentException("limit and remaining must not be negative");
+        }
+        if (resetAfterMillis < 0) {
+            throw new IllegalArgumentException("resetAfterMillis must not be negative");
+        }
+        if (allowed ? retryAfterMillis != 0 : retryAfterMillis <= 0) {
+            throw new IllegalArgumentException(
+                    "retryAfterMillis must be 0 when allowed and positive when rejected, was " + retryAfterMillis);
+        }
+        if (nextUnitAfterMillis < 0) {
+            throw new IllegalArgumentException("nextUnitAfterMillis must not be negative, was " + nextUnitAfterMillis);
+        }
+        checkReceipt(receipt);
+    }
 
-	static void checkReceipt(long receipt) {
-		if (receipt < 0) {
-			throw new IllegalArgumentException("receipt must not be negative, was " + receipt);
-		}
-	}
+    static void checkReceipt(long receipt) {
+        if (receipt < 0) {
+            throw new IllegalArgumentException("receipt must not be negative, was " + receipt);
+        }
+    }
 
-	/** The first long: the allowed flag, the wait or the next-unit hint, the high bits of remaining. */
-	static long first(boolean allowed, int remaining, long retryAfterMillis, long nextUnitAfterMillis) {
-		long low = allowed ? ALLOWED | saturated(nextUnitAfterMillis)
-				: (retryAfterMillis == Decision.NEVER) ? NEVER_PATTERN : saturated(retryAfterMillis);
-		return low | ((long) (remaining >>> REMAINING_LOW_BITS) << DURATION_BITS);
-	}
+    /** The first long: the allowed flag, the wait or the next-unit hint, the high bits of remaining. */
+    static long first(boolean allowed, int remaining, long retryAfterMillis, long nextUnitAfterMillis) {
+        long low = allowed
+                ? ALLOWED | saturated(nextUnitAfterMillis)
+                : (retryAfterMillis == Decision.NEVER) ? NEVER_PATTERN : saturated(retryAfterMillis);
+        return low | ((long) (remaining >>> REMAINING_LOW_BITS) << DURATION_BITS);
+    }
 
-	/** The second long: the time until the state is neutral, the low bits of remaining. */
-	static long second(int remaining, long resetAfterMillis) {
-		return saturated(resetAfterMillis) | ((long) (remaining & REMAINING_LOW_MASK) << DURATION_BITS);
-	}
+    /** The second long: the time until the state is neutral, the low bits of remaining. */
+    static long second(int remaining, long resetAfterMillis) {
+        return saturated(resetAfterMillis) | ((long) (remaining & REMAINING_LOW_MASK) << DURATION_BITS);
+    }
 
-	static int remaining(long first, long second) {
-		int high = (int) (first >>> DURATION_BITS) & HIGH_REMAINING_MASK;
-		int low = (int) (second >>> DURATION_BITS);
-		return (high << REMAINING_LOW_BITS) | low;
-	}
+    static int remaining(long first, long second) {
+        int high = (int) (first >>> DURATION_BITS) & HIGH_REMAINING_MASK;
+        int low = (int) (second >>> DURATION_BITS);
+        return (high << REMAINING_LOW_BITS) | low;
+    }
 
-	/** The duration in the low 48 bits of either long; in the first, of a refusal, maybe {@link #NEVER_PATTERN}. */
-	static long duration(long bits) {
-		return bits & DURATION_MASK;
-	}
+    /** The duration in the low 48 bits of either long; in the first, of a refusal, maybe {@link #NEVER_PATTERN}. */
+    static long duration(long bits) {
+        return bits & DURATION_MASK;
+    }
 
-	/** Whether the first long is of a refusal that no wait lets through. */
-	static boolean never(long first) {
-		return first >= 0 && duration(first) == NEVER_PATTERN;
-	}
+    /** Whether the first long is of a refusal that no wait lets through. */
+    static boolean never(long first) {
+        return first >= 0 && duration(first) == NEVER_PATTERN;
+    }
 
-	/** A refusal's wait, or {@link Decision#NEVER}; 0 for an allowed call. */
-	static long retryAfterMillis(long first) {
-		return (first < 0) ? 0 : never(first) ? Decision.NEVER : duration(first);
-	}
+    /** A refusal's wait, or {@link Decision#NEVER}; 0 for an allowed call. */
+    static long retryAfterMillis(long first) {
+        return (first < 0) ? 0 : never(first) ? Decision.NEVER : duration(first);
+    }
 
-	/**
-	 * Whether two first longs hold the same values: all of their bits but an allowed call's hint,
-	 * since each value has one encoding.
-	 */
-	static boolean sameValue(long first, long otherFirst) {
-		return valueBits(first) == valueBits(otherFirst);
-	}
+    /**
+     * Whether two first longs hold the same values: all of their bits but an allowed call's hint,
+     * since each value has one encoding.
+     */
+    static boolean sameValue(long first, long otherFirst) {
+        return valueBits(first) == valueBits(otherFirst);
+    }
 
-	private static long valueBits(long first) {
-		return (first < 0) ? first & ~DURATION_MASK : first;
-	}
+    private static long valueBits(long first) {
+        return (first < 0) ? first & ~DURATION_MASK : first;
+    }
 
-	private static long saturated(long millis) {
-		return Math.min(millis, MAX_DURATION_MILLIS);
-	}
+    private static long saturated(long millis) {
+        return Math.min(millis, MAX_DURATION_MILLIS);
+    }
 
-	/** Milliseconds in whole seconds, rounded up, as HTTP headers want them; {@link Decision#NEVER} kept as never. */
-	static long ceilSeconds(long millis) {
-		return (millis == Decision.NEVER) ? Decision.NEVER / 1000 : (millis + 999) / 1000;
-	}
-
+    /** Milliseconds in whole seconds, rounded up, as HTTP headers want them; {@link Decision#NEVER} kept as never. */
+    static long ceilSeconds(long millis) {
+        return (millis == Decision.NEVER) ? Decision.NEVER / 1000 : (millis + 999) / 1000;
+    }
 }

@@ -11,146 +11,145 @@ import java.util.concurrent.CompletionStage;
  */
 public interface Limiter {
 
-	/**
-	 * Returns the policy this limiter applies.
-	 * @return the policy
-	 */
-	Policy policy();
+    /**
+     * Returns the policy this limiter applies.
+     * @return the policy
+     */
+    Policy policy();
 
-	/**
-	 * Takes {@code cost} units for {@code key} if the policy allows it now; a refusal changes nothing.
-	 * @param key the key
-	 * @param cost units to take, between 1 and {@link Policy#maxCost()}
-	 * @return the decision
-	 */
-	Decision tryAcquire(String key, int cost);
+    /**
+     * Takes {@code cost} units for {@code key} if the policy allows it now; a refusal changes nothing.
+     * @param key the key
+     * @param cost units to take, between 1 and {@link Policy#maxCost()}
+     * @return the decision
+     */
+    Decision tryAcquire(String key, int cost);
 
-	/**
-	 * Gives back {@code cost} units that an allowed {@link #tryAcquire} took, as if that call had
-	 * not been made (as far as the algorithm can tell: a lockout steps back one rung). Never
-	 * gives back more than the key's neutral state.
-	 * @param key the key
-	 * @param cost units to give back
-	 */
-	void refund(String key, int cost);
+    /**
+     * Gives back {@code cost} units that an allowed {@link #tryAcquire} took, as if that call had
+     * not been made (as far as the algorithm can tell: a lockout steps back one rung). Never
+     * gives back more than the key's neutral state.
+     * @param key the key
+     * @param cost units to give back
+     */
+    void refund(String key, int cost);
 
-	/**
-	 * Gives back what one allowed {@link #tryAcquire} took, identified by its decision's
-	 * {@link Decision#receipt() receipt}: exactly what that call took, or nothing once it is gone
-	 * (its window ended, its attempt aged out). The default ignores the receipt and calls
-	 * {@link #refund(String, int)}, for stores that give none.
-	 * @param key the key
-	 * @param cost units that call took
-	 * @param receipt the receipt of that call's decision
-	 */
-	default void refund(String key, int cost, long receipt) {
-		refund(key, cost);
-	}
+    /**
+     * Gives back what one allowed {@link #tryAcquire} took, identified by its decision's
+     * {@link Decision#receipt() receipt}: exactly what that call took, or nothing once it is gone
+     * (its window ended, its attempt aged out). The default ignores the receipt and calls
+     * {@link #refund(String, int)}, for stores that give none.
+     * @param key the key
+     * @param cost units that call took
+     * @param receipt the receipt of that call's decision
+     */
+    default void refund(String key, int cost, long receipt) {
+        refund(key, cost);
+    }
 
-	/**
-	 * Gives back what one allowed {@link #tryAcquire} took, identified by its decision: as
-	 * {@link #refund(String, int, long)} with its receipt, and for a policy with several limits,
-	 * each limit by its own receipt ({@link Decision#limit(int)}). The default refunds by the
-	 * decision's receipt.
-	 * @param key the key
-	 * @param cost units that call took
-	 * @param taken that call's decision
-	 */
-	default void refund(String key, int cost, Decision taken) {
-		refund(key, cost, taken.receipt());
-	}
+    /**
+     * Gives back what one allowed {@link #tryAcquire} took, identified by its decision: as
+     * {@link #refund(String, int, long)} with its receipt, and for a policy with several limits,
+     * each limit by its own receipt ({@link Decision#limit(int)}). The default refunds by the
+     * decision's receipt.
+     * @param key the key
+     * @param cost units that call took
+     * @param taken that call's decision
+     */
+    default void refund(String key, int cost, Decision taken) {
+        refund(key, cost, taken.receipt());
+    }
 
-	/**
-	 * Like {@link #refund(String, int, Decision)}, without blocking the calling thread.
-	 * @param key the key
-	 * @param cost units that call took
-	 * @param taken that call's decision
-	 * @return completes when done
-	 */
-	default CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
-		return refundAsync(key, cost, taken.receipt());
-	}
+    /**
+     * Like {@link #refund(String, int, Decision)}, without blocking the calling thread.
+     * @param key the key
+     * @param cost units that call took
+     * @param taken that call's decision
+     * @return completes when done
+     */
+    default CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
+        return refundAsync(key, cost, taken.receipt());
+    }
 
-	/**
-	 * Like {@link #refund(String, int, long)}, without blocking the calling thread.
-	 * @param key the key
-	 * @param cost units that call took
-	 * @param receipt the receipt of that call's decision
-	 * @return completes when done
-	 */
-	default CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
-		return refundAsync(key, cost);
-	}
+    /**
+     * Like {@link #refund(String, int, long)}, without blocking the calling thread.
+     * @param key the key
+     * @param cost units that call took
+     * @param receipt the receipt of that call's decision
+     * @return completes when done
+     */
+    default CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+        return refundAsync(key, cost);
+    }
 
-	/**
-	 * Returns what a call of cost 1 would be told now, without changing anything.
-	 * @param key the key
-	 * @return the decision a call would get
-	 */
-	Decision peek(String key);
+    /**
+     * Returns what a call of cost 1 would be told now, without changing anything.
+     * @param key the key
+     * @return the decision a call would get
+     */
+    Decision peek(String key);
 
-	/**
-	 * Forgets {@code key}'s state: the next call is treated as the first.
-	 * @param key the key
-	 */
-	void reset(String key);
+    /**
+     * Forgets {@code key}'s state: the next call is treated as the first.
+     * @param key the key
+     */
+    void reset(String key);
 
-	/**
-	 * Like {@link #reset}, saying whether the store itself forgot the key. A failure policy
-	 * ({@link dev.throttle.resilience.ResilientThrottleStore}) answers false when its store could not
-	 * be reached: it forgot the key in its own fallback and keeps the reset for the store, to apply
-	 * when the store answers again, but for now the store still holds the key's state. The default
-	 * resets and answers true: a store without a failure policy reports a failure by throwing.
-	 * @param key the key
-	 * @return true when the store forgot the key; false when it could not be reached
-	 */
-	default boolean tryReset(String key) {
-		reset(key);
-		return true;
-	}
+    /**
+     * Like {@link #reset}, saying whether the store itself forgot the key. A failure policy
+     * ({@link dev.throttle.resilience.ResilientThrottleStore}) answers false when its store could not
+     * be reached: it forgot the key in its own fallback and keeps the reset for the store, to apply
+     * when the store answers again, but for now the store still holds the key's state. The default
+     * resets and answers true: a store without a failure policy reports a failure by throwing.
+     * @param key the key
+     * @return true when the store forgot the key; false when it could not be reached
+     */
+    default boolean tryReset(String key) {
+        reset(key);
+        return true;
+    }
 
-	/**
-	 * Like {@link #tryAcquire}, without blocking the calling thread: for event-loop callers
-	 * (WebFlux). The default completes at once with the synchronous result, which is right for
-	 * stores that never block; a networked store overrides it.
-	 * @param key the key
-	 * @param cost units to take
-	 * @return the decision, when made
-	 */
-	default CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-		return CompletableFuture.completedFuture(tryAcquire(key, cost));
-	}
+    /**
+     * Like {@link #tryAcquire}, without blocking the calling thread: for event-loop callers
+     * (WebFlux). The default completes at once with the synchronous result, which is right for
+     * stores that never block; a networked store overrides it.
+     * @param key the key
+     * @param cost units to take
+     * @return the decision, when made
+     */
+    default CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+        return CompletableFuture.completedFuture(tryAcquire(key, cost));
+    }
 
-	/**
-	 * Like {@link #peek}, without blocking the calling thread: what a failure policy probes a store
-	 * with during an outage. The default completes at once with the synchronous result, which is
-	 * right for stores that never block; a networked store overrides it.
-	 * @param key the key
-	 * @return the decision a call would get, when known
-	 */
-	default CompletionStage<Decision> peekAsync(String key) {
-		return CompletableFuture.completedFuture(peek(key));
-	}
+    /**
+     * Like {@link #peek}, without blocking the calling thread: what a failure policy probes a store
+     * with during an outage. The default completes at once with the synchronous result, which is
+     * right for stores that never block; a networked store overrides it.
+     * @param key the key
+     * @return the decision a call would get, when known
+     */
+    default CompletionStage<Decision> peekAsync(String key) {
+        return CompletableFuture.completedFuture(peek(key));
+    }
 
-	/**
-	 * Like {@link #refund}, without blocking the calling thread.
-	 * @param key the key
-	 * @param cost units to give back
-	 * @return completes when done
-	 */
-	default CompletionStage<Void> refundAsync(String key, int cost) {
-		refund(key, cost);
-		return CompletableFuture.completedFuture(null);
-	}
+    /**
+     * Like {@link #refund}, without blocking the calling thread.
+     * @param key the key
+     * @param cost units to give back
+     * @return completes when done
+     */
+    default CompletionStage<Void> refundAsync(String key, int cost) {
+        refund(key, cost);
+        return CompletableFuture.completedFuture(null);
+    }
 
-	/**
-	 * Like {@link #reset}, without blocking the calling thread.
-	 * @param key the key
-	 * @return completes when done
-	 */
-	default CompletionStage<Void> resetAsync(String key) {
-		reset(key);
-		return CompletableFuture.completedFuture(null);
-	}
-
+    /**
+     * Like {@link #reset}, without blocking the calling thread.
+     * @param key the key
+     * @return completes when done
+     */
+    default CompletionStage<Void> resetAsync(String key) {
+        reset(key);
+        return CompletableFuture.completedFuture(null);
+    }
 }

@@ -16,74 +16,78 @@ import java.util.List;
  */
 public record MultiLimitPolicy(String name, List<Policy> limits) implements Policy {
 
-	public MultiLimitPolicy {
-		Checks.name(name);
-		limits = List.copyOf(limits);
-		if (limits.isEmpty()) {
-			throw new InvalidPolicyException(name, "limits", "must hold at least one limit");
-		}
-		Algorithm<?> algorithm = limits.get(0).algorithm();
-		if (!algorithm.takesSeveralLimits()) {
-			throw new InvalidPolicyException(name, "limits", "cannot be used with the " + algorithm.id()
-					+ " algorithm: only token-bucket, gcra and fixed-window take several limits");
-		}
-		for (Policy limit : limits) {
-			if (!limit.name().equals(name) || !limit.algorithm().equals(algorithm) || limit.severalLimits()) {
-				throw new InvalidPolicyException(name, "limits",
-						"must all be single limits of policy '" + name + "' and of one algorithm, was " + limit);
-			}
-		}
-	}
+    public MultiLimitPolicy {
+        Checks.name(name);
+        limits = List.copyOf(limits);
+        if (limits.isEmpty()) {
+            throw new InvalidPolicyException(name, "limits", "must hold at least one limit");
+        }
+        Algorithm<?> algorithm = limits.get(0).algorithm();
+        if (!algorithm.takesSeveralLimits()) {
+            throw new InvalidPolicyException(
+                    name,
+                    "limits",
+                    "cannot be used with the " + algorithm.id()
+                            + " algorithm: only token-bucket, gcra and fixed-window take several limits");
+        }
+        for (Policy limit : limits) {
+            if (!limit.name().equals(name) || !limit.algorithm().equals(algorithm) || limit.severalLimits()) {
+                throw new InvalidPolicyException(
+                        name,
+                        "limits",
+                        "must all be single limits of policy '" + name + "' and of one algorithm, was " + limit);
+            }
+        }
+    }
 
-	/**
-	 * Several limits of one policy.
-	 * @param limits the limits, each named as the policy
-	 * @return the policy
-	 */
-	public static MultiLimitPolicy of(Policy... limits) {
-		return new MultiLimitPolicy(limits[0].name(), List.of(limits));
-	}
+    /**
+     * Several limits of one policy.
+     * @param limits the limits, each named as the policy
+     * @return the policy
+     */
+    public static MultiLimitPolicy of(Policy... limits) {
+        return new MultiLimitPolicy(limits[0].name(), List.of(limits));
+    }
 
-	@Override
-	public boolean severalLimits() {
-		return true;
-	}
+    @Override
+    public boolean severalLimits() {
+        return true;
+    }
 
-	@Override
-	public Algorithm<?> algorithm() {
-		return this.limits.get(0).algorithm();
-	}
+    @Override
+    public Algorithm<?> algorithm() {
+        return this.limits.get(0).algorithm();
+    }
 
-	/** The first limit's quota: {@link #limits()} lists each. */
-	@Override
-	public int quota() {
-		return this.limits.get(0).quota();
-	}
+    /** The first limit's quota: {@link #limits()} lists each. */
+    @Override
+    public int quota() {
+        return this.limits.get(0).quota();
+    }
 
-	/** The first limit's window: {@link #limits()} lists each. */
-	@Override
-	public Duration window() {
-		return this.limits.get(0).window();
-	}
+    /** The first limit's window: {@link #limits()} lists each. */
+    @Override
+    public Duration window() {
+        return this.limits.get(0).window();
+    }
 
-	/** The most that every limit can grant. */
-	@Override
-	public int maxCost() {
-		int max = Integer.MAX_VALUE;
-		for (Policy limit : this.limits) {
-			max = Math.min(max, limit.maxCost());
-		}
-		return max;
-	}
+    /** The most that every limit can grant. */
+    @Override
+    public int maxCost() {
+        int max = Integer.MAX_VALUE;
+        for (Policy limit : this.limits) {
+            max = Math.min(max, limit.maxCost());
+        }
+        return max;
+    }
 
-	/** The longest of the limits': a key is neutral once every limit's state is. */
-	@Override
-	public Duration idleExpiry() {
-		Duration longest = Duration.ZERO;
-		for (Policy limit : this.limits) {
-			longest = (limit.idleExpiry().compareTo(longest) > 0) ? limit.idleExpiry() : longest;
-		}
-		return longest;
-	}
-
+    /** The longest of the limits': a key is neutral once every limit's state is. */
+    @Override
+    public Duration idleExpiry() {
+        Duration longest = Duration.ZERO;
+        for (Policy limit : this.limits) {
+            longest = (limit.idleExpiry().compareTo(longest) > 0) ? limit.idleExpiry() : longest;
+        }
+        return longest;
+    }
 }

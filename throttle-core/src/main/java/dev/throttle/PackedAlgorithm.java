@@ -10,16 +10,15 @@ package dev.throttle;
  */
 abstract class PackedAlgorithm<P extends Policy> extends Algorithm<P> {
 
-	PackedAlgorithm(String id, Class<P> type, String... parameters) {
-		super(id, type, parameters);
-	}
+    PackedAlgorithm(String id, Class<P> type, String... parameters) {
+        super(id, type, parameters);
+    }
 
-	@Override
-	protected abstract PackedTransition transition(P policy, Rates rates);
+    @Override
+    protected abstract PackedTransition transition(P policy, Rates rates);
 
-	@Override
-	public final boolean takesSeveralLimits() {
-		return true;
-	}
-
+    @Override
+    public final boolean takesSeveralLimits() {
+        return true;
+    }
 }

@@ -18,105 +18,104 @@ package dev.throttle;
  */
 public non-sealed interface PackedTransition extends Transition {
 
-	/** The largest count a packed state holds. */
-	int MAX_COUNT = (1 << 23) - 1;
+    /** The largest count a packed state holds. */
+    int MAX_COUNT = (1 << 23) - 1;
 
-	/** The state of a key never used, or reset. Below every state that {@link #pack} makes. */
-	long EMPTY = Long.MIN_VALUE;
+    /** The state of a key never used, or reset. Below every state that {@link #pack} makes. */
+    long EMPTY = Long.MIN_VALUE;
 
-	/** What {@link #acquire} returns for a refused call. */
-	long REJECTED = Long.MIN_VALUE + 1;
+    /** What {@link #acquire} returns for a refused call. */
+    long REJECTED = Long.MIN_VALUE + 1;
 
-	/**
-	 * Decides a call.
-	 * @param state the key's state, {@link #EMPTY} when it has none
-	 * @param now the time
-	 * @param cost units the call takes, between 1 and the policy's maximum cost
-	 * @return the state after allowing the call, or {@link #REJECTED}; a refusal writes nothing
-	 */
-	long acquire(long state, long now, int cost);
+    /**
+     * Decides a call.
+     * @param state the key's state, {@link #EMPTY} when it has none
+     * @param now the time
+     * @param cost units the call takes, between 1 and the policy's maximum cost
+     * @return the state after allowing the call, or {@link #REJECTED}; a refusal writes nothing
+     */
+    long acquire(long state, long now, int cost);
 
-	/**
-	 * Returns what an allowed call is told: with the time until its next unit, and the receipt that
-	 * lets {@link #refund(long, long, int, long)} undo exactly this call (see
-	 * {@link Decision#allow(int, int, long, long, long)}).
-	 * @param next the state {@link #acquire} returned, now committed
-	 * @param now the time
-	 * @return the decision
-	 */
-	Decision allowed(long next, long now);
+    /**
+     * Returns what an allowed call is told: with the time until its next unit, and the receipt that
+     * lets {@link #refund(long, long, int, long)} undo exactly this call (see
+     * {@link Decision#allow(int, int, long, long, long)}).
+     * @param next the state {@link #acquire} returned, now committed
+     * @param now the time
+     * @return the decision
+     */
+    Decision allowed(long next, long now);
 
-	/**
-	 * Returns what a refused call is told.
-	 * @param state the state {@link #acquire} refused the call against
-	 * @param now the time
-	 * @param cost units the call asked for
-	 * @return the decision
-	 */
-	Decision rejected(long state, long now, int cost);
+    /**
+     * Returns what a refused call is told.
+     * @param state the state {@link #acquire} refused the call against
+     * @param now the time
+     * @param cost units the call asked for
+     * @return the decision
+     */
+    Decision rejected(long state, long now, int cost);
 
-	/**
-	 * Returns what a call of cost 1 would be told, changing nothing.
-	 * @param state the key's state, {@link #EMPTY} when it has none
-	 * @param now the time
-	 * @return the decision
-	 */
-	Decision peek(long state, long now);
+    /**
+     * Returns what a call of cost 1 would be told, changing nothing.
+     * @param state the key's state, {@link #EMPTY} when it has none
+     * @param now the time
+     * @return the decision
+     */
+    Decision peek(long state, long now);
 
-	/**
-	 * Gives back what an allowed call took, without knowing which call (as
-	 * {@link Limiter#refund(String, int)}).
-	 * @param state the key's state, never {@link #EMPTY}
-	 * @param now the time
-	 * @param cost units to give back
-	 * @return the state after the refund, {@link #EMPTY} when that is neutral
-	 */
-	long refund(long state, long now, int cost);
+    /**
+     * Gives back what an allowed call took, without knowing which call (as
+     * {@link Limiter#refund(String, int)}).
+     * @param state the key's state, never {@link #EMPTY}
+     * @param now the time
+     * @param cost units to give back
+     * @return the state after the refund, {@link #EMPTY} when that is neutral
+     */
+    long refund(long state, long now, int cost);
 
-	/**
-	 * Gives back exactly what one allowed call took, identified by the receipt its decision carried
-	 * (whatever the transition stamped in {@link #allowed}), or nothing once that is gone: never what
-	 * a later call took. The default ignores the receipt, for transitions that stamp none.
-	 * @param state the key's state, never {@link #EMPTY}
-	 * @param now the time
-	 * @param cost units that call took
-	 * @param receipt the receipt of that call's decision, never 0
-	 * @return the state after the refund ({@code state} itself when nothing is given back),
-	 * {@link #EMPTY} when that is neutral
-	 */
-	default long refund(long state, long now, int cost, long receipt) {
-		return refund(state, now, cost);
-	}
+    /**
+     * Gives back exactly what one allowed call took, identified by the receipt its decision carried
+     * (whatever the transition stamped in {@link #allowed}), or nothing once that is gone: never what
+     * a later call took. The default ignores the receipt, for transitions that stamp none.
+     * @param state the key's state, never {@link #EMPTY}
+     * @param now the time
+     * @param cost units that call took
+     * @param receipt the receipt of that call's decision, never 0
+     * @return the state after the refund ({@code state} itself when nothing is given back),
+     * {@link #EMPTY} when that is neutral
+     */
+    default long refund(long state, long now, int cost, long receipt) {
+        return refund(state, now, cost);
+    }
 
-	/**
-	 * Packs a count and a time into a state.
-	 * @param count between 0 and {@link #MAX_COUNT}
-	 * @param timeMillis the time; its low 40 bits are kept
-	 * @return the state
-	 */
-	static long pack(long count, long timeMillis) {
-		return (count << PackedBits.TIME_BITS) | (timeMillis & PackedBits.TIME_MASK);
-	}
+    /**
+     * Packs a count and a time into a state.
+     * @param count between 0 and {@link #MAX_COUNT}
+     * @param timeMillis the time; its low 40 bits are kept
+     * @return the state
+     */
+    static long pack(long count, long timeMillis) {
+        return (count << PackedBits.TIME_BITS) | (timeMillis & PackedBits.TIME_MASK);
+    }
 
-	/**
-	 * Returns the time of a packed state: the time nearest to {@code now} whose low 40 bits the state
-	 * holds, exact for any time within 2^39 ms (about 17 years) of now.
-	 * @param state a state that {@link #pack} made
-	 * @param now the time the state is read at
-	 * @return the time in milliseconds
-	 */
-	static long time(long state, long now) {
-		long ahead = ((state & PackedBits.TIME_MASK) - now) & PackedBits.TIME_MASK;
-		return now + ((ahead >= PackedBits.HALF_RANGE) ? ahead - (1L << PackedBits.TIME_BITS) : ahead);
-	}
+    /**
+     * Returns the time of a packed state: the time nearest to {@code now} whose low 40 bits the state
+     * holds, exact for any time within 2^39 ms (about 17 years) of now.
+     * @param state a state that {@link #pack} made
+     * @param now the time the state is read at
+     * @return the time in milliseconds
+     */
+    static long time(long state, long now) {
+        long ahead = ((state & PackedBits.TIME_MASK) - now) & PackedBits.TIME_MASK;
+        return now + ((ahead >= PackedBits.HALF_RANGE) ? ahead - (1L << PackedBits.TIME_BITS) : ahead);
+    }
 
-	/**
-	 * Returns the count of a packed state.
-	 * @param state a state that {@link #pack} made
-	 * @return the count
-	 */
-	static int count(long state) {
-		return (int) (state >>> PackedBits.TIME_BITS);
-	}
-
+    /**
+     * Returns the count of a packed state.
+     * @param state a state that {@link #pack} made
+     * @return the count
+     */
+    static int count(long state) {
+        return (int) (state >>> PackedBits.TIME_BITS);
+    }
 }

@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -16,90 +15,89 @@ import org.jspecify.annotations.Nullable;
  */
 final class PolicyBinding {
 
-	private PolicyBinding() {
-	}
+    private PolicyBinding() {}
 
-	/** One set of numbers, bound to the store: replaced whole when the policy changes. */
-	static final class Numbers {
+    /** One set of numbers, bound to the store: replaced whole when the policy changes. */
+    static final class Numbers {
 
-		final Policy policy;
+        final Policy policy;
 
-		final Limiter limiter;
+        final Limiter limiter;
 
-		/**
-		 * The limiter again when it says who made each decision (a failure policy's), else null: then
-		 * every decision is the store's own, and nothing per call is needed to say so.
-		 */
-		final @Nullable SourcedLimiter sourced;
+        /**
+         * The limiter again when it says who made each decision (a failure policy's), else null: then
+         * every decision is the store's own, and nothing per call is needed to say so.
+         */
+        final @Nullable SourcedLimiter sourced;
 
-		final Decision neverAllowed;
+        final Decision neverAllowed;
 
-		/** The plans' numbers, by plan name; empty for a policy without plans. */
-		final Map<String, Numbers> plans;
+        /** The plans' numbers, by plan name; empty for a policy without plans. */
+        final Map<String, Numbers> plans;
 
-		Numbers(Policy policy, Limiter limiter, Map<String, Numbers> plans) {
-			this.policy = policy;
-			this.limiter = limiter;
-			this.sourced = (limiter instanceof SourcedLimiter sourcedLimiter) ? sourcedLimiter : null;
-			this.neverAllowed = Decision.neverAllowed(policy.quota());
-			this.plans = plans;
-		}
+        Numbers(Policy policy, Limiter limiter, Map<String, Numbers> plans) {
+            this.policy = policy;
+            this.limiter = limiter;
+            this.sourced = (limiter instanceof SourcedLimiter sourcedLimiter) ? sourcedLimiter : null;
+            this.neverAllowed = Decision.neverAllowed(policy.quota());
+            this.plans = plans;
+        }
+    }
 
-	}
+    /** What the policy and its plans share: the numbers in force, the store, the listeners. */
+    static final class Shared {
 
-	/** What the policy and its plans share: the numbers in force, the store, the listeners. */
-	static final class Shared {
+        final String name;
 
-		final String name;
+        final Function<Policy, Limiter> binder;
 
-		final Function<Policy, Limiter> binder;
+        /** Who makes the decisions of a plain limiter, and refuses a cost above the policy's maximum. */
+        final DecisionSource storeSource;
 
-		/** Who makes the decisions of a plain limiter, and refuses a cost above the policy's maximum. */
-		final DecisionSource storeSource;
+        final ThrottleListener[] listeners;
 
-		final ThrottleListener[] listeners;
+        /** The bound plans asked for, by name; never removed, so a plan dropped later gets the base. */
+        final Map<String, BoundPolicy> views = new ConcurrentHashMap<>();
 
-		/** The bound plans asked for, by name; never removed, so a plan dropped later gets the base. */
-		final Map<String, BoundPolicy> views = new ConcurrentHashMap<>();
+        /** Unknown plan names already warned about. */
+        final Set<String> warned = ConcurrentHashMap.newKeySet();
 
-		/** Unknown plan names already warned about. */
-		final Set<String> warned = ConcurrentHashMap.newKeySet();
+        BoundPolicy base;
 
-		BoundPolicy base;
+        volatile Numbers current;
 
-		volatile Numbers current;
+        Shared(
+                String name,
+                Function<Policy, Limiter> binder,
+                DecisionSource storeSource,
+                ThrottleListener[] listeners) {
+            this.name = name;
+            this.binder = binder;
+            this.storeSource = storeSource;
+            this.listeners = listeners;
+        }
 
-		Shared(String name, Function<Policy, Limiter> binder, DecisionSource storeSource,
-				ThrottleListener[] listeners) {
-			this.name = name;
-			this.binder = binder;
-			this.storeSource = storeSource;
-			this.listeners = listeners;
-		}
+        Numbers bind(Policy policy, Map<String, ? extends Policy> plans) {
+            Map<String, Numbers> bound = new LinkedHashMap<>();
+            plans.forEach((plan, numbers) -> {
+                check(policy, plan, numbers);
+                bound.put(plan, new Numbers(numbers, this.binder.apply(numbers), Map.of()));
+            });
+            return new Numbers(policy, this.binder.apply(policy), Collections.unmodifiableMap(bound));
+        }
 
-		Numbers bind(Policy policy, Map<String, ? extends Policy> plans) {
-			Map<String, Numbers> bound = new LinkedHashMap<>();
-			plans.forEach((plan, numbers) -> {
-				check(policy, plan, numbers);
-				bound.put(plan, new Numbers(numbers, this.binder.apply(numbers), Map.of()));
-			});
-			return new Numbers(policy, this.binder.apply(policy), Collections.unmodifiableMap(bound));
-		}
-
-		private void check(Policy policy, String plan, Policy numbers) {
-			if (plan == null || plan.isBlank()) {
-				throw new IllegalArgumentException("policy '" + this.name + "' has a plan without a name");
-			}
-			if (!policy.name().equals(this.name) || !numbers.name().equals(this.name)) {
-				throw new IllegalArgumentException("plan '" + plan + "' of policy '" + this.name
-						+ "' must have the policy's name, was '" + numbers.name() + "'");
-			}
-			if (!numbers.algorithm().equals(policy.algorithm())) {
-				throw new IllegalArgumentException("plan '" + plan + "' of policy '" + this.name
-						+ "' must use the policy's algorithm (" + policy.algorithm() + "), was " + numbers.algorithm());
-			}
-		}
-
-	}
-
+        private void check(Policy policy, String plan, Policy numbers) {
+            if (plan == null || plan.isBlank()) {
+                throw new IllegalArgumentException("policy '" + this.name + "' has a plan without a name");
+            }
+            if (!policy.name().equals(this.name) || !numbers.name().equals(this.name)) {
+                throw new IllegalArgumentException("plan '" + plan + "' of policy '" + this.name
+                        + "' must have the policy's name, was '" + numbers.name() + "'");
+            }
+            if (!numbers.algorithm().equals(policy.algorithm())) {
+                throw new IllegalArgumentException("plan '" + plan + "' of policy '" + this.name
+                        + "' must use the policy's algorithm (" + policy.algorithm() + "), was " + numbers.algorithm());
+            }
+        }
+    }
 }

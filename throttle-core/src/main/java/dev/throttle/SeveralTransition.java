@@ -13,91 +13,93 @@ import static dev.throttle.PackedTransition.REJECTED;
  */
 final class SeveralTransition implements ArrayTransition {
 
-	private final PackedTransition[] limits;
+    private final PackedTransition[] limits;
 
-	SeveralTransition(PackedTransition[] limits) {
-		this.limits = limits.clone();
-	}
+    SeveralTransition(PackedTransition[] limits) {
+        this.limits = limits.clone();
+    }
 
-	private static long part(long[] state, int i) {
-		return (i < state.length) ? state[i] : PackedTransition.EMPTY;
-	}
+    private static long part(long[] state, int i) {
+        return (i < state.length) ? state[i] : PackedTransition.EMPTY;
+    }
 
-	@Override
-	public long[] acquire(long[] state, long now, int cost) {
-		for (int i = 0; i < this.limits.length; i++) {
-			if (this.limits[i].acquire(part(state, i), now, cost) == REJECTED) {
-				return null;
-			}
-		}
-		long[] next = new long[this.limits.length];
-		for (int i = 0; i < next.length; i++) {
-			next[i] = this.limits[i].acquire(part(state, i), now, cost);
-		}
-		return next;
-	}
+    @Override
+    public long[] acquire(long[] state, long now, int cost) {
+        for (int i = 0; i < this.limits.length; i++) {
+            if (this.limits[i].acquire(part(state, i), now, cost) == REJECTED) {
+                return null;
+            }
+        }
+        long[] next = new long[this.limits.length];
+        for (int i = 0; i < next.length; i++) {
+            next[i] = this.limits[i].acquire(part(state, i), now, cost);
+        }
+        return next;
+    }
 
-	@Override
-	public Decision allowed(long[] next, long now) {
-		Decision[] parts = new Decision[this.limits.length];
-		for (int i = 0; i < parts.length; i++) {
-			parts[i] = this.limits[i].allowed(next[i], now);
-		}
-		return Decision.ofLimits(parts);
-	}
+    @Override
+    public Decision allowed(long[] next, long now) {
+        Decision[] parts = new Decision[this.limits.length];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = this.limits[i].allowed(next[i], now);
+        }
+        return Decision.ofLimits(parts);
+    }
 
-	/** The limits that refuse say why; the others say what they hold, uncharged (as a peek). */
-	@Override
-	public Decision rejected(long[] state, long now, int cost) {
-		Decision[] parts = new Decision[this.limits.length];
-		for (int i = 0; i < parts.length; i++) {
-			long own = part(state, i);
-			parts[i] = (this.limits[i].acquire(own, now, cost) == REJECTED) ? this.limits[i].rejected(own, now, cost)
-					: this.limits[i].peek(own, now);
-		}
-		return Decision.ofLimits(parts);
-	}
+    /** The limits that refuse say why; the others say what they hold, uncharged (as a peek). */
+    @Override
+    public Decision rejected(long[] state, long now, int cost) {
+        Decision[] parts = new Decision[this.limits.length];
+        for (int i = 0; i < parts.length; i++) {
+            long own = part(state, i);
+            parts[i] = (this.limits[i].acquire(own, now, cost) == REJECTED)
+                    ? this.limits[i].rejected(own, now, cost)
+                    : this.limits[i].peek(own, now);
+        }
+        return Decision.ofLimits(parts);
+    }
 
-	@Override
-	public Decision peek(long[] state, long now) {
-		Decision[] parts = new Decision[this.limits.length];
-		for (int i = 0; i < parts.length; i++) {
-			parts[i] = this.limits[i].peek(part(state, i), now);
-		}
-		return Decision.ofLimits(parts);
-	}
+    @Override
+    public Decision peek(long[] state, long now) {
+        Decision[] parts = new Decision[this.limits.length];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = this.limits[i].peek(part(state, i), now);
+        }
+        return Decision.ofLimits(parts);
+    }
 
-	@Override
-	public long[] refund(long[] state, long now, int cost) {
-		return giveBack(state, now, cost, null);
-	}
+    @Override
+    public long[] refund(long[] state, long now, int cost) {
+        return giveBack(state, now, cost, null);
+    }
 
-	/** Without the parts' receipts, each limit gives back as a refund without a receipt does. */
-	@Override
-	public long[] refund(long[] state, long now, int cost, long receipt) {
-		return giveBack(state, now, cost, null);
-	}
+    /** Without the parts' receipts, each limit gives back as a refund without a receipt does. */
+    @Override
+    public long[] refund(long[] state, long now, int cost, long receipt) {
+        return giveBack(state, now, cost, null);
+    }
 
-	/** Each limit gives back exactly what the call took from it, by its own receipt. */
-	@Override
-	public long[] refund(long[] state, long now, int cost, Decision taken) {
-		return giveBack(state, now, cost, (taken.limitCount() == this.limits.length) ? taken : null);
-	}
+    /** Each limit gives back exactly what the call took from it, by its own receipt. */
+    @Override
+    public long[] refund(long[] state, long now, int cost, Decision taken) {
+        return giveBack(state, now, cost, (taken.limitCount() == this.limits.length) ? taken : null);
+    }
 
-	private long[] giveBack(long[] state, long now, int cost, Decision taken) {
-		long[] next = new long[this.limits.length];
-		boolean changed = false;
-		boolean neutral = true;
-		for (int i = 0; i < next.length; i++) {
-			long own = part(state, i);
-			long receipt = (taken != null) ? taken.limit(i).receipt() : 0;
-			next[i] = (own == PackedTransition.EMPTY) ? own
-					: (receipt == 0) ? this.limits[i].refund(own, now, cost)
-							: this.limits[i].refund(own, now, cost, receipt);
-			changed |= next[i] != own;
-			neutral &= next[i] == PackedTransition.EMPTY;
-		}
-		return !changed ? state : neutral ? EMPTY : next;
-	}
-
+    private long[] giveBack(long[] state, long now, int cost, Decision taken) {
+        long[] next = new long[this.limits.length];
+        boolean changed = false;
+        boolean neutral = true;
+        for (int i = 0; i < next.length; i++) {
+            long own = part(state, i);
+            long receipt = (taken != null) ? taken.limit(i).receipt() : 0;
+            next[i] = (own == PackedTransition.EMPTY)
+                    ? own
+                    : (receipt == 0)
+                            ? this.limits[i].refund(own, now, cost)
+                            : this.limits[i].refund(own, now, cost, receipt);
+            changed |= next[i] != own;
+            neutral &= next[i] == PackedTransition.EMPTY;
+        }
+        return !changed ? state : neutral ? EMPTY : next;
+    }
 }

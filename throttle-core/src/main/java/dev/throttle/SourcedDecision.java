@@ -10,14 +10,13 @@ import java.util.Objects;
  */
 public record SourcedDecision(Decision decision, DecisionSource source) {
 
-	/**
-	 * Creates the pair.
-	 * @param decision the decision
-	 * @param source who made it
-	 */
-	public SourcedDecision {
-		Objects.requireNonNull(decision, "decision");
-		Objects.requireNonNull(source, "source");
-	}
-
+    /**
+     * Creates the pair.
+     * @param decision the decision
+     * @param source who made it
+     */
+    public SourcedDecision {
+        Objects.requireNonNull(decision, "decision");
+        Objects.requireNonNull(source, "source");
+    }
 }

@@ -15,20 +15,19 @@ import java.util.concurrent.CompletionStage;
  */
 public interface SourcedLimiter extends Limiter {
 
-	/**
-	 * Like {@link #tryAcquire}, saying who decided.
-	 * @param key the key
-	 * @param cost units to take, between 1 and {@link Policy#maxCost()}
-	 * @return the decision and its source
-	 */
-	SourcedDecision tryAcquireSourced(String key, int cost);
+    /**
+     * Like {@link #tryAcquire}, saying who decided.
+     * @param key the key
+     * @param cost units to take, between 1 and {@link Policy#maxCost()}
+     * @return the decision and its source
+     */
+    SourcedDecision tryAcquireSourced(String key, int cost);
 
-	/**
-	 * Like {@link #tryAcquireAsync}, saying who decided.
-	 * @param key the key
-	 * @param cost units to take
-	 * @return the decision and its source, when made
-	 */
-	CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost);
-
+    /**
+     * Like {@link #tryAcquireAsync}, saying who decided.
+     * @param key the key
+     * @param cost units to take
+     * @return the decision and its source, when made
+     */
+    CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost);
 }

@@ -11,27 +11,26 @@ import static dev.throttle.PackedTransition.time;
  */
 abstract class StampedTransition implements PackedTransition {
 
-	/** How long a state lasts after its stamp: the fixed window, or the lockout's {@code expireAfter}. */
-	final long spanMillis;
+    /** How long a state lasts after its stamp: the fixed window, or the lockout's {@code expireAfter}. */
+    final long spanMillis;
 
-	StampedTransition(long spanMillis) {
-		this.spanMillis = spanMillis;
-	}
+    StampedTransition(long spanMillis) {
+        this.spanMillis = spanMillis;
+    }
 
-	/** The key's state while its span lasts, or {@link #EMPTY}. */
-	final long current(long state, long now) {
-		return (state == EMPTY || now - time(state, now) >= this.spanMillis) ? EMPTY : state;
-	}
+    /** The key's state while its span lasts, or {@link #EMPTY}. */
+    final long current(long state, long now) {
+        return (state == EMPTY || now - time(state, now) >= this.spanMillis) ? EMPTY : state;
+    }
 
-	@Override
-	public final long refund(long state, long now, int cost, long receipt) {
-		long current = current(state, now);
-		if (current == EMPTY || Math.max(1, time(current, now)) != receipt) {
-			// the call's window has ended, or a later attempt came, or the state expired or was reset:
-			// what the call took went with its state
-			return state;
-		}
-		return refund(current, now, cost);
-	}
-
+    @Override
+    public final long refund(long state, long now, int cost, long receipt) {
+        long current = current(state, now);
+        if (current == EMPTY || Math.max(1, time(current, now)) != receipt) {
+            // the call's window has ended, or a later attempt came, or the state expired or was reset:
+            // what the call took went with its state
+            return state;
+        }
+        return refund(current, now, cost);
+    }
 }

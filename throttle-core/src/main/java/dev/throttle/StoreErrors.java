@@ -6,17 +6,16 @@ package dev.throttle;
  */
 final class StoreErrors implements ThrottleListener {
 
-	private final ThrottleListener[] listeners;
+    private final ThrottleListener[] listeners;
 
-	StoreErrors(ThrottleListener[] listeners) {
-		this.listeners = listeners;
-	}
+    StoreErrors(ThrottleListener[] listeners) {
+        this.listeners = listeners;
+    }
 
-	@Override
-	public void onStoreError(Policy policy, RuntimeException error) {
-		for (ThrottleListener listener : this.listeners) {
-			listener.onStoreError(policy, error);
-		}
-	}
-
+    @Override
+    public void onStoreError(Policy policy, RuntimeException error) {
+        for (ThrottleListener listener : this.listeners) {
+            listener.onStoreError(policy, error);
+        }
+    }
 }

@@ -13,50 +13,46 @@ package dev.throttle;
  */
 public interface ThrottleListener {
 
-	/**
-	 * Hears every decision of {@link Throttler#tryAcquire}, allowed or not. Called by the default
-	 * of {@link #onDecision(Policy, Decision, DecisionSource, long)}: a listener that does not care
-	 * who decided overrides this one.
-	 * @param policy the policy
-	 * @param decision the decision
-	 * @param storeNanos how long the store took to decide
-	 */
-	default void onDecision(Policy policy, Decision decision, long storeNanos) {
-	}
+    /**
+     * Hears every decision of {@link Throttler#tryAcquire}, allowed or not. Called by the default
+     * of {@link #onDecision(Policy, Decision, DecisionSource, long)}: a listener that does not care
+     * who decided overrides this one.
+     * @param policy the policy
+     * @param decision the decision
+     * @param storeNanos how long the store took to decide
+     */
+    default void onDecision(Policy policy, Decision decision, long storeNanos) {}
 
-	/**
-	 * Hears every decision of {@link Throttler#tryAcquire}, allowed or not, with who made it: the
-	 * store, a local store standing in for it, or a failure mode's fixed answer. The default calls
-	 * {@link #onDecision(Policy, Decision, long)}.
-	 * @param policy the policy
-	 * @param decision the decision
-	 * @param source who made it
-	 * @param storeNanos how long the store took to decide, failing included
-	 */
-	default void onDecision(Policy policy, Decision decision, DecisionSource source, long storeNanos) {
-		onDecision(policy, decision, storeNanos);
-	}
+    /**
+     * Hears every decision of {@link Throttler#tryAcquire}, allowed or not, with who made it: the
+     * store, a local store standing in for it, or a failure mode's fixed answer. The default calls
+     * {@link #onDecision(Policy, Decision, long)}.
+     * @param policy the policy
+     * @param decision the decision
+     * @param source who made it
+     * @param storeNanos how long the store took to decide, failing included
+     */
+    default void onDecision(Policy policy, Decision decision, DecisionSource source, long storeNanos) {
+        onDecision(policy, decision, storeNanos);
+    }
 
-	/**
-	 * Hears every refusal, with the key as the caller gave it (an e-mail address, an IP address):
-	 * mind where it is written.
-	 * @param policy the policy that refused
-	 * @param key the caller's key
-	 * @param decision the refusal
-	 */
-	default void onRejected(Policy policy, String key, Decision decision) {
-	}
+    /**
+     * Hears every refusal, with the key as the caller gave it (an e-mail address, an IP address):
+     * mind where it is written.
+     * @param policy the policy that refused
+     * @param key the caller's key
+     * @param decision the refusal
+     */
+    default void onRejected(Policy policy, String key, Decision decision) {}
 
-	/**
-	 * Hears an operation (a decision, peek, refund or reset) that the store could not carry out:
-	 * the failure policy answered it instead, or, for a refund or reset, it did not reach the store.
-	 * Once per operation, never with a key; an exception thrown here is ignored.
-	 * @param policy the policy of the operation
-	 * @param error what went wrong: the store's failure, or a
-	 * {@link dev.throttle.resilience.StoreUnavailableException} when the store was known to be down
-	 * and was not asked
-	 */
-	default void onStoreError(Policy policy, RuntimeException error) {
-	}
-
+    /**
+     * Hears an operation (a decision, peek, refund or reset) that the store could not carry out:
+     * the failure policy answered it instead, or, for a refund or reset, it did not reach the store.
+     * Once per operation, never with a key; an exception thrown here is ignored.
+     * @param policy the policy of the operation
+     * @param error what went wrong: the store's failure, or a
+     * {@link dev.throttle.resilience.StoreUnavailableException} when the store was known to be down
+     * and was not asked
+     */
+    default void onStoreError(Policy policy, RuntimeException error) {}
 }

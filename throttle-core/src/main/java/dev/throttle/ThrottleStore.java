@@ -10,55 +10,53 @@ package dev.throttle;
  */
 public interface ThrottleStore extends AutoCloseable {
 
-	/**
-	 * Returns the limiter that holds {@code policy}'s keys. Calling it again with an equal policy
-	 * returns a limiter over the same state.
-	 *
-	 * <p>A policy of the same name and algorithm with other numbers (one of its plans, or its numbers
-	 * changed at run time by {@link Throttler#update}) must get a limiter over the same keys, whose
-	 * state each algorithm keeps in a form that means the same under any of its numbers (used tokens,
-	 * a GCRA score with its interval, counts and times). This call is how a store learns that a
-	 * policy's numbers changed: a store that keeps anything per policy (a cache of refusals) drops or
-	 * refreshes it when a name it holds is bound again with other numbers.
-	 * @param policy the policy
-	 * @return the policy's limiter
-	 */
-	Limiter limiter(Policy policy);
+    /**
+     * Returns the limiter that holds {@code policy}'s keys. Calling it again with an equal policy
+     * returns a limiter over the same state.
+     *
+     * <p>A policy of the same name and algorithm with other numbers (one of its plans, or its numbers
+     * changed at run time by {@link Throttler#update}) must get a limiter over the same keys, whose
+     * state each algorithm keeps in a form that means the same under any of its numbers (used tokens,
+     * a GCRA score with its interval, counts and times). This call is how a store learns that a
+     * policy's numbers changed: a store that keeps anything per policy (a cache of refusals) drops or
+     * refreshes it when a name it holds is bound again with other numbers.
+     * @param policy the policy
+     * @return the policy's limiter
+     */
+    Limiter limiter(Policy policy);
 
-	/**
-	 * Like {@link #limiter(Policy)}, telling {@code listener} about every operation of the limiter
-	 * that the store could not carry out ({@link ThrottleListener#onStoreError}): what a
-	 * {@link Throttler} binds its policies with. The default ignores the listener, which is right for
-	 * a store that reports nothing of its own (its failures reach the caller as exceptions); a
-	 * failure policy, which answers in the store's place, overrides it.
-	 * @param policy the policy
-	 * @param listener hears the store errors of this limiter's calls
-	 * @return the policy's limiter
-	 */
-	default Limiter limiter(Policy policy, ThrottleListener listener) {
-		return limiter(policy);
-	}
+    /**
+     * Like {@link #limiter(Policy)}, telling {@code listener} about every operation of the limiter
+     * that the store could not carry out ({@link ThrottleListener#onStoreError}): what a
+     * {@link Throttler} binds its policies with. The default ignores the listener, which is right for
+     * a store that reports nothing of its own (its failures reach the caller as exceptions); a
+     * failure policy, which answers in the store's place, overrides it.
+     * @param policy the policy
+     * @param listener hears the store errors of this limiter's calls
+     * @return the policy's limiter
+     */
+    default Limiter limiter(Policy policy, ThrottleListener listener) {
+        return limiter(policy);
+    }
 
-	/**
-	 * Returns a short, low-cardinality name for metrics: {@code memory} or {@code redis}.
-	 * @return the store's kind
-	 */
-	String kind();
+    /**
+     * Returns a short, low-cardinality name for metrics: {@code memory} or {@code redis}.
+     * @return the store's kind
+     */
+    String kind();
 
-	/**
-	 * Whether the synchronous {@link Limiter} methods never block on I/O, so that they may run on
-	 * an event-loop thread. The default is false; the memory store says true.
-	 * @return true when decisions are made in memory
-	 */
-	default boolean isNonBlocking() {
-		return false;
-	}
+    /**
+     * Whether the synchronous {@link Limiter} methods never block on I/O, so that they may run on
+     * an event-loop thread. The default is false; the memory store says true.
+     * @return true when decisions are made in memory
+     */
+    default boolean isNonBlocking() {
+        return false;
+    }
 
-	/**
-	 * Releases what the store holds. The default does nothing.
-	 */
-	@Override
-	default void close() {
-	}
-
+    /**
+     * Releases what the store holds. The default does nothing.
+     */
+    @Override
+    default void close() {}
 }

@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,265 +17,275 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Throttler {
 
-	/** Longest key stored as given; longer keys are stored hashed. */
-	public static final int MAX_KEY_LENGTH = 200;
+    /** Longest key stored as given; longer keys are stored hashed. */
+    public static final int MAX_KEY_LENGTH = 200;
 
-	/** The key that {@code null} and blank keys share. */
-	public static final String SHARED_KEY = "";
+    /** The key that {@code null} and blank keys share. */
+    public static final String SHARED_KEY = "";
 
-	private final ThrottleStore store;
+    private final ThrottleStore store;
 
-	private final Map<String, BoundPolicy> bound;
+    private final Map<String, BoundPolicy> bound;
 
-	/**
-	 * Binds {@code policies} to {@code store}.
-	 * @param store where state lives
-	 * @param policies the policies, with distinct names
-	 * @throws IllegalArgumentException when two policies share a name
-	 */
-	public Throttler(ThrottleStore store, Collection<? extends Policy> policies) {
-		this(store, policies, List.of());
-	}
+    /**
+     * Binds {@code policies} to {@code store}.
+     * @param store where state lives
+     * @param policies the policies, with distinct names
+     * @throws IllegalArgumentException when two policies share a name
+     */
+    public Throttler(ThrottleStore store, Collection<? extends Policy> policies) {
+        this(store, policies, List.of());
+    }
 
-	/**
-	 * Binds {@code policies} to {@code store}, telling {@code listeners} about every decision (with
-	 * who made it), every refusal and every store error the store reports.
-	 * @param store where state lives
-	 * @param policies the policies, with distinct names
-	 * @param listeners hear decisions, refusals and store errors, in order
-	 * @throws IllegalArgumentException when two policies share a name
-	 */
-	public Throttler(ThrottleStore store, Collection<? extends Policy> policies,
-			List<? extends ThrottleListener> listeners) {
-		this(store, policies, Map.of(), listeners);
-	}
+    /**
+     * Binds {@code policies} to {@code store}, telling {@code listeners} about every decision (with
+     * who made it), every refusal and every store error the store reports.
+     * @param store where state lives
+     * @param policies the policies, with distinct names
+     * @param listeners hear decisions, refusals and store errors, in order
+     * @throws IllegalArgumentException when two policies share a name
+     */
+    public Throttler(
+            ThrottleStore store, Collection<? extends Policy> policies, List<? extends ThrottleListener> listeners) {
+        this(store, policies, Map.of(), listeners);
+    }
 
-	/**
-	 * Binds {@code policies} and their plans to {@code store}, telling {@code listeners} about every
-	 * decision. A plan overrides numbers of its policy: it is a policy of the same name and algorithm,
-	 * whose keys are the policy's own (a key that moves from one plan to another keeps what it used).
-	 * @param store where state lives
-	 * @param policies the policies, with distinct names
-	 * @param plans by policy name, each policy's plans by plan name; policies without plans may be left out
-	 * @param listeners hear decisions, refusals and store errors, in order
-	 * @throws IllegalArgumentException when two policies share a name, or a plan is not of its policy's
-	 * name and algorithm, or names no policy
-	 */
-	public Throttler(ThrottleStore store, Collection<? extends Policy> policies,
-			Map<String, ? extends Map<String, ? extends Policy>> plans, List<? extends ThrottleListener> listeners) {
-		this.store = store;
-		ThrottleListener[] heard = listeners.toArray(ThrottleListener[]::new);
-		DecisionSource storeSource = DecisionSource.store(store.kind());
-		ThrottleListener storeErrors = new StoreErrors(heard);
-		Map<String, BoundPolicy> bound = new LinkedHashMap<>();
-		for (Policy policy : policies) {
-			if (bound.containsKey(policy.name())) {
-				throw new IllegalArgumentException("two policies are named '" + policy.name() + "'");
-			}
-			Map<String, ? extends Policy> planned = plans.get(policy.name());
-			bound.put(policy.name(), new BoundPolicy(policy, (planned != null) ? planned : Map.of(),
-					(numbers) -> store.limiter(numbers, storeErrors), storeSource, heard));
-		}
-		for (String name : plans.keySet()) {
-			if (!bound.containsKey(name)) {
-				throw new IllegalArgumentException("plans are given for '" + name + "', which is no policy; known: "
-						+ bound.keySet());
-			}
-		}
-		this.bound = Collections.unmodifiableMap(bound);
-	}
+    /**
+     * Binds {@code policies} and their plans to {@code store}, telling {@code listeners} about every
+     * decision. A plan overrides numbers of its policy: it is a policy of the same name and algorithm,
+     * whose keys are the policy's own (a key that moves from one plan to another keeps what it used).
+     * @param store where state lives
+     * @param policies the policies, with distinct names
+     * @param plans by policy name, each policy's plans by plan name; policies without plans may be left out
+     * @param listeners hear decisions, refusals and store errors, in order
+     * @throws IllegalArgumentException when two policies share a name, or a plan is not of its policy's
+     * name and algorithm, or names no policy
+     */
+    public Throttler(
+            ThrottleStore store,
+            Collection<? extends Policy> policies,
+            Map<String, ? extends Map<String, ? extends Policy>> plans,
+            List<? extends ThrottleListener> listeners) {
+        this.store = store;
+        ThrottleListener[] heard = listeners.toArray(ThrottleListener[]::new);
+        DecisionSource storeSource = DecisionSource.store(store.kind());
+        ThrottleListener storeErrors = new StoreErrors(heard);
+        Map<String, BoundPolicy> bound = new LinkedHashMap<>();
+        for (Policy policy : policies) {
+            if (bound.containsKey(policy.name())) {
+                throw new IllegalArgumentException("two policies are named '" + policy.name() + "'");
+            }
+            Map<String, ? extends Policy> planned = plans.get(policy.name());
+            bound.put(
+                    policy.name(),
+                    new BoundPolicy(
+                            policy,
+                            (planned != null) ? planned : Map.of(),
+                            (numbers) -> store.limiter(numbers, storeErrors),
+                            storeSource,
+                            heard));
+        }
+        for (String name : plans.keySet()) {
+            if (!bound.containsKey(name)) {
+                throw new IllegalArgumentException(
+                        "plans are given for '" + name + "', which is no policy; known: " + bound.keySet());
+            }
+        }
+        this.bound = Collections.unmodifiableMap(bound);
+    }
 
-	/**
-	 * Returns a policy bound to the store, for callers that use it on every call.
-	 * @param policy the policy's name
-	 * @return the bound policy
-	 * @throws IllegalArgumentException when no policy has that name
-	 */
-	public BoundPolicy bound(String policy) {
-		BoundPolicy bound = (policy != null) ? this.bound.get(policy) : null;
-		if (bound == null) {
-			throw new IllegalArgumentException("no policy named '" + policy + "'; known: " + this.bound.keySet());
-		}
-		return bound;
-	}
+    /**
+     * Returns a policy bound to the store, for callers that use it on every call.
+     * @param policy the policy's name
+     * @return the bound policy
+     * @throws IllegalArgumentException when no policy has that name
+     */
+    public BoundPolicy bound(String policy) {
+        BoundPolicy bound = (policy != null) ? this.bound.get(policy) : null;
+        if (bound == null) {
+            throw new IllegalArgumentException("no policy named '" + policy + "'; known: " + this.bound.keySet());
+        }
+        return bound;
+    }
 
-	/**
-	 * Takes {@code cost} units for {@code key} under a plan of {@code policy} if allowed: the plan's
-	 * numbers over the policy's keys. A null, blank or unknown plan means the policy's base numbers
-	 * (see {@link BoundPolicy#plan(String)}).
-	 * @param policy the policy's name
-	 * @param plan the plan's name, or null
-	 * @param key the key (null or blank: the shared bucket)
-	 * @param cost units to take, at least 1
-	 * @return the decision
-	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
-	 */
-	public Decision tryAcquire(String policy, @Nullable String plan, @Nullable String key, int cost) {
-		return bound(policy).plan(plan).tryAcquire(key, cost);
-	}
+    /**
+     * Takes {@code cost} units for {@code key} under a plan of {@code policy} if allowed: the plan's
+     * numbers over the policy's keys. A null, blank or unknown plan means the policy's base numbers
+     * (see {@link BoundPolicy#plan(String)}).
+     * @param policy the policy's name
+     * @param plan the plan's name, or null
+     * @param key the key (null or blank: the shared bucket)
+     * @param cost units to take, at least 1
+     * @return the decision
+     * @throws IllegalArgumentException for an unknown policy or a cost below 1
+     */
+    public Decision tryAcquire(String policy, @Nullable String plan, @Nullable String key, int cost) {
+        return bound(policy).plan(plan).tryAcquire(key, cost);
+    }
 
-	/**
-	 * Applies new numbers to a policy and its plans at run time. Keys keep their state; every call
-	 * that starts after this returns gets the new numbers, and no call gets some old and some new.
-	 * Each policy is bound through the store again ({@link ThrottleStore#limiter(Policy)}), which is
-	 * how a store learns of the change and drops what it keeps per policy.
-	 * @param policy the policy's new base numbers (its name says which policy)
-	 * @param plans its plans, by plan name (the plans it had and are not given are gone)
-	 * @throws IllegalArgumentException when no policy has that name, or the algorithm would change, or a
-	 * plan is not of the policy's name and algorithm
-	 */
-	public void update(Policy policy, Map<String, ? extends Policy> plans) {
-		BoundPolicy bound = bound(policy.name());
-		if (!bound.policy().algorithm().equals(policy.algorithm())) {
-			throw new IllegalArgumentException("policy '" + policy.name() + "' cannot change its algorithm at run time ("
-					+ bound.policy().algorithm() + " to " + policy.algorithm() + "): its keys' state would mean nothing");
-		}
-		bound.update(policy, plans);
-	}
+    /**
+     * Applies new numbers to a policy and its plans at run time. Keys keep their state; every call
+     * that starts after this returns gets the new numbers, and no call gets some old and some new.
+     * Each policy is bound through the store again ({@link ThrottleStore#limiter(Policy)}), which is
+     * how a store learns of the change and drops what it keeps per policy.
+     * @param policy the policy's new base numbers (its name says which policy)
+     * @param plans its plans, by plan name (the plans it had and are not given are gone)
+     * @throws IllegalArgumentException when no policy has that name, or the algorithm would change, or a
+     * plan is not of the policy's name and algorithm
+     */
+    public void update(Policy policy, Map<String, ? extends Policy> plans) {
+        BoundPolicy bound = bound(policy.name());
+        if (!bound.policy().algorithm().equals(policy.algorithm())) {
+            throw new IllegalArgumentException(
+                    "policy '" + policy.name() + "' cannot change its algorithm at run time ("
+                            + bound.policy().algorithm() + " to " + policy.algorithm()
+                            + "): its keys' state would mean nothing");
+        }
+        bound.update(policy, plans);
+    }
 
-	/**
-	 * Returns a policy's plans as they apply now.
-	 * @param policy the policy's name
-	 * @return plan name to its numbers; empty when it has none
-	 * @throws IllegalArgumentException when no policy has that name
-	 */
-	public Map<String, Policy> plans(String policy) {
-		return bound(policy).plans();
-	}
+    /**
+     * Returns a policy's plans as they apply now.
+     * @param policy the policy's name
+     * @return plan name to its numbers; empty when it has none
+     * @throws IllegalArgumentException when no policy has that name
+     */
+    public Map<String, Policy> plans(String policy) {
+        return bound(policy).plans();
+    }
 
-	/**
-	 * Takes one unit for {@code key} under {@code policy} if allowed.
-	 * @param policy the policy's name
-	 * @param key the key (null or blank: the shared bucket)
-	 * @return the decision
-	 */
-	public Decision tryAcquire(String policy, @Nullable String key) {
-		return tryAcquire(policy, key, 1);
-	}
+    /**
+     * Takes one unit for {@code key} under {@code policy} if allowed.
+     * @param policy the policy's name
+     * @param key the key (null or blank: the shared bucket)
+     * @return the decision
+     */
+    public Decision tryAcquire(String policy, @Nullable String key) {
+        return tryAcquire(policy, key, 1);
+    }
 
-	/**
-	 * Takes {@code cost} units for {@code key} under {@code policy} if allowed. A cost above the
-	 * policy's {@link Policy#maxCost()} is refused with {@link Decision#neverAllowed(int)} and
-	 * touches no state.
-	 * @param policy the policy's name
-	 * @param key the key (null or blank: the shared bucket)
-	 * @param cost units to take, at least 1
-	 * @return the decision
-	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
-	 */
-	public Decision tryAcquire(String policy, @Nullable String key, int cost) {
-		return bound(policy).tryAcquire(key, cost);
-	}
+    /**
+     * Takes {@code cost} units for {@code key} under {@code policy} if allowed. A cost above the
+     * policy's {@link Policy#maxCost()} is refused with {@link Decision#neverAllowed(int)} and
+     * touches no state.
+     * @param policy the policy's name
+     * @param key the key (null or blank: the shared bucket)
+     * @param cost units to take, at least 1
+     * @return the decision
+     * @throws IllegalArgumentException for an unknown policy or a cost below 1
+     */
+    public Decision tryAcquire(String policy, @Nullable String key, int cost) {
+        return bound(policy).tryAcquire(key, cost);
+    }
 
-	/**
-	 * Like {@link #tryAcquire(String, String, int)}, without blocking the calling thread (for
-	 * event-loop callers such as WebFlux): the store's {@link Limiter#tryAcquireAsync}.
-	 * @param policy the policy's name
-	 * @param key the key (null or blank: the shared bucket)
-	 * @param cost units to take, at least 1
-	 * @return the decision, when made
-	 * @throws IllegalArgumentException for an unknown policy or a cost below 1
-	 */
-	public CompletionStage<Decision> tryAcquireAsync(String policy, @Nullable String key, int cost) {
-		return bound(policy).tryAcquireAsync(key, cost);
-	}
+    /**
+     * Like {@link #tryAcquire(String, String, int)}, without blocking the calling thread (for
+     * event-loop callers such as WebFlux): the store's {@link Limiter#tryAcquireAsync}.
+     * @param policy the policy's name
+     * @param key the key (null or blank: the shared bucket)
+     * @param cost units to take, at least 1
+     * @return the decision, when made
+     * @throws IllegalArgumentException for an unknown policy or a cost below 1
+     */
+    public CompletionStage<Decision> tryAcquireAsync(String policy, @Nullable String key, int cost) {
+        return bound(policy).tryAcquireAsync(key, cost);
+    }
 
-	/**
-	 * Like {@link #refund}, without blocking the calling thread.
-	 * @param policy the policy's name
-	 * @param key the key
-	 * @param cost units to give back
-	 * @return completes when done
-	 */
-	public CompletionStage<Void> refundAsync(String policy, @Nullable String key, int cost) {
-		return bound(policy).refundAsync(key, cost);
-	}
+    /**
+     * Like {@link #refund}, without blocking the calling thread.
+     * @param policy the policy's name
+     * @param key the key
+     * @param cost units to give back
+     * @return completes when done
+     */
+    public CompletionStage<Void> refundAsync(String policy, @Nullable String key, int cost) {
+        return bound(policy).refundAsync(key, cost);
+    }
 
-	/**
-	 * Like {@link #reset}, without blocking the calling thread.
-	 * @param policy the policy's name
-	 * @param key the key
-	 * @return completes when done
-	 */
-	public CompletionStage<Void> resetAsync(String policy, @Nullable String key) {
-		return bound(policy).resetAsync(key);
-	}
+    /**
+     * Like {@link #reset}, without blocking the calling thread.
+     * @param policy the policy's name
+     * @param key the key
+     * @return completes when done
+     */
+    public CompletionStage<Void> resetAsync(String policy, @Nullable String key) {
+        return bound(policy).resetAsync(key);
+    }
 
-	/**
-	 * Like {@link #tryAcquire(String, String, int)}, but throws when refused.
-	 * @param policy the policy's name
-	 * @param key the key
-	 * @param cost units to take
-	 * @return the allowed decision
-	 * @throws ThrottledException when refused
-	 */
-	public Decision check(String policy, @Nullable String key, int cost) {
-		BoundPolicy bound = bound(policy);
-		Decision decision = bound.tryAcquire(key, cost);
-		if (!decision.allowed()) {
-			throw new ThrottledException(bound.policy(), decision);
-		}
-		return decision;
-	}
+    /**
+     * Like {@link #tryAcquire(String, String, int)}, but throws when refused.
+     * @param policy the policy's name
+     * @param key the key
+     * @param cost units to take
+     * @return the allowed decision
+     * @throws ThrottledException when refused
+     */
+    public Decision check(String policy, @Nullable String key, int cost) {
+        BoundPolicy bound = bound(policy);
+        Decision decision = bound.tryAcquire(key, cost);
+        if (!decision.allowed()) {
+            throw new ThrottledException(bound.policy(), decision);
+        }
+        return decision;
+    }
 
-	/**
-	 * Gives back what an allowed call took (see {@link Limiter#refund}).
-	 * @param policy the policy's name
-	 * @param key the key
-	 * @param cost units to give back
-	 */
-	public void refund(String policy, @Nullable String key, int cost) {
-		bound(policy).refund(key, cost);
-	}
+    /**
+     * Gives back what an allowed call took (see {@link Limiter#refund}).
+     * @param policy the policy's name
+     * @param key the key
+     * @param cost units to give back
+     */
+    public void refund(String policy, @Nullable String key, int cost) {
+        bound(policy).refund(key, cost);
+    }
 
-	/**
-	 * Returns what a call of cost 1 would be told, without changing state.
-	 * @param policy the policy's name
-	 * @param key the key
-	 * @return the decision a call would get now
-	 */
-	public Decision peek(String policy, @Nullable String key) {
-		return bound(policy).peek(key);
-	}
+    /**
+     * Returns what a call of cost 1 would be told, without changing state.
+     * @param policy the policy's name
+     * @param key the key
+     * @return the decision a call would get now
+     */
+    public Decision peek(String policy, @Nullable String key) {
+        return bound(policy).peek(key);
+    }
 
-	/**
-	 * Forgets {@code key}'s state under {@code policy} (unlocks a user), saying whether the store did
-	 * (see {@link BoundPolicy#reset}).
-	 * @param policy the policy's name
-	 * @param key the key
-	 * @return true when the store forgot the key; false when a failure policy's store could not be
-	 * reached (the reset is then kept, and applied to the store when it answers again)
-	 */
-	public boolean reset(String policy, @Nullable String key) {
-		return bound(policy).reset(key);
-	}
+    /**
+     * Forgets {@code key}'s state under {@code policy} (unlocks a user), saying whether the store did
+     * (see {@link BoundPolicy#reset}).
+     * @param policy the policy's name
+     * @param key the key
+     * @return true when the store forgot the key; false when a failure policy's store could not be
+     * reached (the reset is then kept, and applied to the store when it answers again)
+     */
+    public boolean reset(String policy, @Nullable String key) {
+        return bound(policy).reset(key);
+    }
 
-	/**
-	 * Returns a policy by name.
-	 * @param name the name
-	 * @return the policy
-	 * @throws IllegalArgumentException when no policy has that name
-	 */
-	public Policy policy(String name) {
-		return bound(name).policy();
-	}
+    /**
+     * Returns a policy by name.
+     * @param name the name
+     * @return the policy
+     * @throws IllegalArgumentException when no policy has that name
+     */
+    public Policy policy(String name) {
+        return bound(name).policy();
+    }
 
-	/**
-	 * Returns every policy as it applies now (base numbers), in the order given.
-	 * @return name to policy, unmodifiable
-	 */
-	public Map<String, Policy> policies() {
-		Map<String, Policy> policies = new LinkedHashMap<>();
-		this.bound.forEach((name, bound) -> policies.put(name, bound.policy()));
-		return Collections.unmodifiableMap(policies);
-	}
+    /**
+     * Returns every policy as it applies now (base numbers), in the order given.
+     * @return name to policy, unmodifiable
+     */
+    public Map<String, Policy> policies() {
+        Map<String, Policy> policies = new LinkedHashMap<>();
+        this.bound.forEach((name, bound) -> policies.put(name, bound.policy()));
+        return Collections.unmodifiableMap(policies);
+    }
 
-	/**
-	 * Returns the store.
-	 * @return the store
-	 */
-	public ThrottleStore store() {
-		return this.store;
-	}
-
+    /**
+     * Returns the store.
+     * @return the store
+     */
+    public ThrottleStore store() {
+        return this.store;
+    }
 }

@@ -13,29 +13,26 @@ package dev.throttle;
 @FunctionalInterface
 public interface TimeSource {
 
-	/**
-	 * Returns the current time.
-	 * @return milliseconds since 1970-01-01T00:00:00Z
-	 */
-	long currentTimeMillis();
+    /**
+     * Returns the current time.
+     * @return milliseconds since 1970-01-01T00:00:00Z
+     */
+    long currentTimeMillis();
 
-	/**
-	 * Returns the system clock.
-	 * @return a time source backed by {@link System#currentTimeMillis()}
-	 */
-	static TimeSource system() {
-		return SystemTimeSource.INSTANCE;
-	}
-
+    /**
+     * Returns the system clock.
+     * @return a time source backed by {@link System#currentTimeMillis()}
+     */
+    static TimeSource system() {
+        return SystemTimeSource.INSTANCE;
+    }
 }
 
 enum SystemTimeSource implements TimeSource {
+    INSTANCE;
 
-	INSTANCE;
-
-	@Override
-	public long currentTimeMillis() {
-		return System.currentTimeMillis();
-	}
-
+    @Override
+    public long currentTimeMillis() {
+        return System.currentTimeMillis();
+    }
 }

@@ -15,6 +15,4 @@ package dev.throttle;
  * clock that stepped back) is kept and read as it is, never taken for no state, since forgetting
  * it would hand the key a fresh quota.
  */
-public sealed interface Transition permits PackedTransition, ArrayTransition {
-
-}
+public sealed interface Transition permits PackedTransition, ArrayTransition {}

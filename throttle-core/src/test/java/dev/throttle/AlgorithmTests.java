@@ -1,15 +1,14 @@
 package dev.throttle;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-
 import org.junit.jupiter.api.Test;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * Each algorithm owns its name, its parameters with their defaults and checks, and what it says
@@ -17,93 +16,104 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  */
 class AlgorithmTests {
 
-	private static final List<Policy> ONE_OF_EACH = List.of(new TokenBucketPolicy("tb", 20, 5, Duration.ofSeconds(30)),
-			new GcraPolicy("api", 100, Duration.ofMinutes(1)), new FixedWindowPolicy("fw", 5, Duration.ofMinutes(15)),
-			new SlidingLogPolicy("email", 3, Duration.ofMinutes(10), Duration.ofSeconds(2), 2.0),
-			new LockoutPolicy("login", List.of(Duration.ofSeconds(1), Duration.ofMinutes(5)), Duration.ofHours(2)));
+    private static final List<Policy> ONE_OF_EACH = List.of(
+            new TokenBucketPolicy("tb", 20, 5, Duration.ofSeconds(30)),
+            new GcraPolicy("api", 100, Duration.ofMinutes(1)),
+            new FixedWindowPolicy("fw", 5, Duration.ofMinutes(15)),
+            new SlidingLogPolicy("email", 3, Duration.ofMinutes(10), Duration.ofSeconds(2), 2.0),
+            new LockoutPolicy("login", List.of(Duration.ofSeconds(1), Duration.ofMinutes(5)), Duration.ofHours(2)));
 
-	@Test
-	void theRegistryListsTheBuiltInAlgorithmsInOrderAndFindsEachByItsName() {
-		assertThat(Algorithm.all()).extracting(Algorithm::id)
-			.containsExactly("token-bucket", "gcra", "fixed-window", "sliding-log", "lockout");
-		assertThat(Algorithm.ids()).isEqualTo("token-bucket, gcra, fixed-window, sliding-log, lockout");
-		for (Policy policy : ONE_OF_EACH) {
-			assertThat(Algorithm.fromId(policy.algorithm().id())).isEqualTo(policy.algorithm())
-				.hasSameHashCodeAs(policy.algorithm());
-			assertThat(Algorithm.all()).contains(policy.algorithm());
-		}
-		assertThat(Algorithm.fromId(" Fixed_Window ")).isEqualTo(FixedWindowPolicy.ALGORITHM)
-			.isNotEqualTo(GcraPolicy.ALGORITHM);
-	}
+    @Test
+    void theRegistryListsTheBuiltInAlgorithmsInOrderAndFindsEachByItsName() {
+        assertThat(Algorithm.all())
+                .extracting(Algorithm::id)
+                .containsExactly("token-bucket", "gcra", "fixed-window", "sliding-log", "lockout");
+        assertThat(Algorithm.ids()).isEqualTo("token-bucket, gcra, fixed-window, sliding-log, lockout");
+        for (Policy policy : ONE_OF_EACH) {
+            assertThat(Algorithm.fromId(policy.algorithm().id()))
+                    .isEqualTo(policy.algorithm())
+                    .hasSameHashCodeAs(policy.algorithm());
+            assertThat(Algorithm.all()).contains(policy.algorithm());
+        }
+        assertThat(Algorithm.fromId(" Fixed_Window "))
+                .isEqualTo(FixedWindowPolicy.ALGORITHM)
+                .isNotEqualTo(GcraPolicy.ALGORITHM);
+    }
 
-	@Test
-	void aPolicysSettingsAreItsParametersInOrderAndBuildAnEqualPolicy() {
-		for (Policy policy : ONE_OF_EACH) {
-			Map<String, Object> settings = policy.algorithm().settings(policy);
-			assertThat(settings.keySet()).as(policy.name()).containsExactlyElementsOf(policy.algorithm().parameters());
-			assertThat((Object) policy.algorithm().create(policy.name(), settings)).as(policy.name()).isEqualTo(policy);
-		}
-		assertThat(TokenBucketPolicy.ALGORITHM.settings(ONE_OF_EACH.get(0))).isEqualTo(
-				Map.of("capacity", 20, "refill-tokens", 5, "refill-period", Duration.ofSeconds(30)));
-	}
+    @Test
+    void aPolicysSettingsAreItsParametersInOrderAndBuildAnEqualPolicy() {
+        for (Policy policy : ONE_OF_EACH) {
+            Map<String, Object> settings = policy.algorithm().settings(policy);
+            assertThat(settings.keySet())
+                    .as(policy.name())
+                    .containsExactlyElementsOf(policy.algorithm().parameters());
+            assertThat((Object) policy.algorithm().create(policy.name(), settings))
+                    .as(policy.name())
+                    .isEqualTo(policy);
+        }
+        assertThat(TokenBucketPolicy.ALGORITHM.settings(ONE_OF_EACH.get(0)))
+                .isEqualTo(Map.of("capacity", 20, "refill-tokens", 5, "refill-period", Duration.ofSeconds(30)));
+    }
 
-	@Test
-	void unsetParametersTakeTheAlgorithmsDefaults() {
-		assertThat(TokenBucketPolicy.ALGORITHM.create("tb",
-				Map.of("capacity", 10, "refill-period", Duration.ofSeconds(2))))
-			.isEqualTo(TokenBucketPolicy.of("tb", 10, Duration.ofSeconds(2)));
-		assertThat(SlidingLogPolicy.ALGORITHM.create("email", Map.of())).isEqualTo(SlidingLogPolicy.withDefaults("email"));
-		List<Duration> ladder = List.of(Duration.ofSeconds(1), Duration.ofHours(3));
-		assertThat(LockoutPolicy.ALGORITHM.create("login", Map.of("timeouts", ladder)))
-			.isEqualTo(LockoutPolicy.of("login", ladder))
-			.satisfies((policy) -> assertThat(policy.expireAfter()).isEqualTo(Duration.ofHours(3)));
-		Map<String, Object> nulls = new LinkedHashMap<>();
-		nulls.put("threshold", null);
-		nulls.put("capacity", null);
-		assertThat(SlidingLogPolicy.ALGORITHM.create("email", nulls)).as("null is unset")
-			.isEqualTo(SlidingLogPolicy.withDefaults("email"));
-	}
+    @Test
+    void unsetParametersTakeTheAlgorithmsDefaults() {
+        assertThat(TokenBucketPolicy.ALGORITHM.create(
+                        "tb", Map.of("capacity", 10, "refill-period", Duration.ofSeconds(2))))
+                .isEqualTo(TokenBucketPolicy.of("tb", 10, Duration.ofSeconds(2)));
+        assertThat(SlidingLogPolicy.ALGORITHM.create("email", Map.of()))
+                .isEqualTo(SlidingLogPolicy.withDefaults("email"));
+        List<Duration> ladder = List.of(Duration.ofSeconds(1), Duration.ofHours(3));
+        assertThat(LockoutPolicy.ALGORITHM.create("login", Map.of("timeouts", ladder)))
+                .isEqualTo(LockoutPolicy.of("login", ladder))
+                .satisfies((policy) -> assertThat(policy.expireAfter()).isEqualTo(Duration.ofHours(3)));
+        Map<String, Object> nulls = new LinkedHashMap<>();
+        nulls.put("threshold", null);
+        nulls.put("capacity", null);
+        assertThat(SlidingLogPolicy.ALGORITHM.create("email", nulls))
+                .as("null is unset")
+                .isEqualTo(SlidingLogPolicy.withDefaults("email"));
+    }
 
-	@Test
-	void aMissingWrongOrForeignParameterIsReportedByItsName() {
-		assertThatExceptionOfType(InvalidPolicyException.class)
-			.isThrownBy(() -> GcraPolicy.ALGORITHM.create("api", Map.of("limit", 3)))
-			.withMessage("policy 'api': period is required")
-			.satisfies((ex) -> assertThat(ex.parameter()).isEqualTo("period"));
-		assertThatExceptionOfType(InvalidPolicyException.class)
-			.isThrownBy(() -> GcraPolicy.ALGORITHM.create("api", Map.of("period", Duration.ofMinutes(1))))
-			.withMessage("policy 'api': limit is required");
-		assertThatExceptionOfType(InvalidPolicyException.class)
-			.isThrownBy(() -> GcraPolicy.ALGORITHM.create("api",
-					Map.of("limit", 3, "period", Duration.ofMinutes(1), "capacity", 5)))
-			.withMessage("policy 'api': capacity means nothing to the gcra algorithm, which takes limit, period");
-		assertThatExceptionOfType(InvalidPolicyException.class)
-			.isThrownBy(() -> FixedWindowPolicy.ALGORITHM.create("fw", Map.of("limit", "3", "window", Duration.ZERO)))
-			.withMessage("policy 'fw': limit must be of type Integer, was 3");
-		assertThatExceptionOfType(InvalidPolicyException.class)
-			.isThrownBy(() -> FixedWindowPolicy.ALGORITHM.create("fw", Map.of("limit", 3, "window", Duration.ZERO)))
-			.withMessage("policy 'fw': window must be positive, was PT0S");
-		assertThatExceptionOfType(InvalidPolicyException.class)
-			.isThrownBy(() -> LockoutPolicy.ALGORITHM.create("login", Map.of()))
-			.withMessage("policy 'login': timeouts is required");
-		List<Duration> withAHole = new ArrayList<>(List.of(Duration.ofSeconds(1)));
-		withAHole.add(null);
-		assertThatExceptionOfType(InvalidPolicyException.class)
-			.isThrownBy(() -> LockoutPolicy.ALGORITHM.create("login", Map.of("timeouts", withAHole)))
-			.withMessage("policy 'login': timeouts[1] is empty");
-	}
+    @Test
+    void aMissingWrongOrForeignParameterIsReportedByItsName() {
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> GcraPolicy.ALGORITHM.create("api", Map.of("limit", 3)))
+                .withMessage("policy 'api': period is required")
+                .satisfies((ex) -> assertThat(ex.parameter()).isEqualTo("period"));
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> GcraPolicy.ALGORITHM.create("api", Map.of("period", Duration.ofMinutes(1))))
+                .withMessage("policy 'api': limit is required");
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> GcraPolicy.ALGORITHM.create(
+                        "api", Map.of("limit", 3, "period", Duration.ofMinutes(1), "capacity", 5)))
+                .withMessage("policy 'api': capacity means nothing to the gcra algorithm, which takes limit, period");
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(
+                        () -> FixedWindowPolicy.ALGORITHM.create("fw", Map.of("limit", "3", "window", Duration.ZERO)))
+                .withMessage("policy 'fw': limit must be of type Integer, was 3");
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> FixedWindowPolicy.ALGORITHM.create("fw", Map.of("limit", 3, "window", Duration.ZERO)))
+                .withMessage("policy 'fw': window must be positive, was PT0S");
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> LockoutPolicy.ALGORITHM.create("login", Map.of()))
+                .withMessage("policy 'login': timeouts is required");
+        List<Duration> withAHole = new ArrayList<>(List.of(Duration.ofSeconds(1)));
+        withAHole.add(null);
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> LockoutPolicy.ALGORITHM.create("login", Map.of("timeouts", withAHole)))
+                .withMessage("policy 'login': timeouts[1] is empty");
+    }
 
-	@Test
-	void eachAlgorithmGivesItsNumbersAsIntegers() {
-		assertThat(TokenBucketPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(0))).containsExactly(20, 5, 30_000);
-		assertThat(GcraPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(1))).containsExactly(100, 600_000, 60_000_000);
-		assertThat(FixedWindowPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(2))).containsExactly(5, 900_000);
-		assertThat(LockoutPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(4))).containsExactly(7_200_000, 1_000, 300_000);
-		SlidingLogPolicy log = (SlidingLogPolicy) ONE_OF_EACH.get(3);
-		long[] numbers = SlidingLogPolicy.ALGORITHM.numbersOf(log);
-		assertThat(numbers).startsWith(3, 600_000, log.maxEntries());
-		assertThat(numbers).endsWith(log.delaysMillis());
-		assertThat(numbers).hasSize(3 + log.delaysMillis().length);
-	}
-
+    @Test
+    void eachAlgorithmGivesItsNumbersAsIntegers() {
+        assertThat(TokenBucketPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(0))).containsExactly(20, 5, 30_000);
+        assertThat(GcraPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(1))).containsExactly(100, 600_000, 60_000_000);
+        assertThat(FixedWindowPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(2))).containsExactly(5, 900_000);
+        assertThat(LockoutPolicy.ALGORITHM.numbersOf(ONE_OF_EACH.get(4))).containsExactly(7_200_000, 1_000, 300_000);
+        SlidingLogPolicy log = (SlidingLogPolicy) ONE_OF_EACH.get(3);
+        long[] numbers = SlidingLogPolicy.ALGORITHM.numbersOf(log);
+        assertThat(numbers).startsWith(3, 600_000, log.maxEntries());
+        assertThat(numbers).endsWith(log.delaysMillis());
+        assertThat(numbers).hasSize(3 + log.delaysMillis().length);
+    }
 }

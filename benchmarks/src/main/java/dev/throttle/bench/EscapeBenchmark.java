@@ -1,8 +1,9 @@
 package dev.throttle.bench;
 
+import dev.throttle.Limiter;
+import dev.throttle.memory.MemoryThrottleStore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -16,9 +17,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
-import dev.throttle.Limiter;
-import dev.throttle.memory.MemoryThrottleStore;
-
 /**
  * The memory store's decision when the caller keeps only {@code allowed()} (as a filter that only
  * branches on it would): whether escape analysis removes the {@link dev.throttle.Decision}. Compare
@@ -26,52 +24,51 @@ import dev.throttle.memory.MemoryThrottleStore;
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Fork(value = 1, jvmArgsAppend = { "-Xms1g", "-Xmx1g", "-XX:+UseG1GC" })
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+UseG1GC"})
 @Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 1)
 public class EscapeBenchmark {
 
-	@State(Scope.Benchmark)
-	public static class Subject {
+    @State(Scope.Benchmark)
+    public static class Subject {
 
-		@Param({ "token-bucket", "gcra", "fixed-window", "lockout" })
-		public String algorithm;
+        @Param({"token-bucket", "gcra", "fixed-window", "lockout"})
+        public String algorithm;
 
-		@Param({ "hot", "zipf" })
-		public String keys;
+        @Param({"hot", "zipf"})
+        public String keys;
 
-		String[] sequence;
+        String[] sequence;
 
-		Limiter limiter;
+        Limiter limiter;
 
-		@Setup(Level.Trial)
-		public void setUp() {
-			this.sequence = Workload.sequence(this.keys, 42);
-			this.limiter = new MemoryThrottleStore().limiter(Workload.policy(this.algorithm, "api"));
-			for (String key : Workload.distinctKeys(this.keys)) {
-				this.limiter.tryAcquire(key, 1);
-			}
-		}
+        @Setup(Level.Trial)
+        public void setUp() {
+            this.sequence = Workload.sequence(this.keys, 42);
+            this.limiter = new MemoryThrottleStore().limiter(Workload.policy(this.algorithm, "api"));
+            for (String key : Workload.distinctKeys(this.keys)) {
+                this.limiter.tryAcquire(key, 1);
+            }
+        }
+    }
 
-	}
+    @State(Scope.Thread)
+    public static class Cursor {
 
-	@State(Scope.Thread)
-	public static class Cursor {
+        int at;
 
-		int at;
+        @Setup(Level.Trial)
+        public void start() {
+            this.at = ThreadLocalRandom.current().nextInt(Workload.SEQUENCE_LENGTH);
+        }
+    }
 
-		@Setup(Level.Trial)
-		public void start() {
-			this.at = ThreadLocalRandom.current().nextInt(Workload.SEQUENCE_LENGTH);
-		}
-
-	}
-
-	@Benchmark
-	public boolean allowedOnly(Subject subject, Cursor cursor) {
-		int at = cursor.at;
-		cursor.at = (at + 1) & (Workload.SEQUENCE_LENGTH - 1);
-		return subject.limiter.tryAcquire(subject.sequence[at], 1).allowed();
-	}
-
+    @Benchmark
+    public boolean allowedOnly(Subject subject, Cursor cursor) {
+        int at = cursor.at;
+        cursor.at = (at + 1) & (Workload.SEQUENCE_LENGTH - 1);
+        return subject.limiter.tryAcquire(subject.sequence[at], 1).allowed();
+    }
 }

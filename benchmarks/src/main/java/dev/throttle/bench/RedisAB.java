@@ -36,164 +36,194 @@ import java.util.Locale;
  */
 public final class RedisAB {
 
-	private RedisAB() {
-	}
+    private RedisAB() {}
 
-	public static void main(String[] args) throws Exception {
-		if (args.length < 10) {
-			System.err.println("usage: RedisAB <port> <out-file> <warm-up-s> <case-s> <rounds> <regime> <keys> <callers>"
-					+ " <baseline> <variant>...");
-			System.exit(2);
-		}
-		int port = Integer.parseInt(args[0]);
-		String out = args[1];
-		Duration warmup = Duration.ofMillis((long) (Double.parseDouble(args[2]) * 1000));
-		Duration measure = Duration.ofMillis((long) (Double.parseDouble(args[3]) * 1000));
-		int rounds = Integer.parseInt(args[4]);
-		String regime = args[5];
-		String keys = args[6];
-		int callers = Integer.parseInt(args[7]);
-		List<String> variants = List.of(Arrays.copyOfRange(args, 8, args.length));
-		String[] sequence = Workload.sequence(keys, 42);
-		boolean abuse = regime.equals("abuse");
-		List<RedisLoad.Subject> subjects = new ArrayList<>();
-		try (PrintStream results = new PrintStream(new FileOutputStream(out, true), true, StandardCharsets.UTF_8)) {
-			for (String variant : variants) {
-				subjects.add(RedisLoad.Subject.open(variant, regime, port));
-			}
-			RedisLoad.admin(port, "FLUSHALL");
-			if (abuse) {
-				overLimit(subjects.get(1), Workload.distinctKeys(keys));
-			}
-			for (int v = 0; v < variants.size(); v++) {
-				RedisLoad.run(subjects.get(v), sequence, callers, warmup, null);
-			}
-			double[][] perSecond = new double[variants.size()][rounds];
-			double[][] ratioOf = new double[variants.size()][rounds];
-			double[][] cpuPerDecision = new double[variants.size()][rounds];
-			double[] commandsPerRefusal = new double[rounds];
-			String header = String.format(Locale.ROOT, "regime=%s keys=%s callers=%d case_s=%.1f load=%s", regime, keys,
-					callers, measure.toMillis() / 1000.0, loadAverage());
-			for (int round = 0; round < rounds; round++) {
-				double before = 0;
-				// B A1 B A2 B ... B: the baseline before and after each variant
-				for (int step = 0; step < 2 * variants.size() - 1; step++) {
-					int v = (step % 2 == 0) ? 0 : 1 + step / 2;
-					if (!abuse) {
-						RedisLoad.admin(port, "FLUSHALL");
-					}
-					boolean monitored = abuse && variants.get(v).startsWith("nearcache-");
-					RedisLoad.Monitor monitor = monitored ? RedisLoad.Monitor.start(port) : null;
-					long clientCpuBefore = RedisLoad.clientCpuNanos();
-					double serverCpuBefore = RedisLoad.serverCpuSeconds(port);
-					RedisLoad.Run run = RedisLoad.run(subjects.get(v), sequence, callers, measure, null);
-					double cpuUs = ((RedisLoad.clientCpuNanos() - clientCpuBefore) / 1000.0
-							+ (RedisLoad.serverCpuSeconds(port) - serverCpuBefore) * 1e6) / Math.max(1, run.decisions());
-					cpuPerDecision[v][round] = (v == 0 && step > 0) ? cpuPerDecision[0][round] + cpuUs : cpuUs;
-					String commands = "";
-					if (monitor != null) {
-						long topLevel = monitor.stop();
-						monitor.close();
-						long refused = run.decisions() - run.allowed();
-						commandsPerRefusal[round] = topLevel / (double) Math.max(1, refused);
-						commands = String.format(Locale.ROOT, " top_level_commands=%d refused=%d commands_per_refused=%.5f",
-								topLevel, refused, commandsPerRefusal[round]);
-					}
-					double rate = run.decisions() / run.seconds();
-					if (v == 0) {
-						if (step > 0) {
-							ratioOf[step / 2][round] = perSecond[step / 2][round] / ((before + rate) / 2);
-						}
-						before = rate;
-						perSecond[0][round] = (step == 0) ? rate : perSecond[0][round] + rate;
-					}
-					else {
-						perSecond[v][round] = rate;
-					}
-					String line = String.format(Locale.ROOT,
-							"round=%d variant=%s %s decisions=%d errors=%d per_second=%.0f allowed_share=%.4f p50_us=%.0f p99_us=%.0f cpu_us_per_decision=%.2f%s",
-							round + 1, variants.get(v), header, run.decisions(), run.errors(), rate,
-							run.allowed() / (double) Math.max(1, run.decisions()),
-							run.latency().getValueAtPercentile(50) / 1000.0, run.latency().getValueAtPercentile(99) / 1000.0,
-							cpuUs, commands);
-					results.println(line);
-					System.out.println(line);
-				}
-			}
-			for (int round = 0; round < rounds; round++) {
-				perSecond[0][round] /= variants.size();
-				cpuPerDecision[0][round] /= variants.size();
-			}
-			for (int v = 1; v < variants.size(); v++) {
-				double[] ratios = ratioOf[v];
-				StringBuilder each = new StringBuilder();
-				for (int round = 0; round < rounds; round++) {
-					each.append(each.length() == 0 ? "" : ",").append(String.format(Locale.ROOT, "%.2f", ratios[round]));
-				}
-				double[] sorted = ratios.clone();
-				Arrays.sort(sorted);
-				String line = String.format(Locale.ROOT,
-						"summary variant=%s baseline=%s %s rounds=%d ratio_median=%.3f ratio_min=%.3f ratio_max=%.3f ratio_iqr=%.3f-%.3f ratios=%s"
-								+ " median_per_second=%.0f baseline_median_per_second=%.0f cpu_us_per_decision_median=%.2f"
-								+ " baseline_cpu_us_per_decision_median=%.2f cpu_ratio_baseline_over_variant=%.3f%s load_after=%s",
-						variants.get(v), variants.get(0), header, rounds, median(sorted), sorted[0], sorted[rounds - 1],
-						quartile(sorted, 1), quartile(sorted, 3), each,
-						median(sortedCopy(perSecond[v])), median(sortedCopy(perSecond[0])),
-						median(sortedCopy(cpuPerDecision[v])), median(sortedCopy(cpuPerDecision[0])),
-						median(sortedCopy(cpuPerDecision[0])) / median(sortedCopy(cpuPerDecision[v])),
-						abuse && variants.get(v).startsWith("nearcache-")
-								? String.format(Locale.ROOT, " commands_per_refused_median=%.5f commands_per_refused_max=%.5f",
-										median(sortedCopy(commandsPerRefusal)), sortedCopy(commandsPerRefusal)[rounds - 1])
-								: "",
-						loadAverage());
-				results.println(line);
-				System.out.println(line);
-			}
-		}
-		finally {
-			for (RedisLoad.Subject subject : subjects) {
-				subject.close();
-			}
-		}
-		System.exit(0);
-	}
+    public static void main(String[] args) throws Exception {
+        if (args.length < 10) {
+            System.err.println(
+                    "usage: RedisAB <port> <out-file> <warm-up-s> <case-s> <rounds> <regime> <keys> <callers>"
+                            + " <baseline> <variant>...");
+            System.exit(2);
+        }
+        int port = Integer.parseInt(args[0]);
+        String out = args[1];
+        Duration warmup = Duration.ofMillis((long) (Double.parseDouble(args[2]) * 1000));
+        Duration measure = Duration.ofMillis((long) (Double.parseDouble(args[3]) * 1000));
+        int rounds = Integer.parseInt(args[4]);
+        String regime = args[5];
+        String keys = args[6];
+        int callers = Integer.parseInt(args[7]);
+        List<String> variants = List.of(Arrays.copyOfRange(args, 8, args.length));
+        String[] sequence = Workload.sequence(keys, 42);
+        boolean abuse = regime.equals("abuse");
+        List<RedisLoad.Subject> subjects = new ArrayList<>();
+        try (PrintStream results = new PrintStream(new FileOutputStream(out, true), true, StandardCharsets.UTF_8)) {
+            for (String variant : variants) {
+                subjects.add(RedisLoad.Subject.open(variant, regime, port));
+            }
+            RedisLoad.admin(port, "FLUSHALL");
+            if (abuse) {
+                overLimit(subjects.get(1), Workload.distinctKeys(keys));
+            }
+            for (int v = 0; v < variants.size(); v++) {
+                RedisLoad.run(subjects.get(v), sequence, callers, warmup, null);
+            }
+            double[][] perSecond = new double[variants.size()][rounds];
+            double[][] ratioOf = new double[variants.size()][rounds];
+            double[][] cpuPerDecision = new double[variants.size()][rounds];
+            double[] commandsPerRefusal = new double[rounds];
+            String header = String.format(
+                    Locale.ROOT,
+                    "regime=%s keys=%s callers=%d case_s=%.1f load=%s",
+                    regime,
+                    keys,
+                    callers,
+                    measure.toMillis() / 1000.0,
+                    loadAverage());
+            for (int round = 0; round < rounds; round++) {
+                double before = 0;
+                // B A1 B A2 B ... B: the baseline before and after each variant
+                for (int step = 0; step < 2 * variants.size() - 1; step++) {
+                    int v = (step % 2 == 0) ? 0 : 1 + step / 2;
+                    if (!abuse) {
+                        RedisLoad.admin(port, "FLUSHALL");
+                    }
+                    boolean monitored = abuse && variants.get(v).startsWith("nearcache-");
+                    RedisLoad.Monitor monitor = monitored ? RedisLoad.Monitor.start(port) : null;
+                    long clientCpuBefore = RedisLoad.clientCpuNanos();
+                    double serverCpuBefore = RedisLoad.serverCpuSeconds(port);
+                    RedisLoad.Run run = RedisLoad.run(subjects.get(v), sequence, callers, measure, null);
+                    double cpuUs = ((RedisLoad.clientCpuNanos() - clientCpuBefore) / 1000.0
+                                    + (RedisLoad.serverCpuSeconds(port) - serverCpuBefore) * 1e6)
+                            / Math.max(1, run.decisions());
+                    cpuPerDecision[v][round] = (v == 0 && step > 0) ? cpuPerDecision[0][round] + cpuUs : cpuUs;
+                    String commands = "";
+                    if (monitor != null) {
+                        long topLevel = monitor.stop();
+                        monitor.close();
+                        long refused = run.decisions() - run.allowed();
+                        commandsPerRefusal[round] = topLevel / (double) Math.max(1, refused);
+                        commands = String.format(
+                                Locale.ROOT,
+                                " top_level_commands=%d refused=%d commands_per_refused=%.5f",
+                                topLevel,
+                                refused,
+                                commandsPerRefusal[round]);
+                    }
+                    double rate = run.decisions() / run.seconds();
+                    if (v == 0) {
+                        if (step > 0) {
+                            ratioOf[step / 2][round] = perSecond[step / 2][round] / ((before + rate) / 2);
+                        }
+                        before = rate;
+                        perSecond[0][round] = (step == 0) ? rate : perSecond[0][round] + rate;
+                    } else {
+                        perSecond[v][round] = rate;
+                    }
+                    String line = String.format(
+                            Locale.ROOT,
+                            "round=%d variant=%s %s decisions=%d errors=%d per_second=%.0f allowed_share=%.4f p50_us=%.0f p99_us=%.0f cpu_us_per_decision=%.2f%s",
+                            round + 1,
+                            variants.get(v),
+                            header,
+                            run.decisions(),
+                            run.errors(),
+                            rate,
+                            run.allowed() / (double) Math.max(1, run.decisions()),
+                            run.latency().getValueAtPercentile(50) / 1000.0,
+                            run.latency().getValueAtPercentile(99) / 1000.0,
+                            cpuUs,
+                            commands);
+                    results.println(line);
+                    System.out.println(line);
+                }
+            }
+            for (int round = 0; round < rounds; round++) {
+                perSecond[0][round] /= variants.size();
+                cpuPerDecision[0][round] /= variants.size();
+            }
+            for (int v = 1; v < variants.size(); v++) {
+                double[] ratios = ratioOf[v];
+                StringBuilder each = new StringBuilder();
+                for (int round = 0; round < rounds; round++) {
+                    each.append(each.length() == 0 ? "" : ",")
+                            .append(String.format(Locale.ROOT, "%.2f", ratios[round]));
+                }
+                double[] sorted = ratios.clone();
+                Arrays.sort(sorted);
+                String line = String.format(
+                        Locale.ROOT,
+                        "summary variant=%s baseline=%s %s rounds=%d ratio_median=%.3f ratio_min=%.3f ratio_max=%.3f ratio_iqr=%.3f-%.3f ratios=%s"
+                                + " median_per_second=%.0f baseline_median_per_second=%.0f cpu_us_per_decision_median=%.2f"
+                                + " baseline_cpu_us_per_decision_median=%.2f cpu_ratio_baseline_over_variant=%.3f%s load_after=%s",
+                        variants.get(v),
+                        variants.get(0),
+                        header,
+                        rounds,
+                        median(sorted),
+                        sorted[0],
+                        sorted[rounds - 1],
+                        quartile(sorted, 1),
+                        quartile(sorted, 3),
+                        each,
+                        median(sortedCopy(perSecond[v])),
+                        median(sortedCopy(perSecond[0])),
+                        median(sortedCopy(cpuPerDecision[v])),
+                        median(sortedCopy(cpuPerDecision[0])),
+                        median(sortedCopy(cpuPerDecision[0])) / median(sortedCopy(cpuPerDecision[v])),
+                        abuse && variants.get(v).startsWith("nearcache-")
+                                ? String.format(
+                                        Locale.ROOT,
+                                        " commands_per_refused_median=%.5f commands_per_refused_max=%.5f",
+                                        median(sortedCopy(commandsPerRefusal)),
+                                        sortedCopy(commandsPerRefusal)[rounds - 1])
+                                : "",
+                        loadAverage());
+                results.println(line);
+                System.out.println(line);
+            }
+        } finally {
+            for (RedisLoad.Subject subject : subjects) {
+                subject.close();
+            }
+        }
+        System.exit(0);
+    }
 
-	/** Drives every key over its limit: calls until refused (a few more than the limit, at most). */
-	private static void overLimit(RedisLoad.Subject subject, String[] keys) throws Exception {
-		for (String key : keys) {
-			for (int i = 0; i < 100 && subject.caller.call(key); i++) {
-				// until refused
-			}
-		}
-	}
+    /** Drives every key over its limit: calls until refused (a few more than the limit, at most). */
+    private static void overLimit(RedisLoad.Subject subject, String[] keys) throws Exception {
+        for (String key : keys) {
+            for (int i = 0; i < 100 && subject.caller.call(key); i++) {
+                // until refused
+            }
+        }
+    }
 
-	private static double[] sortedCopy(double[] values) {
-		double[] sorted = values.clone();
-		Arrays.sort(sorted);
-		return sorted;
-	}
+    private static double[] sortedCopy(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted;
+    }
 
-	/** The first or third quartile, linearly interpolated. */
-	private static double quartile(double[] sorted, int which) {
-		double at = (sorted.length - 1) * which / 4.0;
-		int low = (int) Math.floor(at);
-		int high = Math.min(sorted.length - 1, low + 1);
-		return sorted[low] + (sorted[high] - sorted[low]) * (at - low);
-	}
+    /** The first or third quartile, linearly interpolated. */
+    private static double quartile(double[] sorted, int which) {
+        double at = (sorted.length - 1) * which / 4.0;
+        int low = (int) Math.floor(at);
+        int high = Math.min(sorted.length - 1, low + 1);
+        return sorted[low] + (sorted[high] - sorted[low]) * (at - low);
+    }
 
-	private static double median(double[] sorted) {
-		int n = sorted.length;
-		return (n % 2 == 1) ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-	}
+    private static double median(double[] sorted) {
+        int n = sorted.length;
+        return (n % 2 == 1) ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
 
-	private static String loadAverage() {
-		try {
-			String[] parts = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
-			return parts[0] + "/" + parts[1] + "/" + parts[2];
-		}
-		catch (Exception ex) {
-			return "unknown";
-		}
-	}
-
+    private static String loadAverage() {
+        try {
+            String[] parts = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
+            return parts[0] + "/" + parts[1] + "/" + parts[2];
+        } catch (Exception ex) {
+            return "unknown";
+        }
+    }
 }

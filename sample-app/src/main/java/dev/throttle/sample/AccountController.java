@@ -1,7 +1,6 @@
 package dev.throttle.sample;
 
 import java.util.Map;
-
 import org.springframework.http.MediaType;
 import org.springframework.security.core.Authentication;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -15,9 +14,9 @@ import org.springframework.web.util.HtmlUtils;
 @RestController
 class AccountController {
 
-	@GetMapping(path = "/account", produces = MediaType.TEXT_HTML_VALUE)
-	String account(Authentication user) {
-		return """
+    @GetMapping(path = "/account", produces = MediaType.TEXT_HTML_VALUE)
+    String account(Authentication user) {
+        return """
 				<!DOCTYPE html>
 				<html lang="en">
 				<head><meta charset="utf-8"><title>Your account</title></head>
@@ -28,11 +27,10 @@ class AccountController {
 				</body>
 				</html>
 				""".formatted(HtmlUtils.htmlEscape(user.getName()));
-	}
+    }
 
-	@GetMapping("/api/me")
-	Map<String, String> me(Authentication user) {
-		return Map.of("email", user.getName());
-	}
-
+    @GetMapping("/api/me")
+    Map<String, String> me(Authentication user) {
+        return Map.of("email", user.getName());
+    }
 }

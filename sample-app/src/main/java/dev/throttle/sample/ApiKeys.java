@@ -10,20 +10,19 @@ import org.springframework.stereotype.Component;
 @Component("apiKeys")
 public class ApiKeys {
 
-	/**
-	 * Returns the plan of an API key.
-	 * @param apiKey the key, or null
-	 * @return {@code free}, {@code pro}, or null for a key without a plan
-	 */
-	public String planOf(String apiKey) {
-		if (apiKey == null) {
-			return null;
-		}
-		return switch (apiKey) {
-			case "free-key" -> "free";
-			case "pro-key" -> "pro";
-			default -> null;
-		};
-	}
-
+    /**
+     * Returns the plan of an API key.
+     * @param apiKey the key, or null
+     * @return {@code free}, {@code pro}, or null for a key without a plan
+     */
+    public String planOf(String apiKey) {
+        if (apiKey == null) {
+            return null;
+        }
+        return switch (apiKey) {
+            case "free-key" -> "free";
+            case "pro-key" -> "pro";
+            default -> null;
+        };
+    }
 }

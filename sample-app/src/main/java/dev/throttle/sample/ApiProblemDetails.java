@@ -11,6 +11,4 @@ import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExcep
  * and would silently get a different error format.
  */
 @RestControllerAdvice
-class ApiProblemDetails extends ResponseEntityExceptionHandler {
-
-}
+class ApiProblemDetails extends ResponseEntityExceptionHandler {}

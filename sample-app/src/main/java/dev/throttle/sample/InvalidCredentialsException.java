@@ -5,10 +5,9 @@ package dev.throttle.sample;
  */
 class InvalidCredentialsException extends RuntimeException {
 
-	private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 1L;
 
-	InvalidCredentialsException() {
-		super("Wrong e-mail or password", null, false, false);
-	}
-
+    InvalidCredentialsException() {
+        super("Wrong e-mail or password", null, false, false);
+    }
 }

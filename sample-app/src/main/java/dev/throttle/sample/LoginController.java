@@ -1,9 +1,8 @@
 package dev.throttle.sample;
 
-import java.util.Map;
-
+import dev.throttle.spring.annotation.Throttled;
 import jakarta.validation.Valid;
-
+import java.util.Map;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
@@ -15,8 +14,6 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 
-import dev.throttle.spring.annotation.Throttled;
-
 /**
  * The demo's API. Login is throttled twice: per e-mail by an escalating lockout that a successful
  * login clears, and per client address by a token bucket. Hello is throttled per API key under the
@@ -25,38 +22,39 @@ import dev.throttle.spring.annotation.Throttled;
 @RestController
 class LoginController {
 
-	private final DemoUsers users;
+    private final DemoUsers users;
 
-	LoginController(DemoUsers users) {
-		this.users = users;
-	}
+    LoginController(DemoUsers users) {
+        this.users = users;
+    }
 
-	@PostMapping(path = "/api/login", consumes = MediaType.APPLICATION_JSON_VALUE)
-	// lower-cased the locale-independent way, as DemoUsers does: in a Turkish locale "I" would not become "i"
-	@Throttled(policy = "login", key = "#form.email.trim().toLowerCase(T(java.util.Locale).ROOT)")
-	@Throttled(policy = "login-ip", key = "#ip")
-	public Map<String, String> login(@Valid @RequestBody LoginForm form) {
-		return Map.of("email", this.users.authenticate(form.email(), form.password()));
-	}
+    @PostMapping(path = "/api/login", consumes = MediaType.APPLICATION_JSON_VALUE)
+    // lower-cased the locale-independent way, as DemoUsers does: in a Turkish locale "I" would not become "i"
+    @Throttled(policy = "login", key = "#form.email.trim().toLowerCase(T(java.util.Locale).ROOT)")
+    @Throttled(policy = "login-ip", key = "#ip")
+    public Map<String, String> login(@Valid @RequestBody LoginForm form) {
+        return Map.of("email", this.users.authenticate(form.email(), form.password()));
+    }
 
-	/**
-	 * Hello, throttled by the {@code api} policy: per API key under the key's plan ({@code free-key}
-	 * is on {@code free}, {@code pro-key} on {@code pro}, see {@link ApiKeys}); a key without a plan
-	 * gets the base numbers; without a key, per client address under the base numbers.
-	 */
-	@GetMapping("/api/hello")
-	@Throttled(policy = "api", key = "#apiKey != null && !#apiKey.isBlank() ? 'key:' + #apiKey : #ip",
-			plan = "@apiKeys.planOf(#apiKey)")
-	public Map<String, String> hello(@RequestHeader(name = "X-Api-Key", required = false) String apiKey) {
-		return Map.of("message", "Hello!");
-	}
+    /**
+     * Hello, throttled by the {@code api} policy: per API key under the key's plan ({@code free-key}
+     * is on {@code free}, {@code pro-key} on {@code pro}, see {@link ApiKeys}); a key without a plan
+     * gets the base numbers; without a key, per client address under the base numbers.
+     */
+    @GetMapping("/api/hello")
+    @Throttled(
+            policy = "api",
+            key = "#apiKey != null && !#apiKey.isBlank() ? 'key:' + #apiKey : #ip",
+            plan = "@apiKeys.planOf(#apiKey)")
+    public Map<String, String> hello(@RequestHeader(name = "X-Api-Key", required = false) String apiKey) {
+        return Map.of("message", "Hello!");
+    }
 
-	@ExceptionHandler(InvalidCredentialsException.class)
-	@ResponseStatus(HttpStatus.UNAUTHORIZED)
-	ProblemDetail invalidCredentials(InvalidCredentialsException ex) {
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.UNAUTHORIZED, ex.getMessage());
-		problem.setTitle("Unauthorized");
-		return problem;
-	}
-
+    @ExceptionHandler(InvalidCredentialsException.class)
+    @ResponseStatus(HttpStatus.UNAUTHORIZED)
+    ProblemDetail invalidCredentials(InvalidCredentialsException ex) {
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.UNAUTHORIZED, ex.getMessage());
+        problem.setTitle("Unauthorized");
+        return problem;
+    }
 }

@@ -8,5 +8,4 @@ import jakarta.validation.constraints.NotBlank;
  * @param email the user's e-mail address
  * @param password the password
  */
-public record LoginForm(@NotBlank String email, @NotBlank String password) {
-}
+public record LoginForm(@NotBlank String email, @NotBlank String password) {}

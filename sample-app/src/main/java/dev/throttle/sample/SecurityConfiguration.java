@@ -2,7 +2,6 @@ package dev.throttle.sample;
 
 import java.util.Map;
 import java.util.stream.Collectors;
-
 import org.springframework.boot.security.autoconfigure.actuate.web.servlet.EndpointRequest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -35,50 +34,49 @@ import org.springframework.security.web.util.matcher.RequestMatcher;
 @PropertySource("classpath:login-throttling.properties")
 class SecurityConfiguration {
 
-	@Bean
-	SecurityFilterChain securityFilterChain(HttpSecurity http) throws Exception {
-		RequestMatcher api = PathPatternRequestMatcher.withDefaults().matcher("/api/**");
-		http.authorizeHttpRequests((requests) -> requests.requestMatchers("/account", "/api/me")
-			.authenticated()
-			.anyRequest()
-			.permitAll())
-			.formLogin((form) -> form.defaultSuccessUrl("/account", true).failureUrl("/login?error"))
-			.httpBasic((basic) -> basic.realmName("throttle-sample"))
-			// an API client without credentials is asked for Basic; a browser is sent to the login page
-			.exceptionHandling((exceptions) -> exceptions.defaultAuthenticationEntryPointFor(basicEntryPoint(), api))
-			.csrf((csrf) -> csrf.ignoringRequestMatchers(api, EndpointRequest.toAnyEndpoint()));
-		return http.build();
-	}
+    @Bean
+    SecurityFilterChain securityFilterChain(HttpSecurity http) throws Exception {
+        RequestMatcher api = PathPatternRequestMatcher.withDefaults().matcher("/api/**");
+        http.authorizeHttpRequests((requests) -> requests.requestMatchers("/account", "/api/me")
+                        .authenticated()
+                        .anyRequest()
+                        .permitAll())
+                .formLogin((form) -> form.defaultSuccessUrl("/account", true).failureUrl("/login?error"))
+                .httpBasic((basic) -> basic.realmName("throttle-sample"))
+                // an API client without credentials is asked for Basic; a browser is sent to the login page
+                .exceptionHandling(
+                        (exceptions) -> exceptions.defaultAuthenticationEntryPointFor(basicEntryPoint(), api))
+                .csrf((csrf) -> csrf.ignoringRequestMatchers(api, EndpointRequest.toAnyEndpoint()));
+        return http.build();
+    }
 
-	/**
-	 * The demo users, each password hashed once at startup (bcrypt): each sign-in that reaches the
-	 * password check costs a hash, and a refused one never gets there.
-	 */
-	@Bean
-	UserDetailsService demoUserDetails(DemoUsers users, PasswordEncoder passwordEncoder) {
-		Map<String, String> hashed = users.passwords()
-			.entrySet()
-			.stream()
-			.collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, (user) -> passwordEncoder.encode(user.getValue())));
-		return (username) -> {
-			String email = DemoUsers.normalize(username);
-			String password = hashed.get(email);
-			if (password == null) {
-				throw new UsernameNotFoundException("No such user");
-			}
-			return User.withUsername(email).password(password).roles("USER").build();
-		};
-	}
+    /**
+     * The demo users, each password hashed once at startup (bcrypt): each sign-in that reaches the
+     * password check costs a hash, and a refused one never gets there.
+     */
+    @Bean
+    UserDetailsService demoUserDetails(DemoUsers users, PasswordEncoder passwordEncoder) {
+        Map<String, String> hashed = users.passwords().entrySet().stream()
+                .collect(Collectors.toUnmodifiableMap(
+                        Map.Entry::getKey, (user) -> passwordEncoder.encode(user.getValue())));
+        return (username) -> {
+            String email = DemoUsers.normalize(username);
+            String password = hashed.get(email);
+            if (password == null) {
+                throw new UsernameNotFoundException("No such user");
+            }
+            return User.withUsername(email).password(password).roles("USER").build();
+        };
+    }
 
-	@Bean
-	PasswordEncoder passwordEncoder() {
-		return PasswordEncoderFactories.createDelegatingPasswordEncoder();
-	}
+    @Bean
+    PasswordEncoder passwordEncoder() {
+        return PasswordEncoderFactories.createDelegatingPasswordEncoder();
+    }
 
-	private static BasicAuthenticationEntryPoint basicEntryPoint() {
-		BasicAuthenticationEntryPoint entryPoint = new BasicAuthenticationEntryPoint();
-		entryPoint.setRealmName("throttle-sample");
-		return entryPoint;
-	}
-
+    private static BasicAuthenticationEntryPoint basicEntryPoint() {
+        BasicAuthenticationEntryPoint entryPoint = new BasicAuthenticationEntryPoint();
+        entryPoint.setRealmName("throttle-sample");
+        return entryPoint;
+    }
 }

@@ -1,9 +1,8 @@
 package dev.throttle.sample;
 
+import dev.throttle.ManualTimeSource;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
-
-import dev.throttle.ManualTimeSource;
 
 /**
  * How an application tests its own throttled code without sleeping: declare a
@@ -13,9 +12,8 @@ import dev.throttle.ManualTimeSource;
 @TestConfiguration(proxyBeanMethods = false)
 class ManualClockConfiguration {
 
-	@Bean
-	ManualTimeSource manualTimeSource() {
-		return new ManualTimeSource();
-	}
-
+    @Bean
+    ManualTimeSource manualTimeSource() {
+        return new ManualTimeSource();
+    }
 }

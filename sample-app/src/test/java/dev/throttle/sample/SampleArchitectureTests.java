@@ -12,15 +12,16 @@ import org.junit.jupiter.api.Test;
  */
 class SampleArchitectureTests {
 
-	@Test
-	void theSampleAppUsesNoInternalPackageOfTheStarter() {
-		noClasses().that()
-			.resideInAPackage("dev.throttle.sample..")
-			.should()
-			.dependOnClassesThat()
-			.resideInAPackage("dev.throttle..internal..")
-			.check(new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-				.importPackages("dev.throttle.sample"));
-	}
-
+    @Test
+    void theSampleAppUsesNoInternalPackageOfTheStarter() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.throttle.sample..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("dev.throttle..internal..")
+                .check(new ClassFileImporter()
+                        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                        .importPackages("dev.throttle.sample"));
+    }
 }

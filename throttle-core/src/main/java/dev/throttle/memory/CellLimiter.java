@@ -1,15 +1,13 @@
 package dev.throttle.memory;
 
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-
 import com.github.benmanes.caffeine.cache.Cache;
-import org.jspecify.annotations.Nullable;
-
 import dev.throttle.Decision;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.TimeSource;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the memory store's two limiters share: one cell per key in the policy's cache, a new key
@@ -23,110 +21,109 @@ import dev.throttle.TimeSource;
  */
 abstract class CellLimiter<C> implements Limiter {
 
-	private final Policy policy;
+    private final Policy policy;
 
-	final Cache<Object, C> cells;
+    final Cache<Object, C> cells;
 
-	/** Whether a new key may be taken in. */
-	final Room room;
+    /** Whether a new key may be taken in. */
+    final Room room;
 
-	final TimeSource clock;
+    final TimeSource clock;
 
-	/** Decides the keys that came while the policy was full (see {@link Room}). */
-	final C overflow;
+    /** Decides the keys that came while the policy was full (see {@link Room}). */
+    final C overflow;
 
-	CellLimiter(Policy policy, Cache<Object, C> cells, Room room, TimeSource clock, C overflow) {
-		this.policy = policy;
-		this.cells = cells;
-		this.room = room;
-		this.clock = clock;
-		this.overflow = overflow;
-	}
+    CellLimiter(Policy policy, Cache<Object, C> cells, Room room, TimeSource clock, C overflow) {
+        this.policy = policy;
+        this.cells = cells;
+        this.room = room;
+        this.clock = clock;
+        this.overflow = overflow;
+    }
 
-	/**
-	 * Gives back what a call took without a receipt, until the cell's compare-and-set wins.
-	 * @param cell the key's cell
-	 * @param now the store's clock
-	 * @param cost units to give back
-	 */
-	abstract void giveBack(C cell, long now, int cost);
+    /**
+     * Gives back what a call took without a receipt, until the cell's compare-and-set wins.
+     * @param cell the key's cell
+     * @param now the store's clock
+     * @param cost units to give back
+     */
+    abstract void giveBack(C cell, long now, int cost);
 
-	/**
-	 * Gives back what the call stamped {@code receipt} took, until the cell's compare-and-set wins;
-	 * a refund that gives nothing back writes nothing.
-	 * @param cell the key's cell
-	 * @param now the store's clock
-	 * @param cost units to give back
-	 * @param receipt the call's receipt, not 0
-	 */
-	abstract void giveBack(C cell, long now, int cost, long receipt);
+    /**
+     * Gives back what the call stamped {@code receipt} took, until the cell's compare-and-set wins;
+     * a refund that gives nothing back writes nothing.
+     * @param cell the key's cell
+     * @param now the store's clock
+     * @param cost units to give back
+     * @param receipt the call's receipt, not 0
+     */
+    abstract void giveBack(C cell, long now, int cost, long receipt);
 
-	/**
-	 * Returns what the next call of a key would be told, without changing its state.
-	 * @param cell the key's cell; null for a key never used
-	 * @return the decision
-	 */
-	abstract Decision peek(@Nullable C cell);
+    /**
+     * Returns what the next call of a key would be told, without changing its state.
+     * @param cell the key's cell; null for a key never used
+     * @return the decision
+     */
+    abstract Decision peek(@Nullable C cell);
 
-	/** Sets a cell to the state of a key never used. */
-	abstract void clear(C cell);
+    /** Sets a cell to the state of a key never used. */
+    abstract void clear(C cell);
 
-	/** The cell of a key the cache holds, or null: for the calls that never take a key in. */
-	final @Nullable C held(String key) {
-		return this.cells.getIfPresent(MemoryKeys.of(key));
-	}
+    /** The cell of a key the cache holds, or null: for the calls that never take a key in. */
+    final @Nullable C held(String key) {
+        return this.cells.getIfPresent(MemoryKeys.of(key));
+    }
 
-	@Override
-	public final Policy policy() {
-		return this.policy;
-	}
+    @Override
+    public final Policy policy() {
+        return this.policy;
+    }
 
-	@Override
-	public final void refund(String key, int cost) {
-		C cell = held(key);
-		if (cell != null) {
-			giveBack(cell, this.clock.currentTimeMillis(), cost);
-		}
-	}
+    @Override
+    public final void refund(String key, int cost) {
+        C cell = held(key);
+        if (cell != null) {
+            giveBack(cell, this.clock.currentTimeMillis(), cost);
+        }
+    }
 
-	@Override
-	public final void refund(String key, int cost, long receipt) {
-		if (receipt == 0) {
-			// a decision no store stamped: give back as a receipt-less refund does
-			refund(key, cost);
-			return;
-		}
-		C cell = held(key);
-		if (cell != null) {
-			giveBack(cell, this.clock.currentTimeMillis(), cost, receipt);
-		}
-	}
+    @Override
+    public final void refund(String key, int cost, long receipt) {
+        if (receipt == 0) {
+            // a decision no store stamped: give back as a receipt-less refund does
+            refund(key, cost);
+            return;
+        }
+        C cell = held(key);
+        if (cell != null) {
+            giveBack(cell, this.clock.currentTimeMillis(), cost, receipt);
+        }
+    }
 
-	@Override
-	public final CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
-		// never blocks: the receipt must not be lost to the default, which refunds without it
-		refund(key, cost, receipt);
-		return CompletableFuture.completedFuture(null);
-	}
+    @Override
+    public final CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+        // never blocks: the receipt must not be lost to the default, which refunds without it
+        refund(key, cost, receipt);
+        return CompletableFuture.completedFuture(null);
+    }
 
-	/** A key the cache does not hold is told what its next call would be: the overflow's, while full. */
-	@Override
-	public final Decision peek(String key) {
-		C cell = held(key);
-		return peek((cell != null) ? cell : this.room.hasRoom() ? null : this.overflow);
-	}
+    /** A key the cache does not hold is told what its next call would be: the overflow's, while full. */
+    @Override
+    public final Decision peek(String key) {
+        C cell = held(key);
+        return peek((cell != null) ? cell : this.room.hasRoom() ? null : this.overflow);
+    }
 
-	@Override
-	public final void reset(String key) {
-		C cell = held(key);
-		if (cell != null) {
-			clear(cell);
-		}
-	}
+    @Override
+    public final void reset(String key) {
+        C cell = held(key);
+        if (cell != null) {
+            clear(cell);
+        }
+    }
 
-	/** Forgets what the keys that came while the policy was full took: for the store's clear. */
-	final void clearOverflow() {
-		clear(this.overflow);
-	}
-
+    /** Forgets what the keys that came while the policy was full took: for the store's clear. */
+    final void clearOverflow() {
+        clear(this.overflow);
+    }
 }

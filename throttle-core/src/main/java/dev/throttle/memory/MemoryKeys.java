@@ -16,93 +16,87 @@ import java.security.NoSuchAlgorithmException;
  */
 final class MemoryKeys {
 
-	/** The most bytes of characters a key is held with as it is. */
-	static final int MAX_INLINE_BYTES = 64;
+    /** The most bytes of characters a key is held with as it is. */
+    static final int MAX_INLINE_BYTES = 64;
 
-	private static final ThreadLocal<Hasher> HASHERS = ThreadLocal.withInitial(Hasher::new);
+    private static final ThreadLocal<Hasher> HASHERS = ThreadLocal.withInitial(Hasher::new);
 
-	private MemoryKeys() {
-	}
+    private MemoryKeys() {}
 
-	/**
-	 * Returns what the store's cache holds for a key.
-	 * @param key the key as the throttler normalized it
-	 * @return the key itself, or its {@link Digest}
-	 */
-	static Object of(String key) {
-		int length = key.length();
-		if (length <= MAX_INLINE_BYTES / 2 || (length <= MAX_INLINE_BYTES && isLatin1(key))) {
-			return key;
-		}
-		return HASHERS.get().digest(key);
-	}
+    /**
+     * Returns what the store's cache holds for a key.
+     * @param key the key as the throttler normalized it
+     * @return the key itself, or its {@link Digest}
+     */
+    static Object of(String key) {
+        int length = key.length();
+        if (length <= MAX_INLINE_BYTES / 2 || (length <= MAX_INLINE_BYTES && isLatin1(key))) {
+            return key;
+        }
+        return HASHERS.get().digest(key);
+    }
 
-	/** Whether Java keeps the key one byte per character. */
-	private static boolean isLatin1(String key) {
-		for (int i = 0; i < key.length(); i++) {
-			if (key.charAt(i) > 0xFF) {
-				return false;
-			}
-		}
-		return true;
-	}
+    /** Whether Java keeps the key one byte per character. */
+    private static boolean isLatin1(String key) {
+        for (int i = 0; i < key.length(); i++) {
+            if (key.charAt(i) > 0xFF) {
+                return false;
+            }
+        }
+        return true;
+    }
 
-	/**
-	 * The first 128 bits of a key's SHA-256.
-	 *
-	 * @param high the first 64 bits
-	 * @param low the next 64 bits
-	 */
-	record Digest(long high, long low) {
-	}
+    /**
+     * The first 128 bits of a key's SHA-256.
+     *
+     * @param high the first 64 bits
+     * @param low the next 64 bits
+     */
+    record Digest(long high, long low) {}
 
-	/** One thread's SHA-256 and buffers, so that digesting allocates nothing but the digest. */
-	private static final class Hasher {
+    /** One thread's SHA-256 and buffers, so that digesting allocates nothing but the digest. */
+    private static final class Hasher {
 
-		private final MessageDigest sha256;
+        private final MessageDigest sha256;
 
-		/** A key's characters as UTF-16 bytes (one encoding per key): room for the keys a throttler sends. */
-		private byte[] characters = new byte[400];
+        /** A key's characters as UTF-16 bytes (one encoding per key): room for the keys a throttler sends. */
+        private byte[] characters = new byte[400];
 
-		private final byte[] hash = new byte[32];
+        private final byte[] hash = new byte[32];
 
-		Hasher() {
-			try {
-				this.sha256 = MessageDigest.getInstance("SHA-256");
-			}
-			catch (NoSuchAlgorithmException ex) {
-				throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
-			}
-		}
+        Hasher() {
+            try {
+                this.sha256 = MessageDigest.getInstance("SHA-256");
+            } catch (NoSuchAlgorithmException ex) {
+                throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
+            }
+        }
 
-		Digest digest(String key) {
-			int length = key.length();
-			if (2 * length > this.characters.length) {
-				this.characters = new byte[2 * length];
-			}
-			for (int i = 0; i < length; i++) {
-				char c = key.charAt(i);
-				this.characters[2 * i] = (byte) (c >>> 8);
-				this.characters[2 * i + 1] = (byte) c;
-			}
-			this.sha256.update(this.characters, 0, 2 * length);
-			try {
-				this.sha256.digest(this.hash, 0, this.hash.length);
-			}
-			catch (DigestException ex) {
-				throw new IllegalStateException("SHA-256 gives 32 bytes", ex);
-			}
-			return new Digest(longAt(0), longAt(8));
-		}
+        Digest digest(String key) {
+            int length = key.length();
+            if (2 * length > this.characters.length) {
+                this.characters = new byte[2 * length];
+            }
+            for (int i = 0; i < length; i++) {
+                char c = key.charAt(i);
+                this.characters[2 * i] = (byte) (c >>> 8);
+                this.characters[2 * i + 1] = (byte) c;
+            }
+            this.sha256.update(this.characters, 0, 2 * length);
+            try {
+                this.sha256.digest(this.hash, 0, this.hash.length);
+            } catch (DigestException ex) {
+                throw new IllegalStateException("SHA-256 gives 32 bytes", ex);
+            }
+            return new Digest(longAt(0), longAt(8));
+        }
 
-		private long longAt(int offset) {
-			long value = 0;
-			for (int i = 0; i < 8; i++) {
-				value = (value << 8) | (this.hash[offset + i] & 0xFF);
-			}
-			return value;
-		}
-
-	}
-
+        private long longAt(int offset) {
+            long value = 0;
+            for (int i = 0; i < 8; i++) {
+                value = (value << 8) | (this.hash[offset + i] & 0xFF);
+            }
+            return value;
+        }
+    }
 }

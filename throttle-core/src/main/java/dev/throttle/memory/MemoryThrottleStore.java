@@ -1,15 +1,13 @@
 package dev.throttle.memory;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-
 import com.github.benmanes.caffeine.cache.Cache;
-
 import dev.throttle.Algorithm;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Throttling state in this JVM's memory, bounded.
@@ -34,98 +32,96 @@ import dev.throttle.TimeSource;
  */
 public final class MemoryThrottleStore implements ThrottleStore {
 
-	/** Default bound on keys held per policy. */
-	public static final long DEFAULT_MAXIMUM_KEYS = 1_000_000;
+    /** Default bound on keys held per policy. */
+    public static final long DEFAULT_MAXIMUM_KEYS = 1_000_000;
 
-	private final TimeSource clock;
+    private final TimeSource clock;
 
-	private final long maximumKeysPerPolicy;
+    private final long maximumKeysPerPolicy;
 
-	private final Map<String, Bound> limiters = new ConcurrentHashMap<>();
+    private final Map<String, Bound> limiters = new ConcurrentHashMap<>();
 
-	/**
-	 * Creates a store on the system clock holding at most {@link #DEFAULT_MAXIMUM_KEYS} keys per policy.
-	 */
-	public MemoryThrottleStore() {
-		this(TimeSource.system(), DEFAULT_MAXIMUM_KEYS);
-	}
+    /**
+     * Creates a store on the system clock holding at most {@link #DEFAULT_MAXIMUM_KEYS} keys per policy.
+     */
+    public MemoryThrottleStore() {
+        this(TimeSource.system(), DEFAULT_MAXIMUM_KEYS);
+    }
 
-	/**
-	 * Creates a store.
-	 * @param clock the clock every decision reads
-	 * @param maximumKeysPerPolicy the most keys held per policy, at least 1
-	 */
-	public MemoryThrottleStore(TimeSource clock, long maximumKeysPerPolicy) {
-		if (maximumKeysPerPolicy < 1) {
-			throw new IllegalArgumentException("maximum-keys must be at least 1, was " + maximumKeysPerPolicy);
-		}
-		this.clock = clock;
-		this.maximumKeysPerPolicy = maximumKeysPerPolicy;
-	}
+    /**
+     * Creates a store.
+     * @param clock the clock every decision reads
+     * @param maximumKeysPerPolicy the most keys held per policy, at least 1
+     */
+    public MemoryThrottleStore(TimeSource clock, long maximumKeysPerPolicy) {
+        if (maximumKeysPerPolicy < 1) {
+            throw new IllegalArgumentException("maximum-keys must be at least 1, was " + maximumKeysPerPolicy);
+        }
+        this.clock = clock;
+        this.maximumKeysPerPolicy = maximumKeysPerPolicy;
+    }
 
-	/**
-	 * Returns the limiter of {@code policy}. A policy bound again under other numbers (a plan, a
-	 * change at run time) gets a limiter of its own over the same keys, which keep their state; the
-	 * algorithm must stay the same.
-	 * @throws IllegalArgumentException when the policy's name is bound with another algorithm
-	 */
-	@Override
-	public Limiter limiter(Policy policy) {
-		Bound bound = this.limiters.computeIfAbsent(policy.name(), (name) -> bind(policy));
-		Limiter limiter = bound.byPolicy.get(policy);
-		if (limiter != null) {
-			return limiter;
-		}
-		synchronized (bound) {
-			if (!bound.algorithm.equals(policy.algorithm())) {
-				throw new IllegalArgumentException("policy '" + policy.name() + "' is already bound with another"
-						+ " algorithm: " + bound.algorithm + ", not " + policy.algorithm());
-			}
-			return bound.byPolicy.computeIfAbsent(policy, (numbers) -> bound.cells.bind(policy));
-		}
-	}
+    /**
+     * Returns the limiter of {@code policy}. A policy bound again under other numbers (a plan, a
+     * change at run time) gets a limiter of its own over the same keys, which keep their state; the
+     * algorithm must stay the same.
+     * @throws IllegalArgumentException when the policy's name is bound with another algorithm
+     */
+    @Override
+    public Limiter limiter(Policy policy) {
+        Bound bound = this.limiters.computeIfAbsent(policy.name(), (name) -> bind(policy));
+        Limiter limiter = bound.byPolicy.get(policy);
+        if (limiter != null) {
+            return limiter;
+        }
+        synchronized (bound) {
+            if (!bound.algorithm.equals(policy.algorithm())) {
+                throw new IllegalArgumentException("policy '" + policy.name() + "' is already bound with another"
+                        + " algorithm: " + bound.algorithm + ", not " + policy.algorithm());
+            }
+            return bound.byPolicy.computeIfAbsent(policy, (numbers) -> bound.cells.bind(policy));
+        }
+    }
 
-	@Override
-	public String kind() {
-		return "memory";
-	}
+    @Override
+    public String kind() {
+        return "memory";
+    }
 
-	@Override
-	public boolean isNonBlocking() {
-		return true;
-	}
+    @Override
+    public boolean isNonBlocking() {
+        return true;
+    }
 
-	/**
-	 * Returns how many keys the store holds now, across policies (an estimate, as Caffeine's is).
-	 * @return the number of keys
-	 */
-	public long keyCount() {
-		long count = 0;
-		for (Bound bound : this.limiters.values()) {
-			bound.cache.cleanUp();
-			count += bound.cache.estimatedSize();
-		}
-		return count;
-	}
+    /**
+     * Returns how many keys the store holds now, across policies (an estimate, as Caffeine's is).
+     * @return the number of keys
+     */
+    public long keyCount() {
+        long count = 0;
+        for (Bound bound : this.limiters.values()) {
+            bound.cache.cleanUp();
+            count += bound.cache.estimatedSize();
+        }
+        return count;
+    }
 
-	/**
-	 * Forgets every key of every policy: for tests that must start from a clean slate.
-	 */
-	public void clear() {
-		this.limiters.values().forEach((bound) -> bound.cells.clear());
-	}
+    /**
+     * Forgets every key of every policy: for tests that must start from a clean slate.
+     */
+    public void clear() {
+        this.limiters.values().forEach((bound) -> bound.cells.clear());
+    }
 
-	private Bound bind(Policy policy) {
-		MemoryCells cells = new MemoryCells(policy, this.clock, this.maximumKeysPerPolicy);
-		Limiter limiter = cells.bind(policy);
-		Map<Policy, Limiter> byPolicy = new ConcurrentHashMap<>();
-		byPolicy.put(policy, limiter);
-		return new Bound(cells.cache(), cells, policy.algorithm(), byPolicy);
-	}
+    private Bound bind(Policy policy) {
+        MemoryCells cells = new MemoryCells(policy, this.clock, this.maximumKeysPerPolicy);
+        Limiter limiter = cells.bind(policy);
+        Map<Policy, Limiter> byPolicy = new ConcurrentHashMap<>();
+        byPolicy.put(policy, limiter);
+        return new Bound(cells.cache(), cells, policy.algorithm(), byPolicy);
+    }
 
-	/** A policy name's cells, and a limiter per policy bound under that name. */
-	private record Bound(Cache<Object, ?> cache, MemoryCells cells, Algorithm<?> algorithm,
-			Map<Policy, Limiter> byPolicy) {
-	}
-
+    /** A policy name's cells, and a limiter per policy bound under that name. */
+    private record Bound(
+            Cache<Object, ?> cache, MemoryCells cells, Algorithm<?> algorithm, Map<Policy, Limiter> byPolicy) {}
 }

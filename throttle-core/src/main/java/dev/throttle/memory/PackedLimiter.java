@@ -1,18 +1,16 @@
 package dev.throttle.memory;
 
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
+import static dev.throttle.PackedTransition.EMPTY;
+import static dev.throttle.PackedTransition.REJECTED;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import org.jspecify.annotations.Nullable;
-
 import dev.throttle.Decision;
 import dev.throttle.PackedTransition;
 import dev.throttle.Policy;
 import dev.throttle.TimeSource;
-
-import static dev.throttle.PackedTransition.EMPTY;
-import static dev.throttle.PackedTransition.REJECTED;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A limiter whose per-key state fits in one {@code long}, held in an {@link AtomicLong} per key;
@@ -25,139 +23,137 @@ import static dev.throttle.PackedTransition.REJECTED;
  */
 final class PackedLimiter extends CellLimiter<PackedLimiter.Cell> {
 
-	private static final Function<Object, Cell> NEW_CELL = (key) -> new Cell();
+    private static final Function<Object, Cell> NEW_CELL = (key) -> new Cell();
 
-	private final com.github.benmanes.caffeine.cache.Policy<Object, Cell> quiet;
+    private final com.github.benmanes.caffeine.cache.Policy<Object, Cell> quiet;
 
-	private final PackedTransition transition;
+    private final PackedTransition transition;
 
-	/** The cache's expire-after-access: the policy's idle expiry. */
-	private final long idleMillis;
+    /** The cache's expire-after-access: the policy's idle expiry. */
+    private final long idleMillis;
 
-	/** How long reads of a key's cell may go unrecorded in the cache (see {@link #cell}). */
-	private final long touchMillis;
+    /** How long reads of a key's cell may go unrecorded in the cache (see {@link #cell}). */
+    private final long touchMillis;
 
-	PackedLimiter(Policy policy, Cache<Object, Cell> cells, Room room, TimeSource clock, PackedTransition transition) {
-		super(policy, cells, room, clock, new Cell());
-		this.quiet = cells.policy();
-		this.transition = transition;
-		this.idleMillis = policy.idleExpiry().toMillis();
-		this.touchMillis = this.idleMillis / 4;
-	}
+    PackedLimiter(Policy policy, Cache<Object, Cell> cells, Room room, TimeSource clock, PackedTransition transition) {
+        super(policy, cells, room, clock, new Cell());
+        this.quiet = cells.policy();
+        this.transition = transition;
+        this.idleMillis = policy.idleExpiry().toMillis();
+        this.touchMillis = this.idleMillis / 4;
+    }
 
-	/**
-	 * The key's cell, created when absent.
-	 *
-	 * <p>{@link Cache#get} records every access: a read-buffer write and an access-time write on the
-	 * entry, shared by every thread deciding for that key, which on a hot key costs more than the
-	 * decision itself. So the cell is looked up quietly ({@code getIfPresentQuietly}: the map lookup
-	 * and the expiry check only) and accesses are recorded only when they matter:
-	 * <ul>
-	 * <li>a read is recorded when the cache last heard of the key a quarter of the idle expiry ago or
-	 * more, so a key in use is never near its expiry;</li>
-	 * <li>a write (an allowed call) is recorded when the entry's recorded access would otherwise
-	 * expire before the new state is neutral again ({@link #allowedAndRecorded}), so no state is ever
-	 * dropped before it is neutral, exactly as when every access was recorded.</li>
-	 * </ul>
-	 * A key the cache does not hold while the policy is full gets the overflow cell (see {@link Room}).
-	 */
-	private Cell cell(Object key, long now) {
-		Cell cell = this.quiet.getIfPresentQuietly(key);
-		if (cell != null && now - cell.touched < this.touchMillis && now >= cell.touched) {
-			return cell;
-		}
-		if (cell == null && !this.room.hasRoom()) {
-			return this.overflow;
-		}
-		cell = this.cells.get(key, NEW_CELL);
-		cell.touched = now;
-		return cell;
-	}
+    /**
+     * The key's cell, created when absent.
+     *
+     * <p>{@link Cache#get} records every access: a read-buffer write and an access-time write on the
+     * entry, shared by every thread deciding for that key, which on a hot key costs more than the
+     * decision itself. So the cell is looked up quietly ({@code getIfPresentQuietly}: the map lookup
+     * and the expiry check only) and accesses are recorded only when they matter:
+     * <ul>
+     * <li>a read is recorded when the cache last heard of the key a quarter of the idle expiry ago or
+     * more, so a key in use is never near its expiry;</li>
+     * <li>a write (an allowed call) is recorded when the entry's recorded access would otherwise
+     * expire before the new state is neutral again ({@link #allowedAndRecorded}), so no state is ever
+     * dropped before it is neutral, exactly as when every access was recorded.</li>
+     * </ul>
+     * A key the cache does not hold while the policy is full gets the overflow cell (see {@link Room}).
+     */
+    private Cell cell(Object key, long now) {
+        Cell cell = this.quiet.getIfPresentQuietly(key);
+        if (cell != null && now - cell.touched < this.touchMillis && now >= cell.touched) {
+            return cell;
+        }
+        if (cell == null && !this.room.hasRoom()) {
+            return this.overflow;
+        }
+        cell = this.cells.get(key, NEW_CELL);
+        cell.touched = now;
+        return cell;
+    }
 
-	/**
-	 * The decision for an allowed call, after recording the access in the cache when the entry would
-	 * otherwise expire ({@code touched + idle}) before the new state is neutral
-	 * ({@code now + resetAfter}).
-	 */
-	private Decision allowedAndRecorded(Object key, Cell cell, long next, long now) {
-		Decision decision = this.transition.allowed(next, now);
-		if (cell.touched + this.idleMillis < now + decision.resetAfterMillis()) {
-			Cell current = this.cells.getIfPresent(key);
-			if (current != null) {
-				current.touched = now;
-			}
-		}
-		return decision;
-	}
+    /**
+     * The decision for an allowed call, after recording the access in the cache when the entry would
+     * otherwise expire ({@code touched + idle}) before the new state is neutral
+     * ({@code now + resetAfter}).
+     */
+    private Decision allowedAndRecorded(Object key, Cell cell, long next, long now) {
+        Decision decision = this.transition.allowed(next, now);
+        if (cell.touched + this.idleMillis < now + decision.resetAfterMillis()) {
+            Cell current = this.cells.getIfPresent(key);
+            if (current != null) {
+                current.touched = now;
+            }
+        }
+        return decision;
+    }
 
-	@Override
-	public Decision tryAcquire(String given, int cost) {
-		Object key = MemoryKeys.of(given);
-		long now = this.clock.currentTimeMillis();
-		Cell cell = cell(key, now);
-		for (;;) {
-			long state = cell.get();
-			long next = this.transition.acquire(state, now, cost);
-			if (next == REJECTED) {
-				return this.transition.rejected(state, now, cost);
-			}
-			if (cell.compareAndSet(state, next)) {
-				return allowedAndRecorded(key, cell, next, now);
-			}
-		}
-	}
+    @Override
+    public Decision tryAcquire(String given, int cost) {
+        Object key = MemoryKeys.of(given);
+        long now = this.clock.currentTimeMillis();
+        Cell cell = cell(key, now);
+        for (; ; ) {
+            long state = cell.get();
+            long next = this.transition.acquire(state, now, cost);
+            if (next == REJECTED) {
+                return this.transition.rejected(state, now, cost);
+            }
+            if (cell.compareAndSet(state, next)) {
+                return allowedAndRecorded(key, cell, next, now);
+            }
+        }
+    }
 
-	@Override
-	void giveBack(Cell cell, long now, int cost) {
-		for (;;) {
-			long state = cell.get();
-			if (state == EMPTY || cell.compareAndSet(state, this.transition.refund(state, now, cost))) {
-				return;
-			}
-		}
-	}
+    @Override
+    void giveBack(Cell cell, long now, int cost) {
+        for (; ; ) {
+            long state = cell.get();
+            if (state == EMPTY || cell.compareAndSet(state, this.transition.refund(state, now, cost))) {
+                return;
+            }
+        }
+    }
 
-	@Override
-	void giveBack(Cell cell, long now, int cost, long receipt) {
-		for (;;) {
-			long state = cell.get();
-			if (state == EMPTY) {
-				return;
-			}
-			long next = this.transition.refund(state, now, cost, receipt);
-			if (next == state || cell.compareAndSet(state, next)) {
-				return;
-			}
-		}
-	}
+    @Override
+    void giveBack(Cell cell, long now, int cost, long receipt) {
+        for (; ; ) {
+            long state = cell.get();
+            if (state == EMPTY) {
+                return;
+            }
+            long next = this.transition.refund(state, now, cost, receipt);
+            if (next == state || cell.compareAndSet(state, next)) {
+                return;
+            }
+        }
+    }
 
-	@Override
-	Decision peek(@Nullable Cell cell) {
-		return this.transition.peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
-	}
+    @Override
+    Decision peek(@Nullable Cell cell) {
+        return this.transition.peek((cell != null) ? cell.get() : EMPTY, this.clock.currentTimeMillis());
+    }
 
-	@Override
-	void clear(Cell cell) {
-		cell.set(EMPTY);
-	}
+    @Override
+    void clear(Cell cell) {
+        cell.set(EMPTY);
+    }
 
-	/**
-	 * A key's packed state, and when the cache last recorded an access to it.
-	 */
-	static final class Cell extends AtomicLong {
+    /**
+     * A key's packed state, and when the cache last recorded an access to it.
+     */
+    static final class Cell extends AtomicLong {
 
-		private static final long serialVersionUID = 1L;
+        private static final long serialVersionUID = 1L;
 
-		/**
-		 * The clock (milliseconds) when an access was last recorded in the cache. A plain field: a
-		 * stale read only records one access more.
-		 */
-		transient long touched;
+        /**
+         * The clock (milliseconds) when an access was last recorded in the cache. A plain field: a
+         * stale read only records one access more.
+         */
+        transient long touched;
 
-		Cell() {
-			super(EMPTY);
-		}
-
-	}
-
+        Cell() {
+            super(EMPTY);
+        }
+    }
 }

@@ -1,7 +1,6 @@
 package dev.throttle.memory;
 
 import com.github.benmanes.caffeine.cache.Cache;
-
 import dev.throttle.TimeSource;
 
 /**
@@ -17,44 +16,43 @@ import dev.throttle.TimeSource;
  */
 final class Room {
 
-	/** How often a full policy drops its expired keys, which Caffeine counts until it removes them. */
-	private static final long CLEAN_UP_EVERY_MILLIS = 1_000;
+    /** How often a full policy drops its expired keys, which Caffeine counts until it removes them. */
+    private static final long CLEAN_UP_EVERY_MILLIS = 1_000;
 
-	private final Cache<?, ?> cache;
+    private final Cache<?, ?> cache;
 
-	private final long maximumKeys;
+    private final long maximumKeys;
 
-	private final TimeSource clock;
+    private final TimeSource clock;
 
-	/**
-	 * When a full policy last dropped its expired keys, on the store's clock; a second before the
-	 * store bound the policy at first. A plain field: a stale read only drops them once more.
-	 */
-	private long cleanedAt;
+    /**
+     * When a full policy last dropped its expired keys, on the store's clock; a second before the
+     * store bound the policy at first. A plain field: a stale read only drops them once more.
+     */
+    private long cleanedAt;
 
-	Room(Cache<?, ?> cache, long maximumKeys, TimeSource clock) {
-		this.cache = cache;
-		this.maximumKeys = maximumKeys;
-		this.clock = clock;
-		this.cleanedAt = clock.currentTimeMillis() - CLEAN_UP_EVERY_MILLIS;
-	}
+    Room(Cache<?, ?> cache, long maximumKeys, TimeSource clock) {
+        this.cache = cache;
+        this.maximumKeys = maximumKeys;
+        this.clock = clock;
+        this.cleanedAt = clock.currentTimeMillis() - CLEAN_UP_EVERY_MILLIS;
+    }
 
-	/**
-	 * Whether a key the policy does not hold may be taken in now. When the policy looks full, its
-	 * expired keys are dropped first (at most once a second: under a flood every new key asks).
-	 * @return false when the key must be decided by the overflow cell
-	 */
-	boolean hasRoom() {
-		if (this.cache.estimatedSize() < this.maximumKeys) {
-			return true;
-		}
-		long now = this.clock.currentTimeMillis();
-		if (now - this.cleanedAt < CLEAN_UP_EVERY_MILLIS && now >= this.cleanedAt) {
-			return false;
-		}
-		this.cleanedAt = now;
-		this.cache.cleanUp();
-		return this.cache.estimatedSize() < this.maximumKeys;
-	}
-
+    /**
+     * Whether a key the policy does not hold may be taken in now. When the policy looks full, its
+     * expired keys are dropped first (at most once a second: under a flood every new key asks).
+     * @return false when the key must be decided by the overflow cell
+     */
+    boolean hasRoom() {
+        if (this.cache.estimatedSize() < this.maximumKeys) {
+            return true;
+        }
+        long now = this.clock.currentTimeMillis();
+        if (now - this.cleanedAt < CLEAN_UP_EVERY_MILLIS && now >= this.cleanedAt) {
+            return false;
+        }
+        this.cleanedAt = now;
+        this.cache.cleanUp();
+        return this.cache.estimatedSize() < this.maximumKeys;
+    }
 }

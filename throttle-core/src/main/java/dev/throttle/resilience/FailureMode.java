@@ -6,16 +6,15 @@ package dev.throttle.resilience;
  */
 public enum FailureMode {
 
-	/** Allow every call: availability over protection. */
-	OPEN,
+    /** Allow every call: availability over protection. */
+    OPEN,
 
-	/** Refuse every call, with a short Retry-After: protection over availability (a login throttle). */
-	CLOSED,
+    /** Refuse every call, with a short Retry-After: protection over availability (a login throttle). */
+    CLOSED,
 
-	/**
-	 * Decide on this instance with a bounded memory store, so each instance still enforces the limit
-	 * on its own share of the traffic. The default.
-	 */
-	LOCAL
-
+    /**
+     * Decide on this instance with a bounded memory store, so each instance still enforces the limit
+     * on its own share of the traffic. The default.
+     */
+    LOCAL
 }

@@ -1,10 +1,5 @@
 package dev.throttle.resilience;
 
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-
-import org.jspecify.annotations.Nullable;
-
 import dev.throttle.Decision;
 import dev.throttle.DecisionSource;
 import dev.throttle.Limiter;
@@ -12,6 +7,9 @@ import dev.throttle.Policy;
 import dev.throttle.SourcedDecision;
 import dev.throttle.SourcedLimiter;
 import dev.throttle.ThrottleListener;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One policy of a {@link ResilientThrottleStore}: each call goes to the store unless the store is
@@ -26,227 +24,242 @@ import dev.throttle.ThrottleListener;
  */
 final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
 
-	private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
+    private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
-	/** What a store's limiter that remembers no refusals remembers. */
-	private static final RememberedRefusals NOTHING = new RememberedRefusals() {
+    /** What a store's limiter that remembers no refusals remembers. */
+    private static final RememberedRefusals NOTHING = new RememberedRefusals() {
 
-		@Override
-		public @Nullable Decision rememberedRefusal(String key, int cost) {
-			return null;
-		}
+        @Override
+        public @Nullable Decision rememberedRefusal(String key, int cost) {
+            return null;
+        }
 
-		@Override
-		public void forgetRemembered(String key) {
-		}
+        @Override
+        public void forgetRemembered(String key) {}
+    };
 
-	};
+    private final Policy policy;
 
-	private final Policy policy;
+    private final Limiter store;
 
-	private final Limiter store;
+    /** The store's limiter again when it says who decided (a near cache answers some calls), else null. */
+    private final SourcedLimiter sourcedStore;
 
-	/** The store's limiter again when it says who decided (a near cache answers some calls), else null. */
-	private final SourcedLimiter sourcedStore;
+    /** The refusals the store's limiter remembers (the Redis store's near cache), or {@link #NOTHING}. */
+    private final RememberedRefusals remembered;
 
-	/** The refusals the store's limiter remembers (the Redis store's near cache), or {@link #NOTHING}. */
-	private final RememberedRefusals remembered;
+    private final DecisionSource storeSource;
 
-	private final DecisionSource storeSource;
+    private final DecisionSource nearCacheSource;
 
-	private final DecisionSource nearCacheSource;
+    private final Fallback fallback;
 
-	private final Fallback fallback;
+    /** The one place that knows whether a call reached the store. */
+    private final StoreCalls calls;
 
-	/** The one place that knows whether a call reached the store. */
-	private final StoreCalls calls;
+    /** The one place for refunds and resets that the store is owed. */
+    private final SettlementCalls settle;
 
-	/** The one place for refunds and resets that the store is owed. */
-	private final SettlementCalls settle;
+    ResilientLimiter(
+            Policy policy,
+            Limiter store,
+            DecisionSource storeSource,
+            DecisionSource nearCacheSource,
+            Fallback fallback,
+            StoreHealth health,
+            Settlements settlements,
+            ThrottleListener listener) {
+        this.policy = policy;
+        this.store = store;
+        this.sourcedStore = (store instanceof SourcedLimiter sourced) ? sourced : null;
+        this.remembered = (store instanceof RememberedRefusals refusals) ? refusals : NOTHING;
+        this.storeSource = storeSource;
+        this.nearCacheSource = nearCacheSource;
+        this.fallback = fallback;
+        this.calls = new StoreCalls(policy, store, health, listener);
+        this.settle = new SettlementCalls(store, health, settlements, settlements.of(policy, store), this.calls);
+    }
 
-	ResilientLimiter(Policy policy, Limiter store, DecisionSource storeSource, DecisionSource nearCacheSource,
-			Fallback fallback, StoreHealth health, Settlements settlements, ThrottleListener listener) {
-		this.policy = policy;
-		this.store = store;
-		this.sourcedStore = (store instanceof SourcedLimiter sourced) ? sourced : null;
-		this.remembered = (store instanceof RememberedRefusals refusals) ? refusals : NOTHING;
-		this.storeSource = storeSource;
-		this.nearCacheSource = nearCacheSource;
-		this.fallback = fallback;
-		this.calls = new StoreCalls(policy, store, health, listener);
-		this.settle = new SettlementCalls(store, health, settlements, settlements.of(policy, store), this.calls);
-	}
+    @Override
+    public Policy policy() {
+        return this.policy;
+    }
 
-	@Override
-	public Policy policy() {
-		return this.policy;
-	}
+    @Override
+    public Decision tryAcquire(String key, int cost) {
+        if (this.sourcedStore != null) {
+            // asked who decided: a near cache's answer is no sign that the store answers
+            return tryAcquireSourced(key, cost).decision();
+        }
+        return this.calls.call(
+                key,
+                () -> this.store.tryAcquire(key, cost),
+                () -> instead(key, cost).decision());
+    }
 
-	@Override
-	public Decision tryAcquire(String key, int cost) {
-		if (this.sourcedStore != null) {
-			// asked who decided: a near cache's answer is no sign that the store answers
-			return tryAcquireSourced(key, cost).decision();
-		}
-		return this.calls.call(key, () -> this.store.tryAcquire(key, cost), () -> instead(key, cost).decision());
-	}
+    @Override
+    public SourcedDecision tryAcquireSourced(String key, int cost) {
+        return this.calls.call(key, () -> storeDecision(key, cost), () -> instead(key, cost));
+    }
 
-	@Override
-	public SourcedDecision tryAcquireSourced(String key, int cost) {
-		return this.calls.call(key, () -> storeDecision(key, cost), () -> instead(key, cost));
-	}
+    private SourcedDecision storeDecision(String key, int cost) {
+        return (this.sourcedStore != null)
+                ? this.sourcedStore.tryAcquireSourced(key, cost)
+                : new SourcedDecision(this.store.tryAcquire(key, cost), this.storeSource);
+    }
 
-	private SourcedDecision storeDecision(String key, int cost) {
-		return (this.sourcedStore != null) ? this.sourcedStore.tryAcquireSourced(key, cost)
-				: new SourcedDecision(this.store.tryAcquire(key, cost), this.storeSource);
-	}
+    /**
+     * The answer while the store cannot give one: a refusal the store gave earlier and that is still
+     * true, else the fallback's.
+     */
+    private SourcedDecision instead(String key, int cost) {
+        Decision remembered = null;
+        try {
+            remembered = this.remembered.rememberedRefusal(key, cost);
+        } catch (RuntimeException ex) {
+            // it must never throw; if it does, the fallback answers
+        }
+        return (remembered != null)
+                ? new SourcedDecision(remembered, this.nearCacheSource)
+                : this.fallback.tryAcquire(key, cost);
+    }
 
-	/**
-	 * The answer while the store cannot give one: a refusal the store gave earlier and that is still
-	 * true, else the fallback's.
-	 */
-	private SourcedDecision instead(String key, int cost) {
-		Decision remembered = null;
-		try {
-			remembered = this.remembered.rememberedRefusal(key, cost);
-		}
-		catch (RuntimeException ex) {
-			// it must never throw; if it does, the fallback answers
-		}
-		return (remembered != null) ? new SourcedDecision(remembered, this.nearCacheSource)
-				: this.fallback.tryAcquire(key, cost);
-	}
+    /**
+     * Without a receipt nobody can tell who took the unit: it goes to whoever answers now, the
+     * fallback during an outage.
+     */
+    @Override
+    public void refund(String key, int cost) {
+        this.calls.call(
+                key,
+                () -> {
+                    this.store.refund(key, cost);
+                    return null;
+                },
+                () -> {
+                    this.fallback.refund(key, cost);
+                    return null;
+                });
+    }
 
-	/**
-	 * Without a receipt nobody can tell who took the unit: it goes to whoever answers now, the
-	 * fallback during an outage.
-	 */
-	@Override
-	public void refund(String key, int cost) {
-		this.calls.call(key, () -> {
-			this.store.refund(key, cost);
-			return null;
-		}, () -> {
-			this.fallback.refund(key, cost);
-			return null;
-		});
-	}
+    /**
+     * Gives the unit back to whoever took it: the fallback, or the store (now, or when it answers
+     * again).
+     */
+    @Override
+    public void refund(String key, int cost, long receipt) {
+        if (Fallback.allowedIt(receipt)) {
+            this.fallback.refund(key, cost, receipt);
+            return;
+        }
+        this.settle.settle(key, false, cost, receipt);
+    }
 
-	/**
-	 * Gives the unit back to whoever took it: the fallback, or the store (now, or when it answers
-	 * again).
-	 */
-	@Override
-	public void refund(String key, int cost, long receipt) {
-		if (Fallback.allowedIt(receipt)) {
-			this.fallback.refund(key, cost, receipt);
-			return;
-		}
-		this.settle.settle(key, false, cost, receipt);
-	}
+    /**
+     * A call of a policy with several limits that the store allowed is refunded in the store by each
+     * limit's receipt; one the store could not take now is kept for it by the combined receipt (each
+     * limit then gives back as a refund without a receipt does).
+     */
+    @Override
+    public void refund(String key, int cost, Decision taken) {
+        if (taken.limitCount() == 1 || Fallback.allowedIt(taken.receipt())) {
+            refund(key, cost, taken.receipt());
+            return;
+        }
+        try {
+            this.store.refund(key, cost, taken);
+        } catch (RuntimeException ex) {
+            this.settle.settle(key, false, cost, taken.receipt());
+        }
+    }
 
-	/**
-	 * A call of a policy with several limits that the store allowed is refunded in the store by each
-	 * limit's receipt; one the store could not take now is kept for it by the combined receipt (each
-	 * limit then gives back as a refund without a receipt does).
-	 */
-	@Override
-	public void refund(String key, int cost, Decision taken) {
-		if (taken.limitCount() == 1 || Fallback.allowedIt(taken.receipt())) {
-			refund(key, cost, taken.receipt());
-			return;
-		}
-		try {
-			this.store.refund(key, cost, taken);
-		}
-		catch (RuntimeException ex) {
-			this.settle.settle(key, false, cost, taken.receipt());
-		}
-	}
+    @Override
+    public Decision peek(String key) {
+        return this.calls.call(key, () -> this.store.peek(key), () -> this.fallback.peek(key));
+    }
 
-	@Override
-	public Decision peek(String key) {
-		return this.calls.call(key, () -> this.store.peek(key), () -> this.fallback.peek(key));
-	}
+    @Override
+    public void reset(String key) {
+        tryReset(key);
+    }
 
-	@Override
-	public void reset(String key) {
-		tryReset(key);
-	}
+    /**
+     * Forgets the key in the fallback too, first: a user unlocked while the store answers must not be
+     * locked again by stale local state in a later outage, and one unlocked during an outage is
+     * unlocked on this instance at once. A reset that misses the store is kept for it.
+     */
+    @Override
+    public boolean tryReset(String key) {
+        this.fallback.reset(key);
+        boolean reset = this.settle.settle(key, true, 0, 0);
+        if (!reset) {
+            // the store forgets its remembered refusal once it has the reset; this instance at once
+            this.remembered.forgetRemembered(key);
+        }
+        return reset;
+    }
 
-	/**
-	 * Forgets the key in the fallback too, first: a user unlocked while the store answers must not be
-	 * locked again by stale local state in a later outage, and one unlocked during an outage is
-	 * unlocked on this instance at once. A reset that misses the store is kept for it.
-	 */
-	@Override
-	public boolean tryReset(String key) {
-		this.fallback.reset(key);
-		boolean reset = this.settle.settle(key, true, 0, 0);
-		if (!reset) {
-			// the store forgets its remembered refusal once it has the reset; this instance at once
-			this.remembered.forgetRemembered(key);
-		}
-		return reset;
-	}
+    @Override
+    public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+        if (this.sourcedStore != null) {
+            return tryAcquireSourcedAsync(key, cost).thenApply(SourcedDecision::decision);
+        }
+        return this.calls.callAsync(
+                key,
+                () -> this.store.tryAcquireAsync(key, cost),
+                () -> instead(key, cost).decision());
+    }
 
-	@Override
-	public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-		if (this.sourcedStore != null) {
-			return tryAcquireSourcedAsync(key, cost).thenApply(SourcedDecision::decision);
-		}
-		return this.calls.callAsync(key, () -> this.store.tryAcquireAsync(key, cost), () -> instead(key, cost).decision());
-	}
+    @Override
+    public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
+        if (this.sourcedStore != null) {
+            return this.calls.callAsync(
+                    key, () -> this.sourcedStore.tryAcquireSourcedAsync(key, cost), () -> instead(key, cost));
+        }
+        return this.calls.callAsync(
+                key,
+                () -> this.store
+                        .tryAcquireAsync(key, cost)
+                        .thenApply((decision) -> new SourcedDecision(decision, this.storeSource)),
+                () -> instead(key, cost));
+    }
 
-	@Override
-	public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
-		if (this.sourcedStore != null) {
-			return this.calls.callAsync(key, () -> this.sourcedStore.tryAcquireSourcedAsync(key, cost),
-					() -> instead(key, cost));
-		}
-		return this.calls.callAsync(key,
-				() -> this.store.tryAcquireAsync(key, cost)
-					.thenApply((decision) -> new SourcedDecision(decision, this.storeSource)),
-				() -> instead(key, cost));
-	}
+    @Override
+    public @Nullable Decision rememberedRefusal(String key, int cost) {
+        return this.remembered.rememberedRefusal(key, cost);
+    }
 
-	@Override
-	public @Nullable Decision rememberedRefusal(String key, int cost) {
-		return this.remembered.rememberedRefusal(key, cost);
-	}
+    @Override
+    public CompletionStage<Void> refundAsync(String key, int cost) {
+        return this.calls.callAsync(key, () -> this.store.refundAsync(key, cost), () -> {
+            this.fallback.refund(key, cost);
+            return null;
+        });
+    }
 
-	@Override
-	public CompletionStage<Void> refundAsync(String key, int cost) {
-		return this.calls.callAsync(key, () -> this.store.refundAsync(key, cost), () -> {
-			this.fallback.refund(key, cost);
-			return null;
-		});
-	}
+    @Override
+    public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+        if (Fallback.allowedIt(receipt)) {
+            this.fallback.refund(key, cost, receipt);
+            return DONE;
+        }
+        return this.settle.settleAsync(key, false, cost, receipt);
+    }
 
-	@Override
-	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
-		if (Fallback.allowedIt(receipt)) {
-			this.fallback.refund(key, cost, receipt);
-			return DONE;
-		}
-		return this.settle.settleAsync(key, false, cost, receipt);
-	}
+    @Override
+    public CompletionStage<Decision> peekAsync(String key) {
+        return this.calls.callAsync(key, () -> this.store.peekAsync(key), () -> this.fallback.peek(key));
+    }
 
-	@Override
-	public CompletionStage<Decision> peekAsync(String key) {
-		return this.calls.callAsync(key, () -> this.store.peekAsync(key), () -> this.fallback.peek(key));
-	}
+    @Override
+    public CompletionStage<Void> resetAsync(String key) {
+        this.fallback.reset(key);
+        this.remembered.forgetRemembered(key);
+        return this.settle.settleAsync(key, true, 0, 0);
+    }
 
-	@Override
-	public CompletionStage<Void> resetAsync(String key) {
-		this.fallback.reset(key);
-		this.remembered.forgetRemembered(key);
-		return this.settle.settleAsync(key, true, 0, 0);
-	}
-
-	@Override
-	public void forgetRemembered(String key) {
-		this.remembered.forgetRemembered(key);
-	}
-
+    @Override
+    public void forgetRemembered(String key) {
+        this.remembered.forgetRemembered(key);
+    }
 }

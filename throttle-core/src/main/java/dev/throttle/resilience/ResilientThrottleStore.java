@@ -1,10 +1,5 @@
 package dev.throttle.resilience;
 
-import java.time.Duration;
-import java.util.Collection;
-import java.util.Locale;
-import java.util.Map;
-
 import dev.throttle.DecisionSource;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
@@ -12,6 +7,10 @@ import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Locale;
+import java.util.Map;
 
 /**
  * Any {@link ThrottleStore} with a failure policy: while the store cannot answer, calls are answered
@@ -69,212 +68,221 @@ import dev.throttle.memory.MemoryThrottleStore;
  */
 public final class ResilientThrottleStore implements ThrottleStore {
 
-	/** The Retry-After of a call refused by {@link FailureMode#CLOSED}. */
-	public static final Duration CLOSED_RETRY_AFTER = Duration.ofSeconds(1);
+    /** The Retry-After of a call refused by {@link FailureMode#CLOSED}. */
+    public static final Duration CLOSED_RETRY_AFTER = Duration.ofSeconds(1);
 
-	/** The listener of limiters bound without one. */
-	private static final ThrottleListener NO_LISTENER = new ThrottleListener() {
-	};
+    /** The listener of limiters bound without one. */
+    private static final ThrottleListener NO_LISTENER = new ThrottleListener() {};
 
-	private final ThrottleStore primary;
+    private final ThrottleStore primary;
 
-	private final FailureMode mode;
+    private final FailureMode mode;
 
-	private final ThrottleStore local;
+    private final ThrottleStore local;
 
-	/** Failure modes of the policies that do not take {@link #mode}, by policy name. */
-	private final Map<String, FailureMode> policyModes;
+    /** Failure modes of the policies that do not take {@link #mode}, by policy name. */
+    private final Map<String, FailureMode> policyModes;
 
-	private final DecisionSource storeSource;
+    private final DecisionSource storeSource;
 
-	private final DecisionSource nearCacheSource;
+    private final DecisionSource nearCacheSource;
 
-	private final Fallback.Sources fallbackSources;
+    private final Fallback.Sources fallbackSources;
 
-	private final StoreHealth health;
+    private final StoreHealth health;
 
-	private final Settlements settlements;
+    private final Settlements settlements;
 
-	/**
-	 * Wraps {@code primary}; the age of what the store is owed is read on the system clock.
-	 * @param primary the store that decides while it can, such as the Redis store
-	 * @param mode what to answer while it cannot
-	 * @param local the store that decides in {@link FailureMode#LOCAL} (a bounded
-	 * {@link MemoryThrottleStore}); ignored, and may be null, for the other modes
-	 * @throws IllegalArgumentException when {@code primary} or {@code mode} is null, or
-	 * {@code local} is null in {@link FailureMode#LOCAL}
-	 */
-	public ResilientThrottleStore(ThrottleStore primary, FailureMode mode, ThrottleStore local) {
-		this(primary, mode, local, TimeSource.system());
-	}
+    /**
+     * Wraps {@code primary}; the age of what the store is owed is read on the system clock.
+     * @param primary the store that decides while it can, such as the Redis store
+     * @param mode what to answer while it cannot
+     * @param local the store that decides in {@link FailureMode#LOCAL} (a bounded
+     * {@link MemoryThrottleStore}); ignored, and may be null, for the other modes
+     * @throws IllegalArgumentException when {@code primary} or {@code mode} is null, or
+     * {@code local} is null in {@link FailureMode#LOCAL}
+     */
+    public ResilientThrottleStore(ThrottleStore primary, FailureMode mode, ThrottleStore local) {
+        this(primary, mode, local, TimeSource.system());
+    }
 
-	/**
-	 * Wraps {@code primary}.
-	 * @param primary the store that decides while it can, such as the Redis store
-	 * @param mode what to answer while it cannot
-	 * @param local the store that decides in {@link FailureMode#LOCAL} (a bounded
-	 * {@link MemoryThrottleStore}); ignored, and may be null, for the other modes
-	 * @param clock the clock that tells when what the store is owed has expired (the application's
-	 * time source)
-	 * @throws IllegalArgumentException when {@code primary}, {@code mode} or {@code clock} is null, or
-	 * {@code local} is null in {@link FailureMode#LOCAL}
-	 */
-	public ResilientThrottleStore(ThrottleStore primary, FailureMode mode, ThrottleStore local, TimeSource clock) {
-		this(primary, mode, local, clock, Map.of());
-	}
+    /**
+     * Wraps {@code primary}.
+     * @param primary the store that decides while it can, such as the Redis store
+     * @param mode what to answer while it cannot
+     * @param local the store that decides in {@link FailureMode#LOCAL} (a bounded
+     * {@link MemoryThrottleStore}); ignored, and may be null, for the other modes
+     * @param clock the clock that tells when what the store is owed has expired (the application's
+     * time source)
+     * @throws IllegalArgumentException when {@code primary}, {@code mode} or {@code clock} is null, or
+     * {@code local} is null in {@link FailureMode#LOCAL}
+     */
+    public ResilientThrottleStore(ThrottleStore primary, FailureMode mode, ThrottleStore local, TimeSource clock) {
+        this(primary, mode, local, clock, Map.of());
+    }
 
-	/**
-	 * Wraps {@code primary}, with failure modes of their own for some policies.
-	 * @param primary the store that decides while it can, such as the Redis store
-	 * @param mode what to answer while it cannot, for policies not in {@code policyModes}
-	 * @param local the store that decides in {@link FailureMode#LOCAL} (a bounded
-	 * {@link MemoryThrottleStore}); may be null when no policy fails to it
-	 * @param clock the clock that tells when what the store is owed has expired
-	 * @param policyModes failure modes by policy name, overriding {@code mode}
-	 * @throws IllegalArgumentException when {@code primary}, {@code mode}, {@code clock} or
-	 * {@code policyModes} is null, or {@code local} is null while some policy fails to it
-	 */
-	public ResilientThrottleStore(ThrottleStore primary, FailureMode mode, ThrottleStore local, TimeSource clock,
-			Map<String, FailureMode> policyModes) {
-		if (primary == null || mode == null || clock == null || policyModes == null) {
-			throw new IllegalArgumentException("primary store, failure mode and clock are required");
-		}
-		boolean anyLocal = mode == FailureMode.LOCAL || policyModes.containsValue(FailureMode.LOCAL);
-		if (anyLocal && local == null) {
-			throw new IllegalArgumentException("failure-mode local needs a local store");
-		}
-		this.primary = primary;
-		this.mode = mode;
-		this.local = anyLocal ? local : null;
-		this.policyModes = Map.copyOf(policyModes);
-		this.storeSource = DecisionSource.store(primary.kind());
-		this.nearCacheSource = DecisionSource.nearCache(primary.kind());
-		this.fallbackSources = Fallback.Sources.of(primary.kind());
-		this.settlements = new Settlements(primary.kind(), clock);
-		this.health = new StoreHealth(primary.kind(), mode.name().toLowerCase(Locale.ROOT), this.settlements);
-	}
+    /**
+     * Wraps {@code primary}, with failure modes of their own for some policies.
+     * @param primary the store that decides while it can, such as the Redis store
+     * @param mode what to answer while it cannot, for policies not in {@code policyModes}
+     * @param local the store that decides in {@link FailureMode#LOCAL} (a bounded
+     * {@link MemoryThrottleStore}); may be null when no policy fails to it
+     * @param clock the clock that tells when what the store is owed has expired
+     * @param policyModes failure modes by policy name, overriding {@code mode}
+     * @throws IllegalArgumentException when {@code primary}, {@code mode}, {@code clock} or
+     * {@code policyModes} is null, or {@code local} is null while some policy fails to it
+     */
+    public ResilientThrottleStore(
+            ThrottleStore primary,
+            FailureMode mode,
+            ThrottleStore local,
+            TimeSource clock,
+            Map<String, FailureMode> policyModes) {
+        if (primary == null || mode == null || clock == null || policyModes == null) {
+            throw new IllegalArgumentException("primary store, failure mode and clock are required");
+        }
+        boolean anyLocal = mode == FailureMode.LOCAL || policyModes.containsValue(FailureMode.LOCAL);
+        if (anyLocal && local == null) {
+            throw new IllegalArgumentException("failure-mode local needs a local store");
+        }
+        this.primary = primary;
+        this.mode = mode;
+        this.local = anyLocal ? local : null;
+        this.policyModes = Map.copyOf(policyModes);
+        this.storeSource = DecisionSource.store(primary.kind());
+        this.nearCacheSource = DecisionSource.nearCache(primary.kind());
+        this.fallbackSources = Fallback.Sources.of(primary.kind());
+        this.settlements = new Settlements(primary.kind(), clock);
+        this.health = new StoreHealth(primary.kind(), mode.name().toLowerCase(Locale.ROOT), this.settlements);
+    }
 
-	/**
-	 * Wraps {@code primary}, creating the local store for {@link FailureMode#LOCAL} on the system clock.
-	 * @param primary the store that decides while it can
-	 * @param mode what to answer while it cannot
-	 * @param localMaximumKeys the local store's bound per policy (as
-	 * {@code throttle.store.memory.maximum-keys}); used by {@link FailureMode#LOCAL} only
-	 * @return the wrapped store
-	 */
-	public static ResilientThrottleStore of(ThrottleStore primary, FailureMode mode, long localMaximumKeys) {
-		ThrottleStore local = (mode == FailureMode.LOCAL)
-				? new MemoryThrottleStore(TimeSource.system(), localMaximumKeys) : null;
-		return new ResilientThrottleStore(primary, mode, local);
-	}
+    /**
+     * Wraps {@code primary}, creating the local store for {@link FailureMode#LOCAL} on the system clock.
+     * @param primary the store that decides while it can
+     * @param mode what to answer while it cannot
+     * @param localMaximumKeys the local store's bound per policy (as
+     * {@code throttle.store.memory.maximum-keys}); used by {@link FailureMode#LOCAL} only
+     * @return the wrapped store
+     */
+    public static ResilientThrottleStore of(ThrottleStore primary, FailureMode mode, long localMaximumKeys) {
+        ThrottleStore local =
+                (mode == FailureMode.LOCAL) ? new MemoryThrottleStore(TimeSource.system(), localMaximumKeys) : null;
+        return new ResilientThrottleStore(primary, mode, local);
+    }
 
-	/**
-	 * Binds {@code policy} with no listener: store errors are not reported.
-	 */
-	@Override
-	public Limiter limiter(Policy policy) {
-		return limiter(policy, NO_LISTENER);
-	}
+    /**
+     * Binds {@code policy} with no listener: store errors are not reported.
+     */
+    @Override
+    public Limiter limiter(Policy policy) {
+        return limiter(policy, NO_LISTENER);
+    }
 
-	/**
-	 * Binds {@code policy}; every operation of the limiter that the store does not carry out is
-	 * reported to {@code listener}. State lives in the wrapped stores, so every limiter of one policy
-	 * works on the same state.
-	 */
-	@Override
-	public Limiter limiter(Policy policy, ThrottleListener listener) {
-		FailureMode policyMode = failureMode(policy.name());
-		Limiter local = (policyMode == FailureMode.LOCAL) ? this.local.limiter(policy) : null;
-		return new ResilientLimiter(policy, this.primary.limiter(policy), this.storeSource, this.nearCacheSource,
-				Fallback.of(policyMode, policy, local, this.fallbackSources), this.health, this.settlements,
-				(listener != null) ? listener : NO_LISTENER);
-	}
+    /**
+     * Binds {@code policy}; every operation of the limiter that the store does not carry out is
+     * reported to {@code listener}. State lives in the wrapped stores, so every limiter of one policy
+     * works on the same state.
+     */
+    @Override
+    public Limiter limiter(Policy policy, ThrottleListener listener) {
+        FailureMode policyMode = failureMode(policy.name());
+        Limiter local = (policyMode == FailureMode.LOCAL) ? this.local.limiter(policy) : null;
+        return new ResilientLimiter(
+                policy,
+                this.primary.limiter(policy),
+                this.storeSource,
+                this.nearCacheSource,
+                Fallback.of(policyMode, policy, local, this.fallbackSources),
+                this.health,
+                this.settlements,
+                (listener != null) ? listener : NO_LISTENER);
+    }
 
-	/**
-	 * Returns the wrapped store's kind: the failure mode is not a store of its own.
-	 */
-	@Override
-	public String kind() {
-		return this.primary.kind();
-	}
+    /**
+     * Returns the wrapped store's kind: the failure mode is not a store of its own.
+     */
+    @Override
+    public String kind() {
+        return this.primary.kind();
+    }
 
-	/**
-	 * Returns whether the wrapped store never blocks: the failure modes never do.
-	 */
-	@Override
-	public boolean isNonBlocking() {
-		return this.primary.isNonBlocking();
-	}
+    /**
+     * Returns whether the wrapped store never blocks: the failure modes never do.
+     */
+    @Override
+    public boolean isNonBlocking() {
+        return this.primary.isNonBlocking();
+    }
 
-	/**
-	 * Returns the failure mode of the policies that have none of their own.
-	 * @return the mode
-	 */
-	public FailureMode failureMode() {
-		return this.mode;
-	}
+    /**
+     * Returns the failure mode of the policies that have none of their own.
+     * @return the mode
+     */
+    public FailureMode failureMode() {
+        return this.mode;
+    }
 
-	/**
-	 * Returns the failure mode of a policy: its own, or the store's.
-	 * @param policy the policy's name
-	 * @return the mode
-	 */
-	public FailureMode failureMode(String policy) {
-		return this.policyModes.getOrDefault(policy, this.mode);
-	}
+    /**
+     * Returns the failure mode of a policy: its own, or the store's.
+     * @param policy the policy's name
+     * @return the mode
+     */
+    public FailureMode failureMode(String policy) {
+        return this.policyModes.getOrDefault(policy, this.mode);
+    }
 
-	/**
-	 * Returns the wrapped store.
-	 * @return the store that decides while it can
-	 */
-	public ThrottleStore store() {
-		return this.primary;
-	}
+    /**
+     * Returns the wrapped store.
+     * @return the store that decides while it can
+     */
+    public ThrottleStore store() {
+        return this.primary;
+    }
 
-	/**
-	 * Returns whether an outage is in progress: the last call to the store failed and no probe has
-	 * succeeded since.
-	 * @return whether the store is considered down
-	 */
-	public boolean isStoreDown() {
-		return this.health.isDown();
-	}
+    /**
+     * Returns whether an outage is in progress: the last call to the store failed and no probe has
+     * succeeded since.
+     * @return whether the store is considered down
+     */
+    public boolean isStoreDown() {
+        return this.health.isDown();
+    }
 
-	/**
-	 * Runs the decision path of every policy against the store, to be called once before the first
-	 * call is taken (a server's first request): each policy's whole path, blocking and non-blocking,
-	 * in rounds, on a key that no caller can have, leaving nothing behind; done after three rounds in a
-	 * row in which the store answered every call within its own bound. Straight to the store: a slow
-	 * call here is no outage and no decision (listeners hear nothing). When the store did not answer by
-	 * {@code bound}, or refused (a failure that is not a timeout: no waiting for the bound then), an
-	 * outage starts, with its one WARN: the failure mode answers from the first call, and the first
-	 * probe that succeeds ends it.
-	 * @param policies the policies to warm up (the throttler's)
-	 * @param bound how long to keep trying (plus one call's own bound at most)
-	 * @return whether the store answered
-	 */
-	public boolean warmUp(Collection<? extends Policy> policies, Duration bound) {
-		long start = System.nanoTime();
-		RuntimeException failure = new WarmUp(this.primary, policies).run(bound);
-		if (failure == null) {
-			return true;
-		}
-		String what = StoreHealth.isTimeout(failure) ? "no answer to its warm-up within " + bound.toMillis() + " ms"
-				: "its warm-up failed after " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms";
-		this.health.down(new StoreUnavailableException(what + ": " + failure.getMessage(), failure));
-		return false;
-	}
+    /**
+     * Runs the decision path of every policy against the store, to be called once before the first
+     * call is taken (a server's first request): each policy's whole path, blocking and non-blocking,
+     * in rounds, on a key that no caller can have, leaving nothing behind; done after three rounds in a
+     * row in which the store answered every call within its own bound. Straight to the store: a slow
+     * call here is no outage and no decision (listeners hear nothing). When the store did not answer by
+     * {@code bound}, or refused (a failure that is not a timeout: no waiting for the bound then), an
+     * outage starts, with its one WARN: the failure mode answers from the first call, and the first
+     * probe that succeeds ends it.
+     * @param policies the policies to warm up (the throttler's)
+     * @param bound how long to keep trying (plus one call's own bound at most)
+     * @return whether the store answered
+     */
+    public boolean warmUp(Collection<? extends Policy> policies, Duration bound) {
+        long start = System.nanoTime();
+        RuntimeException failure = new WarmUp(this.primary, policies).run(bound);
+        if (failure == null) {
+            return true;
+        }
+        String what = StoreHealth.isTimeout(failure)
+                ? "no answer to its warm-up within " + bound.toMillis() + " ms"
+                : "its warm-up failed after "
+                        + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms";
+        this.health.down(new StoreUnavailableException(what + ": " + failure.getMessage(), failure));
+        return false;
+    }
 
-	@Override
-	public void close() {
-		try {
-			this.primary.close();
-		}
-		finally {
-			if (this.local != null) {
-				this.local.close();
-			}
-		}
-	}
-
+    @Override
+    public void close() {
+        try {
+            this.primary.close();
+        } finally {
+            if (this.local != null) {
+                this.local.close();
+            }
+        }
+    }
 }

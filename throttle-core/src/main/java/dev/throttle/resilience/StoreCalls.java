@@ -1,16 +1,14 @@
 package dev.throttle.resilience;
 
+import dev.throttle.Limiter;
+import dev.throttle.Policy;
+import dev.throttle.SourcedDecision;
+import dev.throttle.ThrottleListener;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
-
-import dev.throttle.Limiter;
-import dev.throttle.Policy;
-import dev.throttle.SourcedDecision;
-import dev.throttle.ThrottleListener;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,103 +18,100 @@ import org.jspecify.annotations.Nullable;
  */
 final class StoreCalls {
 
-	private static final System.Logger logger = System.getLogger(ResilientThrottleStore.class.getName());
+    private static final System.Logger logger = System.getLogger(ResilientThrottleStore.class.getName());
 
-	private final Policy policy;
+    private final Policy policy;
 
-	private final Limiter store;
+    private final Limiter store;
 
-	private final StoreHealth health;
+    private final StoreHealth health;
 
-	private final ThrottleListener listener;
+    private final ThrottleListener listener;
 
-	StoreCalls(Policy policy, Limiter store, StoreHealth health, ThrottleListener listener) {
-		this.policy = policy;
-		this.store = store;
-		this.health = health;
-		this.listener = listener;
-	}
+    StoreCalls(Policy policy, Limiter store, StoreHealth health, ThrottleListener listener) {
+        this.policy = policy;
+        this.store = store;
+        this.health = health;
+        this.listener = listener;
+    }
 
-	<T> T call(String key, Supplier<T> store, Supplier<T> fallback) {
-		RuntimeException error = skipStore(key);
-		if (error == null) {
-			T result;
-			try {
-				result = store.get();
-			}
-			catch (RuntimeException ex) {
-				return answerInstead(failed(ex), fallback);
-			}
-			answered(result);
-			return result;
-		}
-		return answerInstead(error, fallback);
-	}
+    <T> T call(String key, Supplier<T> store, Supplier<T> fallback) {
+        RuntimeException error = skipStore(key);
+        if (error == null) {
+            T result;
+            try {
+                result = store.get();
+            } catch (RuntimeException ex) {
+                return answerInstead(failed(ex), fallback);
+            }
+            answered(result);
+            return result;
+        }
+        return answerInstead(error, fallback);
+    }
 
-	<T> CompletionStage<T> callAsync(String key, Supplier<CompletionStage<T>> store, Supplier<T> fallback) {
-		RuntimeException error = skipStore(key);
-		if (error == null) {
-			try {
-				return store.get().handle((result, failure) -> {
-					if (failure != null) {
-						return answerInstead(failed(unwrap(failure)), fallback);
-					}
-					answered(result);
-					return result;
-				});
-			}
-			catch (RuntimeException ex) {
-				error = failed(ex);
-			}
-		}
-		return CompletableFuture.completedFuture(answerInstead(error, fallback));
-	}
+    <T> CompletionStage<T> callAsync(String key, Supplier<CompletionStage<T>> store, Supplier<T> fallback) {
+        RuntimeException error = skipStore(key);
+        if (error == null) {
+            try {
+                return store.get().handle((result, failure) -> {
+                    if (failure != null) {
+                        return answerInstead(failed(unwrap(failure)), fallback);
+                    }
+                    answered(result);
+                    return result;
+                });
+            } catch (RuntimeException ex) {
+                error = failed(ex);
+            }
+        }
+        return CompletableFuture.completedFuture(answerInstead(error, fallback));
+    }
 
-	/**
-	 * Returns null when the store is to be asked; otherwise, the store being known to be down, what to
-	 * report, and starts a probe so that the outage ends as soon as the store answers.
-	 */
-	@Nullable RuntimeException skipStore(String key) {
-		if (!this.health.isDown()) {
-			return null;
-		}
-		this.health.probe(this.store);
-		return this.health.unavailable();
-	}
+    /**
+     * Returns null when the store is to be asked; otherwise, the store being known to be down, what to
+     * report, and starts a probe so that the outage ends as soon as the store answers.
+     */
+    @Nullable
+    RuntimeException skipStore(String key) {
+        if (!this.health.isDown()) {
+            return null;
+        }
+        this.health.probe(this.store);
+        return this.health.unavailable();
+    }
 
-	/** Counts an answer of the store, unless a near cache gave it without asking the store. */
-	private void answered(Object result) {
-		if (!(result instanceof SourcedDecision sourced && sourced.source().isNearCache())) {
-			this.health.answered();
-		}
-	}
+    /** Counts an answer of the store, unless a near cache gave it without asking the store. */
+    private void answered(Object result) {
+        if (!(result instanceof SourcedDecision sourced && sourced.source().isNearCache())) {
+            this.health.answered();
+        }
+    }
 
-	RuntimeException failed(RuntimeException error) {
-		this.health.failed(error);
-		return error;
-	}
+    RuntimeException failed(RuntimeException error) {
+        this.health.failed(error);
+        return error;
+    }
 
-	private <T> T answerInstead(RuntimeException error, Supplier<T> fallback) {
-		report(error);
-		return fallback.get();
-	}
+    private <T> T answerInstead(RuntimeException error, Supplier<T> fallback) {
+        report(error);
+        return fallback.get();
+    }
 
-	void report(RuntimeException error) {
-		try {
-			this.listener.onStoreError(this.policy, error);
-		}
-		catch (RuntimeException ex) {
-			// a listener's failure must not turn an answered call into a failed one
-			logger.log(Level.DEBUG, "ThrottleListener.onStoreError threw", ex);
-		}
-	}
+    void report(RuntimeException error) {
+        try {
+            this.listener.onStoreError(this.policy, error);
+        } catch (RuntimeException ex) {
+            // a listener's failure must not turn an answered call into a failed one
+            logger.log(Level.DEBUG, "ThrottleListener.onStoreError threw", ex);
+        }
+    }
 
-	static RuntimeException unwrap(Throwable error) {
-		Throwable cause = (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
-		if (cause instanceof RuntimeException runtime) {
-			return runtime;
-		}
-		return (error instanceof RuntimeException runtime) ? runtime : new CompletionException(error);
-	}
-
+    static RuntimeException unwrap(Throwable error) {
+        Throwable cause = (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
+        if (cause instanceof RuntimeException runtime) {
+            return runtime;
+        }
+        return (error instanceof RuntimeException runtime) ? runtime : new CompletionException(error);
+    }
 }

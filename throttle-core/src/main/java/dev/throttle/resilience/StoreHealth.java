@@ -1,18 +1,17 @@
 package dev.throttle.resilience;
 
+import dev.throttle.Decision;
+import dev.throttle.Limiter;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-
-import dev.throttle.Decision;
-import dev.throttle.Limiter;
 
 /**
  * Whether one store is in an outage, shared by all the limiters of a {@link ResilientThrottleStore}:
@@ -23,189 +22,195 @@ import dev.throttle.Limiter;
  */
 final class StoreHealth {
 
-	/**
-	 * How many calls in a row must get no answer in time to start an outage: one slow answer (a cold
-	 * path, a GC pause, a retransmitted packet) is not an outage.
-	 */
-	static final int TIMEOUTS_FOR_AN_OUTAGE = 3;
+    /**
+     * How many calls in a row must get no answer in time to start an outage: one slow answer (a cold
+     * path, a GC pause, a retransmitted packet) is not an outage.
+     */
+    static final int TIMEOUTS_FOR_AN_OUTAGE = 3;
 
-	/** A probe whose store never answers is given up, so that a later call can start another. */
-	private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(10);
+    /** A probe whose store never answers is given up, so that a later call can start another. */
+    private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(10);
 
-	private static final System.Logger logger = System.getLogger(ResilientThrottleStore.class.getName());
+    private static final System.Logger logger = System.getLogger(ResilientThrottleStore.class.getName());
 
-	private final String store;
+    private final String store;
 
-	private final String mode;
+    private final String mode;
 
-	/** The current outage, or null while the store answers. */
-	private final AtomicReference<Outage> outage = new AtomicReference<>();
+    /** The current outage, or null while the store answers. */
+    private final AtomicReference<Outage> outage = new AtomicReference<>();
 
-	/** Whether a probe of the store is running. */
-	private final AtomicBoolean probing = new AtomicBoolean();
+    /** Whether a probe of the store is running. */
+    private final AtomicBoolean probing = new AtomicBoolean();
 
-	/** Calls in a row that the store did not answer in time; 0 once one is answered. */
-	private final AtomicInteger timeouts = new AtomicInteger();
+    /** Calls in a row that the store did not answer in time; 0 once one is answered. */
+    private final AtomicInteger timeouts = new AtomicInteger();
 
-	private final Settlements settlements;
+    private final Settlements settlements;
 
-	StoreHealth(String store, String mode, Settlements settlements) {
-		this.store = store;
-		this.mode = mode;
-		this.settlements = settlements;
-	}
+    StoreHealth(String store, String mode, Settlements settlements) {
+        this.store = store;
+        this.mode = mode;
+        this.settlements = settlements;
+    }
 
-	boolean isDown() {
-		return this.outage.get() != null;
-	}
+    boolean isDown() {
+        return this.outage.get() != null;
+    }
 
-	/**
-	 * Returns what to report for a call answered without trying the store.
-	 */
-	StoreUnavailableException unavailable() {
-		Outage current = this.outage.get();
-		return (current != null) ? current.unavailable()
-				: new StoreUnavailableException("throttle store '" + this.store + "' is down", null);
-	}
+    /**
+     * Returns what to report for a call answered without trying the store.
+     */
+    StoreUnavailableException unavailable() {
+        Outage current = this.outage.get();
+        return (current != null)
+                ? current.unavailable()
+                : new StoreUnavailableException("throttle store '" + this.store + "' is down", null);
+    }
 
-	/**
-	 * Counts a call that the store failed: starts an outage (unless one is in progress) when the
-	 * failure is not a timeout, or when it is the {@value #TIMEOUTS_FOR_AN_OUTAGE}th timeout in a row.
-	 * The message is the store's own, which names no key (the Redis store's says what failed and for
-	 * which policy).
-	 */
-	void failed(RuntimeException error) {
-		if (this.outage.get() == null
-				&& (!isTimeout(error) || this.timeouts.incrementAndGet() >= TIMEOUTS_FOR_AN_OUTAGE)) {
-			down(error);
-		}
-	}
+    /**
+     * Counts a call that the store failed: starts an outage (unless one is in progress) when the
+     * failure is not a timeout, or when it is the {@value #TIMEOUTS_FOR_AN_OUTAGE}th timeout in a row.
+     * The message is the store's own, which names no key (the Redis store's says what failed and for
+     * which policy).
+     */
+    void failed(RuntimeException error) {
+        if (this.outage.get() == null
+                && (!isTimeout(error) || this.timeouts.incrementAndGet() >= TIMEOUTS_FOR_AN_OUTAGE)) {
+            down(error);
+        }
+    }
 
-	/**
-	 * Starts an outage now unless one is in progress, whatever the failure.
-	 */
-	void down(RuntimeException error) {
-		if (this.outage.get() == null) {
-			Outage started = new Outage(System.nanoTime(), new StoreUnavailableException(
-					"throttle store '" + this.store + "' is down; failure-mode " + this.mode + " applies", error));
-			if (this.outage.compareAndSet(null, started)) {
-				logger.log(Level.WARNING, "Throttle store '" + this.store + "' failed (" + error.getMessage()
-						+ "); failure-mode " + this.mode + " applies until it answers again");
-			}
-		}
-	}
+    /**
+     * Starts an outage now unless one is in progress, whatever the failure.
+     */
+    void down(RuntimeException error) {
+        if (this.outage.get() == null) {
+            Outage started = new Outage(
+                    System.nanoTime(),
+                    new StoreUnavailableException(
+                            "throttle store '" + this.store + "' is down; failure-mode " + this.mode + " applies",
+                            error));
+            if (this.outage.compareAndSet(null, started)) {
+                logger.log(
+                        Level.WARNING,
+                        "Throttle store '" + this.store + "' failed (" + error.getMessage() + "); failure-mode "
+                                + this.mode + " applies until it answers again");
+            }
+        }
+    }
 
-	/**
-	 * Counts a call that the store answered: the decision path's one cost when all is well is two
-	 * volatile reads. Starts applying what the store is owed, if anything (settlements that missed it
-	 * without an outage, or made while the last one was ending).
-	 */
-	void answered() {
-		if (this.timeouts.get() != 0) {
-			this.timeouts.set(0);
-		}
-		if (!this.settlements.isEmpty()) {
-			applyOwed();
-		}
-	}
+    /**
+     * Counts a call that the store answered: the decision path's one cost when all is well is two
+     * volatile reads. Starts applying what the store is owed, if anything (settlements that missed it
+     * without an outage, or made while the last one was ending).
+     */
+    void answered() {
+        if (this.timeouts.get() != 0) {
+            this.timeouts.set(0);
+        }
+        if (!this.settlements.isEmpty()) {
+            applyOwed();
+        }
+    }
 
-	/**
-	 * Applies what the store is owed in the background, unless that is under way, counting a failure
-	 * as a failed call.
-	 */
-	void applyOwed() {
-		CompletableFuture<Integer> drain = this.settlements.drainIfIdle();
-		if (drain != null) {
-			drain.whenComplete((applied, error) -> {
-				if (error != null) {
-					failed(asRuntime(error));
-				}
-			});
-		}
-	}
+    /**
+     * Applies what the store is owed in the background, unless that is under way, counting a failure
+     * as a failed call.
+     */
+    void applyOwed() {
+        CompletableFuture<Integer> drain = this.settlements.drainIfIdle();
+        if (drain != null) {
+            drain.whenComplete((applied, error) -> {
+                if (error != null) {
+                    failed(asRuntime(error));
+                }
+            });
+        }
+    }
 
-	/**
-	 * Whether a failure is a call that got no answer in time: a {@link TimeoutException} among its
-	 * causes (the Redis store's timeout, Reactor's, a future's).
-	 */
-	static boolean isTimeout(Throwable error) {
-		// a few levels are enough for any store's wrapping, and bound a chain that loops
-		Throwable cause = error;
-		for (int depth = 0; cause != null && depth < 10; depth++, cause = cause.getCause()) {
-			if (cause instanceof TimeoutException) {
-				return true;
-			}
-		}
-		return false;
-	}
+    /**
+     * Whether a failure is a call that got no answer in time: a {@link TimeoutException} among its
+     * causes (the Redis store's timeout, Reactor's, a future's).
+     */
+    static boolean isTimeout(Throwable error) {
+        // a few levels are enough for any store's wrapping, and bound a chain that loops
+        Throwable cause = error;
+        for (int depth = 0; cause != null && depth < 10; depth++, cause = cause.getCause()) {
+            if (cause instanceof TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
 
-	/**
-	 * Starts a probe of the store unless one is running; never waits for it. The probe is what
-	 * decisions need, a write: the store's own non-blocking decision, of cost 1, on a key of its
-	 * own that no caller can name and no probe uses twice (so no cache of refusals can answer it).
-	 * A read would succeed on a Redis that is full or read-only and end an outage that every
-	 * decision then starts again. It is bounded as the store bounds its calls (and by
-	 * {@link #PROBE_TIMEOUT} at most).
-	 */
-	void probe(Limiter store) {
-		if (!this.probing.compareAndSet(false, true)) {
-			return;
-		}
-		// on a thread of its own: the call that starts a probe is answered by the failure mode at once
-		// and pays nothing for it (a networked store's first write after a failed connect spends a
-		// while setting up its call before the call is even sent)
-		CompletionStage<Decision> probe = CompletableFuture.supplyAsync(() -> store.tryAcquireAsync(probeKey(), 1),
-				StoreHealth::startProbeThread)
-			.thenCompose((decision) -> decision);
-		CompletableFuture<Decision> bounded = new CompletableFuture<>();
-		probe.whenComplete((decision, error) -> {
-			if (error == null) {
-				bounded.complete(decision);
-			}
-			else {
-				bounded.completeExceptionally(error);
-			}
-		});
-		// the store answered: what it is owed is applied before decisions use it again, so that a
-		// reset made during the outage cannot clear what later decisions take
-		bounded.orTimeout(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-			.thenCompose((decision) -> this.settlements.drain())
-			.whenComplete((applied, error) -> {
-				if (error == null) {
-					recovered(applied);
-				}
-				this.probing.set(false);
-			});
-	}
+    /**
+     * Starts a probe of the store unless one is running; never waits for it. The probe is what
+     * decisions need, a write: the store's own non-blocking decision, of cost 1, on a key of its
+     * own that no caller can name and no probe uses twice (so no cache of refusals can answer it).
+     * A read would succeed on a Redis that is full or read-only and end an outage that every
+     * decision then starts again. It is bounded as the store bounds its calls (and by
+     * {@link #PROBE_TIMEOUT} at most).
+     */
+    void probe(Limiter store) {
+        if (!this.probing.compareAndSet(false, true)) {
+            return;
+        }
+        // on a thread of its own: the call that starts a probe is answered by the failure mode at once
+        // and pays nothing for it (a networked store's first write after a failed connect spends a
+        // while setting up its call before the call is even sent)
+        CompletionStage<Decision> probe = CompletableFuture.supplyAsync(
+                        () -> store.tryAcquireAsync(probeKey(), 1), StoreHealth::startProbeThread)
+                .thenCompose((decision) -> decision);
+        CompletableFuture<Decision> bounded = new CompletableFuture<>();
+        probe.whenComplete((decision, error) -> {
+            if (error == null) {
+                bounded.complete(decision);
+            } else {
+                bounded.completeExceptionally(error);
+            }
+        });
+        // the store answered: what it is owed is applied before decisions use it again, so that a
+        // reset made during the outage cannot clear what later decisions take
+        bounded.orTimeout(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                .thenCompose((decision) -> this.settlements.drain())
+                .whenComplete((applied, error) -> {
+                    if (error == null) {
+                        recovered(applied);
+                    }
+                    this.probing.set(false);
+                });
+    }
 
-	/** Probes are one at a time per store and only during an outage: a short-lived thread each is enough. */
-	private static void startProbeThread(Runnable probe) {
-		Thread thread = new Thread(probe, "throttle-store-probe");
-		thread.setDaemon(true);
-		thread.start();
-	}
+    /** Probes are one at a time per store and only during an outage: a short-lived thread each is enough. */
+    private static void startProbeThread(Runnable probe) {
+        Thread thread = new Thread(probe, "throttle-store-probe");
+        thread.setDaemon(true);
+        thread.start();
+    }
 
-	/** A key that no caller can name (it starts with a NUL) and that no probe of any instance repeats. */
-	private static String probeKey() {
-		return "\u0000probe:" + Long.toHexString(ThreadLocalRandom.current().nextLong());
-	}
+    /** A key that no caller can name (it starts with a NUL) and that no probe of any instance repeats. */
+    private static String probeKey() {
+        return "\u0000probe:" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+    }
 
-	private void recovered(int applied) {
-		this.timeouts.set(0);
-		Outage ended = this.outage.getAndSet(null);
-		if (ended != null) {
-			logger.log(Level.INFO, "Throttle store '" + this.store + "' answers again after "
-					+ Duration.ofNanos(System.nanoTime() - ended.startNanos()).toMillis() + " ms"
-					+ ((applied > 0) ? "; " + applied + " refunds and resets made meanwhile applied to it" : "")
-					+ "; decisions use it again");
-		}
-	}
+    private void recovered(int applied) {
+        this.timeouts.set(0);
+        Outage ended = this.outage.getAndSet(null);
+        if (ended != null) {
+            logger.log(
+                    Level.INFO,
+                    "Throttle store '" + this.store + "' answers again after "
+                            + Duration.ofNanos(System.nanoTime() - ended.startNanos())
+                                    .toMillis() + " ms"
+                            + ((applied > 0) ? "; " + applied + " refunds and resets made meanwhile applied to it" : "")
+                            + "; decisions use it again");
+        }
+    }
 
-	private static RuntimeException asRuntime(Throwable error) {
-		return (error instanceof RuntimeException runtime) ? runtime : new IllegalStateException(error);
-	}
+    private static RuntimeException asRuntime(Throwable error) {
+        return (error instanceof RuntimeException runtime) ? runtime : new IllegalStateException(error);
+    }
 
-	private record Outage(long startNanos, StoreUnavailableException unavailable) {
-	}
-
+    private record Outage(long startNanos, StoreUnavailableException unavailable) {}
 }

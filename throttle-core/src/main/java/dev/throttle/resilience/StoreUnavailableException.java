@@ -7,15 +7,14 @@ package dev.throttle.resilience;
  */
 public class StoreUnavailableException extends RuntimeException {
 
-	private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 1L;
 
-	/**
-	 * Creates the exception.
-	 * @param message what is down
-	 * @param cause the failure that started the outage
-	 */
-	public StoreUnavailableException(String message, Throwable cause) {
-		super(message, cause, false, false);
-	}
-
+    /**
+     * Creates the exception.
+     * @param message what is down
+     * @param cause the failure that started the outage
+     */
+    public StoreUnavailableException(String message, Throwable cause) {
+        super(message, cause, false, false);
+    }
 }

@@ -10,9 +10,8 @@ import dev.throttle.testing.ThrottleStoreContract;
  */
 class MapThrottleStoreContractTests extends ThrottleStoreContract {
 
-	@Override
-	protected ThrottleStore createStore(TimeSource clock) {
-		return new MapThrottleStore(clock);
-	}
-
+    @Override
+    protected ThrottleStore createStore(TimeSource clock) {
+        return new MapThrottleStore(clock);
+    }
 }

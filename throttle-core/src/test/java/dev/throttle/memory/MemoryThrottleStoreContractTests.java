@@ -9,9 +9,8 @@ import dev.throttle.testing.ThrottleStoreContract;
  */
 class MemoryThrottleStoreContractTests extends ThrottleStoreContract {
 
-	@Override
-	protected ThrottleStore createStore(TimeSource clock) {
-		return new MemoryThrottleStore(clock, MemoryThrottleStore.DEFAULT_MAXIMUM_KEYS);
-	}
-
+    @Override
+    protected ThrottleStore createStore(TimeSource clock) {
+        return new MemoryThrottleStore(clock, MemoryThrottleStore.DEFAULT_MAXIMUM_KEYS);
+    }
 }

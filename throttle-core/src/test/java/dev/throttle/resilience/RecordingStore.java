@@ -1,13 +1,12 @@
 package dev.throttle.resilience;
 
-import java.util.List;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.CopyOnWriteArrayList;
-
 import dev.throttle.Decision;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleStore;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A store that writes down every operation that changes state, as {@code "<operation> <policy> <key>"}
@@ -15,100 +14,98 @@ import dev.throttle.ThrottleStore;
  */
 final class RecordingStore implements ThrottleStore {
 
-	private final ThrottleStore store;
+    private final ThrottleStore store;
 
-	final List<String> operations = new CopyOnWriteArrayList<>();
+    final List<String> operations = new CopyOnWriteArrayList<>();
 
-	RecordingStore(ThrottleStore store) {
-		this.store = store;
-	}
+    RecordingStore(ThrottleStore store) {
+        this.store = store;
+    }
 
-	/** Returns the operations recorded since {@code from}, and forgets none. */
-	List<String> since(int from) {
-		return List.copyOf(this.operations.subList(from, this.operations.size()));
-	}
+    /** Returns the operations recorded since {@code from}, and forgets none. */
+    List<String> since(int from) {
+        return List.copyOf(this.operations.subList(from, this.operations.size()));
+    }
 
-	@Override
-	public Limiter limiter(Policy policy) {
-		Limiter limiter = this.store.limiter(policy);
-		return new Limiter() {
+    @Override
+    public Limiter limiter(Policy policy) {
+        Limiter limiter = this.store.limiter(policy);
+        return new Limiter() {
 
-			@Override
-			public Policy policy() {
-				return policy;
-			}
+            @Override
+            public Policy policy() {
+                return policy;
+            }
 
-			@Override
-			public Decision tryAcquire(String key, int cost) {
-				record("tryAcquire", key);
-				return limiter.tryAcquire(key, cost);
-			}
+            @Override
+            public Decision tryAcquire(String key, int cost) {
+                record("tryAcquire", key);
+                return limiter.tryAcquire(key, cost);
+            }
 
-			@Override
-			public void refund(String key, int cost) {
-				record("refund", key);
-				limiter.refund(key, cost);
-			}
+            @Override
+            public void refund(String key, int cost) {
+                record("refund", key);
+                limiter.refund(key, cost);
+            }
 
-			@Override
-			public void refund(String key, int cost, long receipt) {
-				record("refund", key);
-				limiter.refund(key, cost, receipt);
-			}
+            @Override
+            public void refund(String key, int cost, long receipt) {
+                record("refund", key);
+                limiter.refund(key, cost, receipt);
+            }
 
-			@Override
-			public Decision peek(String key) {
-				return limiter.peek(key);
-			}
+            @Override
+            public Decision peek(String key) {
+                return limiter.peek(key);
+            }
 
-			@Override
-			public void reset(String key) {
-				record("reset", key);
-				limiter.reset(key);
-			}
+            @Override
+            public void reset(String key) {
+                record("reset", key);
+                limiter.reset(key);
+            }
 
-			@Override
-			public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-				record("tryAcquireAsync", key);
-				return limiter.tryAcquireAsync(key, cost);
-			}
+            @Override
+            public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+                record("tryAcquireAsync", key);
+                return limiter.tryAcquireAsync(key, cost);
+            }
 
-			@Override
-			public CompletionStage<Void> refundAsync(String key, int cost) {
-				record("refundAsync", key);
-				return limiter.refundAsync(key, cost);
-			}
+            @Override
+            public CompletionStage<Void> refundAsync(String key, int cost) {
+                record("refundAsync", key);
+                return limiter.refundAsync(key, cost);
+            }
 
-			@Override
-			public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
-				record("refundAsync", key);
-				return limiter.refundAsync(key, cost, receipt);
-			}
+            @Override
+            public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+                record("refundAsync", key);
+                return limiter.refundAsync(key, cost, receipt);
+            }
 
-			@Override
-			public CompletionStage<Decision> peekAsync(String key) {
-				return limiter.peekAsync(key);
-			}
+            @Override
+            public CompletionStage<Decision> peekAsync(String key) {
+                return limiter.peekAsync(key);
+            }
 
-			@Override
-			public CompletionStage<Void> resetAsync(String key) {
-				record("resetAsync", key);
-				return limiter.resetAsync(key);
-			}
+            @Override
+            public CompletionStage<Void> resetAsync(String key) {
+                record("resetAsync", key);
+                return limiter.resetAsync(key);
+            }
 
-			private void record(String operation, String key) {
-				if (key.startsWith("\u0000probe:")) {
-					return; // the failure policy's health probe: a write on a key of its own, nobody's state
-				}
-				RecordingStore.this.operations.add(operation + " " + policy.name() + " " + key);
-			}
+            private void record(String operation, String key) {
+                if (key.startsWith("\u0000probe:")) {
+                    return; // the failure policy's health probe: a write on a key of its own, nobody's state
+                }
+                RecordingStore.this.operations.add(operation + " " + policy.name() + " " + key);
+            }
+        };
+    }
 
-		};
-	}
-
-	@Override
-	public String kind() {
-		return this.store.kind();
-	}
-
+    @Override
+    public String kind() {
+        return this.store.kind();
+    }
 }

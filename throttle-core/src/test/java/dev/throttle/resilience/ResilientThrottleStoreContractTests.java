@@ -11,10 +11,11 @@ import dev.throttle.testing.ThrottleStoreContract;
  */
 class ResilientThrottleStoreContractTests extends ThrottleStoreContract {
 
-	@Override
-	protected ThrottleStore createStore(TimeSource clock) {
-		return new ResilientThrottleStore(new MemoryThrottleStore(clock, MemoryThrottleStore.DEFAULT_MAXIMUM_KEYS),
-				FailureMode.LOCAL, new MemoryThrottleStore(clock, 100));
-	}
-
+    @Override
+    protected ThrottleStore createStore(TimeSource clock) {
+        return new ResilientThrottleStore(
+                new MemoryThrottleStore(clock, MemoryThrottleStore.DEFAULT_MAXIMUM_KEYS),
+                FailureMode.LOCAL,
+                new MemoryThrottleStore(clock, 100));
+    }
 }

@@ -9,30 +9,27 @@ import java.util.function.BooleanSupplier;
  */
 public final class Eventually {
 
-	private static final Duration LIMIT = Duration.ofSeconds(10);
+    private static final Duration LIMIT = Duration.ofSeconds(10);
 
-	private Eventually() {
-	}
+    private Eventually() {}
 
-	/**
-	 * Returns once {@code condition} holds; fails after ten seconds.
-	 * @param what what the condition says, for the failure message
-	 * @param condition the condition
-	 */
-	public static void until(String what, BooleanSupplier condition) {
-		long deadline = System.nanoTime() + LIMIT.toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() - deadline > 0) {
-				throw new AssertionError("not within " + LIMIT.toSeconds() + " s: " + what);
-			}
-			try {
-				Thread.sleep(1);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new AssertionError("interrupted while waiting: " + what, ex);
-			}
-		}
-	}
-
+    /**
+     * Returns once {@code condition} holds; fails after ten seconds.
+     * @param what what the condition says, for the failure message
+     * @param condition the condition
+     */
+    public static void until(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + LIMIT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("not within " + LIMIT.toSeconds() + " s: " + what);
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting: " + what, ex);
+            }
+        }
+    }
 }

@@ -14,15 +14,14 @@ import dev.throttle.bench.Workload;
  */
 public final class StoreScript {
 
-	private StoreScript() {
-	}
+    private StoreScript() {}
 
-	public static void main(String[] args) {
-		if (args.length != 2) {
-			System.err.println("usage: StoreScript <algorithm> <regime>   e.g. StoreScript gcra api");
-			System.exit(2);
-		}
-		System.out.print(RedisThrottleScripts.of(Workload.policy(args[0], args[1])).getScriptAsString());
-	}
-
+    public static void main(String[] args) {
+        if (args.length != 2) {
+            System.err.println("usage: StoreScript <algorithm> <regime>   e.g. StoreScript gcra api");
+            System.exit(2);
+        }
+        System.out.print(
+                RedisThrottleScripts.of(Workload.policy(args[0], args[1])).getScriptAsString());
+    }
 }

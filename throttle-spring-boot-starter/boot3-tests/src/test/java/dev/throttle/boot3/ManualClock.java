@@ -1,9 +1,8 @@
 package dev.throttle.boot3;
 
+import dev.throttle.ManualTimeSource;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
-
-import dev.throttle.ManualTimeSource;
 
 /**
  * A manual clock for the memory store, so that tests advance time instead of sleeping.
@@ -11,9 +10,8 @@ import dev.throttle.ManualTimeSource;
 @TestConfiguration(proxyBeanMethods = false)
 class ManualClock {
 
-	@Bean
-	ManualTimeSource manualTimeSource() {
-		return new ManualTimeSource();
-	}
-
+    @Bean
+    ManualTimeSource manualTimeSource() {
+        return new ManualTimeSource();
+    }
 }

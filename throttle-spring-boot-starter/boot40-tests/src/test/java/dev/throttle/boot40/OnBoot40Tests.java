@@ -1,11 +1,10 @@
 package dev.throttle.boot40;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootVersion;
 import org.springframework.core.SpringVersion;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * This module reruns the starter's test-jar; these checks make sure it really runs on the Boot
@@ -14,15 +13,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class OnBoot40Tests {
 
-	@Test
-	void theStartersTestsRunHereOnSpringBoot40AndSpringFramework70() {
-		assertThat(SpringBootVersion.getVersion()).startsWith(System.getProperty("throttle.expected-boot-version", "4.0."));
-		assertThat(SpringVersion.getVersion()).startsWith("7.0.");
-	}
+    @Test
+    void theStartersTestsRunHereOnSpringBoot40AndSpringFramework70() {
+        assertThat(SpringBootVersion.getVersion())
+                .startsWith(System.getProperty("throttle.expected-boot-version", "4.0."));
+        assertThat(SpringVersion.getVersion()).startsWith("7.0.");
+    }
 
-	@Test
-	void theStartersTestClassesAreOnTheClasspathToBeRun() throws Exception {
-		assertThat(Class.forName("dev.throttle.spring.autoconfigure.ThrottleAutoConfigurationTests")).isNotNull();
-	}
-
+    @Test
+    void theStartersTestClassesAreOnTheClasspathToBeRun() throws Exception {
+        assertThat(Class.forName("dev.throttle.spring.autoconfigure.ThrottleAutoConfigurationTests"))
+                .isNotNull();
+    }
 }

@@ -9,22 +9,21 @@ import java.util.Map;
  */
 public interface PolicyChanges {
 
-	/**
-	 * Changes some settings of a policy, by their YAML names ({@code limit}, {@code refill-period},
-	 * {@code plans.pro.limit}, {@code mode}); settings not named keep their values.
-	 * @param policy the policy's name
-	 * @param changes setting to new value, as YAML would hold it
-	 * @throws IllegalArgumentException when no policy has that name
-	 * @throws dev.throttle.spring.ThrottleConfigurationException naming each setting that is wrong;
-	 * nothing changed
-	 */
-	void update(String policy, Map<String, ?> changes);
+    /**
+     * Changes some settings of a policy, by their YAML names ({@code limit}, {@code refill-period},
+     * {@code plans.pro.limit}, {@code mode}); settings not named keep their values.
+     * @param policy the policy's name
+     * @param changes setting to new value, as YAML would hold it
+     * @throws IllegalArgumentException when no policy has that name
+     * @throws dev.throttle.spring.ThrottleConfigurationException naming each setting that is wrong;
+     * nothing changed
+     */
+    void update(String policy, Map<String, ?> changes);
 
-	/**
-	 * Returns whether a policy is in shadow mode now.
-	 * @param policy the policy's name
-	 * @return true when it only counts what it would refuse
-	 */
-	boolean isShadow(String policy);
-
+    /**
+     * Returns whether a policy is in shadow mode now.
+     * @param policy the policy's name
+     * @return true when it only counts what it would refuse
+     */
+    boolean isShadow(String policy);
 }

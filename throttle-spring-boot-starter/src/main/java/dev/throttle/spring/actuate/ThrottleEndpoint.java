@@ -1,12 +1,14 @@
 package dev.throttle.spring.actuate;
 
+import dev.throttle.Decision;
+import dev.throttle.Policy;
+import dev.throttle.Throttler;
+import dev.throttle.spring.ThrottleConfigurationException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-
 import org.jspecify.annotations.Nullable;
-
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
@@ -16,11 +18,6 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
-
-import dev.throttle.Decision;
-import dev.throttle.Policy;
-import dev.throttle.Throttler;
-import dev.throttle.spring.ThrottleConfigurationException;
 
 /**
  * The {@code throttle} actuator endpoint: {@code GET /actuator/throttle} lists the policies (with
@@ -41,184 +38,186 @@ import dev.throttle.spring.ThrottleConfigurationException;
 @Endpoint(id = "throttle", defaultAccess = Access.READ_ONLY)
 public class ThrottleEndpoint {
 
-	private final Throttler throttler;
+    private final Throttler throttler;
 
-	private final @Nullable PolicyChanges changes;
+    private final @Nullable PolicyChanges changes;
 
-	/**
-	 * Creates the endpoint, without changes at run time.
-	 * @param throttler the throttler
-	 */
-	public ThrottleEndpoint(Throttler throttler) {
-		this(throttler, null);
-	}
+    /**
+     * Creates the endpoint, without changes at run time.
+     * @param throttler the throttler
+     */
+    public ThrottleEndpoint(Throttler throttler) {
+        this(throttler, null);
+    }
 
-	/**
-	 * Creates the endpoint.
-	 * @param throttler the throttler
-	 * @param changes applies changes at run time, or null when none are allowed
-	 */
-	@Autowired
-	public ThrottleEndpoint(Throttler throttler, @Nullable PolicyChanges changes) {
-		this.throttler = throttler;
-		this.changes = changes;
-	}
+    /**
+     * Creates the endpoint.
+     * @param throttler the throttler
+     * @param changes applies changes at run time, or null when none are allowed
+     */
+    @Autowired
+    public ThrottleEndpoint(Throttler throttler, @Nullable PolicyChanges changes) {
+        this.throttler = throttler;
+        this.changes = changes;
+    }
 
-	/**
-	 * Lists the store and the policies with their settings.
-	 * @return a description
-	 */
-	@ReadOperation
-	public Map<String, Object> policies() {
-		Map<String, Object> policies = new LinkedHashMap<>();
-		this.throttler.policies().forEach((name, policy) -> policies.put(name, applied(name)));
-		Map<String, Object> description = new LinkedHashMap<>();
-		description.put("store", this.throttler.store().kind());
-		description.put("policies", policies);
-		return description;
-	}
+    /**
+     * Lists the store and the policies with their settings.
+     * @return a description
+     */
+    @ReadOperation
+    public Map<String, Object> policies() {
+        Map<String, Object> policies = new LinkedHashMap<>();
+        this.throttler.policies().forEach((name, policy) -> policies.put(name, applied(name)));
+        Map<String, Object> description = new LinkedHashMap<>();
+        description.put("store", this.throttler.store().kind());
+        description.put("policies", policies);
+        return description;
+    }
 
-	/**
-	 * Shows what a call would be told now for a key, without taking anything.
-	 * @param policy the policy's name
-	 * @param key the key
-	 * @return the decision, or null (404) for an unknown policy
-	 */
-	@ReadOperation
-	public @Nullable Map<String, Object> peek(@Selector String policy, @Selector String key) {
-		if (!this.throttler.policies().containsKey(policy)) {
-			return null;
-		}
-		Decision decision = this.throttler.peek(policy, key);
-		Map<String, Object> state = new LinkedHashMap<>();
-		state.put("policy", policy);
-		state.put("allowed", decision.allowed());
-		state.put("limit", decision.limit());
-		state.put("remaining", decision.remaining());
-		state.put("retryAfterMillis", decision.retryAfterMillis());
-		state.put("resetAfterMillis", decision.resetAfterMillis());
-		return state;
-	}
+    /**
+     * Shows what a call would be told now for a key, without taking anything.
+     * @param policy the policy's name
+     * @param key the key
+     * @return the decision, or null (404) for an unknown policy
+     */
+    @ReadOperation
+    public @Nullable Map<String, Object> peek(@Selector String policy, @Selector String key) {
+        if (!this.throttler.policies().containsKey(policy)) {
+            return null;
+        }
+        Decision decision = this.throttler.peek(policy, key);
+        Map<String, Object> state = new LinkedHashMap<>();
+        state.put("policy", policy);
+        state.put("allowed", decision.allowed());
+        state.put("limit", decision.limit());
+        state.put("remaining", decision.remaining());
+        state.put("retryAfterMillis", decision.retryAfterMillis());
+        state.put("resetAfterMillis", decision.resetAfterMillis());
+        return state;
+    }
 
-	/**
-	 * Forgets a key's state under a policy.
-	 * @param policy the policy's name
-	 * @param key the key
-	 * @return the policy and {@code reset: true} (200); or, when the store could not be reached (Redis
-	 * down: the key is reset only in this instance's fallback for now, and in the store when it
-	 * answers again), {@code reset: false} with a message naming the policy and never the key (503),
-	 * so that nobody is told a user is unlocked while the store still locks them out
-	 * @throws InvalidEndpointRequestException (400) for an unknown policy: an operator who mistyped
-	 * it must not be told, by an empty success, that the user is unlocked
-	 */
-	@DeleteOperation
-	public WebEndpointResponse<Map<String, Object>> reset(@Selector String policy, @Selector String key) {
-		if (!this.throttler.policies().containsKey(policy)) {
-			String message = "No throttle policy '" + policy + "' (configured: "
-					+ String.join(", ", this.throttler.policies().keySet()) + ")";
-			throw new InvalidEndpointRequestException(message, message);
-		}
-		boolean reset = this.throttler.reset(policy, key);
-		Map<String, Object> body = new LinkedHashMap<>();
-		body.put("policy", policy);
-		body.put("reset", reset);
-		if (reset) {
-			return new WebEndpointResponse<>(body);
-		}
-		String store = this.throttler.store().kind();
-		body.put("message", "The throttle store '" + store + "' could not be reached for policy '" + policy
-				+ "': the key is not reset in it yet. This instance will reset it in the store when the store answers "
-				+ "again, unless it stops first; retry once the store is back to be sure.");
-		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
-	}
+    /**
+     * Forgets a key's state under a policy.
+     * @param policy the policy's name
+     * @param key the key
+     * @return the policy and {@code reset: true} (200); or, when the store could not be reached (Redis
+     * down: the key is reset only in this instance's fallback for now, and in the store when it
+     * answers again), {@code reset: false} with a message naming the policy and never the key (503),
+     * so that nobody is told a user is unlocked while the store still locks them out
+     * @throws InvalidEndpointRequestException (400) for an unknown policy: an operator who mistyped
+     * it must not be told, by an empty success, that the user is unlocked
+     */
+    @DeleteOperation
+    public WebEndpointResponse<Map<String, Object>> reset(@Selector String policy, @Selector String key) {
+        if (!this.throttler.policies().containsKey(policy)) {
+            String message = "No throttle policy '" + policy + "' (configured: "
+                    + String.join(", ", this.throttler.policies().keySet()) + ")";
+            throw new InvalidEndpointRequestException(message, message);
+        }
+        boolean reset = this.throttler.reset(policy, key);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("policy", policy);
+        body.put("reset", reset);
+        if (reset) {
+            return new WebEndpointResponse<>(body);
+        }
+        String store = this.throttler.store().kind();
+        body.put(
+                "message",
+                "The throttle store '" + store + "' could not be reached for policy '" + policy
+                        + "': the key is not reset in it yet. This instance will reset it in the store when the store answers "
+                        + "again, unless it stops first; retry once the store is back to be sure.");
+        return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+    }
 
-	/**
-	 * Changes settings of a policy on this instance (write access only). Over HTTP the request's JSON
-	 * object is the changes ({@code {"limit": 2}}): {@link ThrottleEndpointChanges} hands it to
-	 * {@link #update(String, Map)}. Without changes, this answers the policy as it applies.
-	 * @param policy the policy's name
-	 * @return the policy as now applied (200)
-	 */
-	@WriteOperation
-	public WebEndpointResponse<Map<String, Object>> update(@Selector String policy) {
-		return update(policy, Map.of());
-	}
+    /**
+     * Changes settings of a policy on this instance (write access only). Over HTTP the request's JSON
+     * object is the changes ({@code {"limit": 2}}): {@link ThrottleEndpointChanges} hands it to
+     * {@link #update(String, Map)}. Without changes, this answers the policy as it applies.
+     * @param policy the policy's name
+     * @return the policy as now applied (200)
+     */
+    @WriteOperation
+    public WebEndpointResponse<Map<String, Object>> update(@Selector String policy) {
+        return update(policy, Map.of());
+    }
 
-	/**
-	 * Changes settings of a policy on this instance, validated as at startup; a change with a mistake
-	 * changes nothing. Keys keep their state.
-	 * @param policy the policy's name
-	 * @param changes YAML setting names to new values, for example {@code limit -> 2}
-	 * @return the policy as now applied (200); the mistakes, each naming its property (400); an
-	 * unknown policy (404)
-	 */
-	public WebEndpointResponse<Map<String, Object>> update(String policy, Map<String, Object> changes) {
-		Map<String, Object> body = new LinkedHashMap<>();
-		if (!this.throttler.policies().containsKey(policy)) {
-			body.put("message", "No throttle policy '" + policy + "' (configured: "
-					+ String.join(", ", this.throttler.policies().keySet()) + ")");
-			return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_NOT_FOUND);
-		}
-		if (!changes.isEmpty()) {
-			if (this.changes == null) {
-				body.put("message", "This application does not change throttle policies at run time");
-				return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
-			}
-			try {
-				this.changes.update(policy, changes);
-			}
-			catch (ThrottleConfigurationException ex) {
-				body.put("policy", policy);
-				body.put("problems", ex.problems());
-				return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
-			}
-		}
-		body.put("policy", policy);
-		body.putAll(applied(policy));
-		return new WebEndpointResponse<>(body);
-	}
+    /**
+     * Changes settings of a policy on this instance, validated as at startup; a change with a mistake
+     * changes nothing. Keys keep their state.
+     * @param policy the policy's name
+     * @param changes YAML setting names to new values, for example {@code limit -> 2}
+     * @return the policy as now applied (200); the mistakes, each naming its property (400); an
+     * unknown policy (404)
+     */
+    public WebEndpointResponse<Map<String, Object>> update(String policy, Map<String, Object> changes) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        if (!this.throttler.policies().containsKey(policy)) {
+            body.put(
+                    "message",
+                    "No throttle policy '" + policy + "' (configured: "
+                            + String.join(", ", this.throttler.policies().keySet()) + ")");
+            return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_NOT_FOUND);
+        }
+        if (!changes.isEmpty()) {
+            if (this.changes == null) {
+                body.put("message", "This application does not change throttle policies at run time");
+                return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
+            }
+            try {
+                this.changes.update(policy, changes);
+            } catch (ThrottleConfigurationException ex) {
+                body.put("policy", policy);
+                body.put("problems", ex.problems());
+                return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
+            }
+        }
+        body.put("policy", policy);
+        body.putAll(applied(policy));
+        return new WebEndpointResponse<>(body);
+    }
 
-	/** A policy as it applies now: algorithm, settings, plans' numbers and mode. */
-	private Map<String, Object> applied(String name) {
-		Map<String, Object> described = describe(this.throttler.policy(name));
-		Map<String, Policy> plans = this.throttler.plans(name);
-		if (!plans.isEmpty()) {
-			Map<String, Object> numbers = new LinkedHashMap<>();
-			plans.forEach((plan, planned) -> {
-				Map<String, Object> settings = describe(planned);
-				settings.remove("algorithm");
-				numbers.put(plan, settings);
-			});
-			described.put("plans", numbers);
-		}
-		if (this.changes != null) {
-			described.put("mode", this.changes.isShadow(name) ? "shadow" : "enforce");
-		}
-		return described;
-	}
+    /** A policy as it applies now: algorithm, settings, plans' numbers and mode. */
+    private Map<String, Object> applied(String name) {
+        Map<String, Object> described = describe(this.throttler.policy(name));
+        Map<String, Policy> plans = this.throttler.plans(name);
+        if (!plans.isEmpty()) {
+            Map<String, Object> numbers = new LinkedHashMap<>();
+            plans.forEach((plan, planned) -> {
+                Map<String, Object> settings = describe(planned);
+                settings.remove("algorithm");
+                numbers.put(plan, settings);
+            });
+            described.put("plans", numbers);
+        }
+        if (this.changes != null) {
+            described.put("mode", this.changes.isShadow(name) ? "shadow" : "enforce");
+        }
+        return described;
+    }
 
-	/** The policy's algorithm and settings by configuration name; durations as ISO-8601 text. */
-	private static Map<String, Object> describe(Policy policy) {
-		Map<String, Object> settings = new LinkedHashMap<>();
-		settings.put("algorithm", policy.algorithm().id());
-		policy.algorithm().settings(policy).forEach((parameter, value) -> settings.put(parameter, text(value)));
-		return settings;
-	}
+    /** The policy's algorithm and settings by configuration name; durations as ISO-8601 text. */
+    private static Map<String, Object> describe(Policy policy) {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("algorithm", policy.algorithm().id());
+        policy.algorithm().settings(policy).forEach((parameter, value) -> settings.put(parameter, text(value)));
+        return settings;
+    }
 
-	private static Object text(Object value) {
-		if (value instanceof Duration duration) {
-			return duration.toString();
-		}
-		if (value instanceof List<?> values) {
-			return values.stream().map(ThrottleEndpoint::text).toList();
-		}
-		if (value instanceof Map<?, ?> limit) {
-			// one of several limits
-			Map<Object, Object> settings = new LinkedHashMap<>();
-			limit.forEach((parameter, setting) -> settings.put(parameter, text(setting)));
-			return settings;
-		}
-		return value;
-	}
-
+    private static Object text(Object value) {
+        if (value instanceof Duration duration) {
+            return duration.toString();
+        }
+        if (value instanceof List<?> values) {
+            return values.stream().map(ThrottleEndpoint::text).toList();
+        }
+        if (value instanceof Map<?, ?> limit) {
+            // one of several limits
+            Map<Object, Object> settings = new LinkedHashMap<>();
+            limit.forEach((parameter, setting) -> settings.put(parameter, text(setting)));
+            return settings;
+        }
+        return value;
+    }
 }

@@ -2,7 +2,6 @@ package dev.throttle.spring.actuate;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.endpoint.EndpointId;
 import org.springframework.boot.actuate.endpoint.OperationType;
@@ -19,31 +18,33 @@ import org.springframework.boot.actuate.endpoint.invoke.OperationParameters;
  */
 public final class ThrottleEndpointChanges implements OperationInvokerAdvisor {
 
-	private final ObjectProvider<ThrottleEndpoint> endpoint;
+    private final ObjectProvider<ThrottleEndpoint> endpoint;
 
-	/**
-	 * Creates the advisor.
-	 * @param endpoint the endpoint
-	 */
-	public ThrottleEndpointChanges(ObjectProvider<ThrottleEndpoint> endpoint) {
-		this.endpoint = endpoint;
-	}
+    /**
+     * Creates the advisor.
+     * @param endpoint the endpoint
+     */
+    public ThrottleEndpointChanges(ObjectProvider<ThrottleEndpoint> endpoint) {
+        this.endpoint = endpoint;
+    }
 
-	@Override
-	public OperationInvoker apply(EndpointId endpointId, OperationType operationType, OperationParameters parameters,
-			OperationInvoker invoker) {
-		if (!"throttle".equals(endpointId.toString()) || operationType != OperationType.WRITE) {
-			return invoker;
-		}
-		return (context) -> {
-			Map<String, Object> changes = new LinkedHashMap<>(context.getArguments());
-			Object policy = changes.remove("policy");
-			ThrottleEndpoint endpoint = this.endpoint.getIfAvailable();
-			if (endpoint == null || policy == null) {
-				return invoker.invoke(context);
-			}
-			return endpoint.update(policy.toString(), changes);
-		};
-	}
-
+    @Override
+    public OperationInvoker apply(
+            EndpointId endpointId,
+            OperationType operationType,
+            OperationParameters parameters,
+            OperationInvoker invoker) {
+        if (!"throttle".equals(endpointId.toString()) || operationType != OperationType.WRITE) {
+            return invoker;
+        }
+        return (context) -> {
+            Map<String, Object> changes = new LinkedHashMap<>(context.getArguments());
+            Object policy = changes.remove("policy");
+            ThrottleEndpoint endpoint = this.endpoint.getIfAvailable();
+            if (endpoint == null || policy == null) {
+                return invoker.invoke(context);
+            }
+            return endpoint.update(policy.toString(), changes);
+        };
+    }
 }

@@ -1,19 +1,16 @@
 package dev.throttle.spring.admission;
 
-import java.util.ArrayList;
+import dev.throttle.Decision;
+import dev.throttle.ThrottledException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Function;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-
-import dev.throttle.Decision;
-import dev.throttle.ThrottledException;
 
 /**
  * The decision on one call, and the handle that settles it. {@link #decide} takes from each charge
@@ -40,374 +37,382 @@ import dev.throttle.ThrottledException;
  */
 public final class Admission {
 
-	private static final Log logger = LogFactory.getLog(Admission.class);
+    private static final Log logger = LogFactory.getLog(Admission.class);
 
-	private static final AtomicIntegerFieldUpdater<Admission> SETTLED = AtomicIntegerFieldUpdater
-		.newUpdater(Admission.class, "settled");
+    private static final AtomicIntegerFieldUpdater<Admission> SETTLED =
+            AtomicIntegerFieldUpdater.newUpdater(Admission.class, "settled");
 
-	private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
+    private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
-	private static final Admission NONE = new Admission(List.of(), new String[0], new Decision[0]);
+    private static final Admission NONE = new Admission(List.of(), new String[0], new Decision[0]);
 
-	private final List<Charge> charges;
+    private final List<Charge> charges;
 
-	private final @Nullable String[] keys;
+    private final @Nullable String[] keys;
 
-	private final Decision[] decisions;
+    private final Decision[] decisions;
 
-	/** 0 until the call is ended by its outcome; 1 after. */
-	private volatile int settled;
+    /** 0 until the call is ended by its outcome; 1 after. */
+    private volatile int settled;
 
-	/** Which keys a success cleared, written before the settlement completes; null until one was. */
-	private boolean @Nullable [] reset;
+    /** Which keys a success cleared, written before the settlement completes; null until one was. */
+    private boolean @Nullable [] reset;
 
-	private Admission(List<Charge> charges, @Nullable String[] keys, Decision[] decisions) {
-		this.charges = charges;
-		this.keys = keys;
-		this.decisions = decisions;
-	}
+    private Admission(List<Charge> charges, @Nullable String[] keys, Decision[] decisions) {
+        this.charges = charges;
+        this.keys = keys;
+        this.decisions = decisions;
+    }
 
-	/**
-	 * An admission that took nothing and settles nothing: a call that is not throttled (a safelisted
-	 * client's).
-	 * @return the empty admission
-	 */
-	public static Admission none() {
-		return NONE;
-	}
+    /**
+     * An admission that took nothing and settles nothing: a call that is not throttled (a safelisted
+     * client's).
+     * @return the empty admission
+     */
+    public static Admission none() {
+        return NONE;
+    }
 
-	/**
-	 * Decides a call charged by one policy, blocking if the store does.
-	 * @param charge the charge
-	 * @param key the key (null or blank: the policy's shared bucket)
-	 * @return the admission, to end by the call's outcome
-	 * @throws ThrottledException when the policy refuses
-	 */
-	public static Admission decide(Charge charge, @Nullable String key) {
-		return decide(List.of(charge), new @Nullable String[] { key });
-	}
+    /**
+     * Decides a call charged by one policy, blocking if the store does.
+     * @param charge the charge
+     * @param key the key (null or blank: the policy's shared bucket)
+     * @return the admission, to end by the call's outcome
+     * @throws ThrottledException when the policy refuses
+     */
+    public static Admission decide(Charge charge, @Nullable String key) {
+        return decide(List.of(charge), new @Nullable String[] {key});
+    }
 
-	/**
-	 * Decides a call, blocking if the store does: takes from every charge in order.
-	 * @param charges the call's charges, in order
-	 * @param keys their keys, in the same order (null or blank: the policy's shared bucket)
-	 * @return the admission, to end by the call's outcome
-	 * @throws ThrottledException when a policy refuses (what the earlier ones took is given back)
-	 */
-	public static Admission decide(List<Charge> charges, @Nullable String[] keys) {
-		checkKeys(charges, keys);
-		Decision[] decisions = new Decision[charges.size()];
-		for (int i = 0; i < decisions.length; i++) {
-			Charge charge = charges.get(i);
-			Decision decision;
-			try {
-				decision = charge.bound().tryAcquire(keys[i], charge.cost());
-			}
-			catch (RuntimeException | Error ex) {
-				giveBack(charges, keys, decisions, i, true);
-				throw ex;
-			}
-			if (!decision.allowed() && !charge.shadow()) {
-				giveBack(charges, keys, decisions, i, true);
-				throw new ThrottledException(charge.policy(), decision);
-			}
-			decisions[i] = decision;
-		}
-		return new Admission(charges, keys, decisions);
-	}
+    /**
+     * Decides a call, blocking if the store does: takes from every charge in order.
+     * @param charges the call's charges, in order
+     * @param keys their keys, in the same order (null or blank: the policy's shared bucket)
+     * @return the admission, to end by the call's outcome
+     * @throws ThrottledException when a policy refuses (what the earlier ones took is given back)
+     */
+    public static Admission decide(List<Charge> charges, @Nullable String[] keys) {
+        checkKeys(charges, keys);
+        Decision[] decisions = new Decision[charges.size()];
+        for (int i = 0; i < decisions.length; i++) {
+            Charge charge = charges.get(i);
+            Decision decision;
+            try {
+                decision = charge.bound().tryAcquire(keys[i], charge.cost());
+            } catch (RuntimeException | Error ex) {
+                giveBack(charges, keys, decisions, i, true);
+                throw ex;
+            }
+            if (!decision.allowed() && !charge.shadow()) {
+                giveBack(charges, keys, decisions, i, true);
+                throw new ThrottledException(charge.policy(), decision);
+            }
+            decisions[i] = decision;
+        }
+        return new Admission(charges, keys, decisions);
+    }
 
-	/**
-	 * Like {@link #decide(List, String[])}, without blocking: every decision through the store's
-	 * non-blocking API.
-	 * @param charges the call's charges, in order
-	 * @param keys their keys, in the same order
-	 * @return completes with the admission; fails with a {@link ThrottledException} when a policy
-	 * refuses (what the earlier ones took is given back), or with the store's exception
-	 */
-	public static CompletionStage<Admission> decideAsync(List<Charge> charges, @Nullable String[] keys) {
-		checkKeys(charges, keys);
-		Decision[] decisions = new Decision[charges.size()];
-		return decideFrom(0, charges, keys, decisions).thenApply((done) -> new Admission(charges, keys, decisions));
-	}
+    /**
+     * Like {@link #decide(List, String[])}, without blocking: every decision through the store's
+     * non-blocking API.
+     * @param charges the call's charges, in order
+     * @param keys their keys, in the same order
+     * @return completes with the admission; fails with a {@link ThrottledException} when a policy
+     * refuses (what the earlier ones took is given back), or with the store's exception
+     */
+    public static CompletionStage<Admission> decideAsync(List<Charge> charges, @Nullable String[] keys) {
+        checkKeys(charges, keys);
+        Decision[] decisions = new Decision[charges.size()];
+        return decideFrom(0, charges, keys, decisions).thenApply((done) -> new Admission(charges, keys, decisions));
+    }
 
-	private static CompletionStage<Void> decideFrom(int index, List<Charge> charges, @Nullable String[] keys,
-			Decision[] decisions) {
-		if (index == decisions.length) {
-			return DONE;
-		}
-		Charge charge = charges.get(index);
-		return start(() -> charge.bound().tryAcquireAsync(keys[index], charge.cost())).handle((decision, error) -> {
-			if (error != null) {
-				return giveBackAsync(charges, keys, decisions, index, true)
-					.thenCompose((done) -> Admission.<Void>failed(error));
-			}
-			if (!decision.allowed() && !charge.shadow()) {
-				return giveBackAsync(charges, keys, decisions, index, true)
-					.thenCompose((done) -> Admission.<Void>failed(new ThrottledException(charge.policy(), decision)));
-			}
-			decisions[index] = decision;
-			return decideFrom(index + 1, charges, keys, decisions);
-		}).thenCompose(Function.identity());
-	}
+    private static CompletionStage<Void> decideFrom(
+            int index, List<Charge> charges, @Nullable String[] keys, Decision[] decisions) {
+        if (index == decisions.length) {
+            return DONE;
+        }
+        Charge charge = charges.get(index);
+        return start(() -> charge.bound().tryAcquireAsync(keys[index], charge.cost()))
+                .handle((decision, error) -> {
+                    if (error != null) {
+                        return giveBackAsync(charges, keys, decisions, index, true)
+                                .thenCompose((done) -> Admission.<Void>failed(error));
+                    }
+                    if (!decision.allowed() && !charge.shadow()) {
+                        return giveBackAsync(charges, keys, decisions, index, true)
+                                .thenCompose((done) ->
+                                        Admission.<Void>failed(new ThrottledException(charge.policy(), decision)));
+                    }
+                    decisions[index] = decision;
+                    return decideFrom(index + 1, charges, keys, decisions);
+                })
+                .thenCompose(Function.identity());
+    }
 
-	private static void checkKeys(List<Charge> charges, @Nullable String[] keys) {
-		if (keys.length != charges.size()) {
-			throw new IllegalArgumentException("Expected " + charges.size() + " keys, got " + keys.length);
-		}
-	}
+    private static void checkKeys(List<Charge> charges, @Nullable String[] keys) {
+        if (keys.length != charges.size()) {
+            throw new IllegalArgumentException("Expected " + charges.size() + " keys, got " + keys.length);
+        }
+    }
 
-	/**
-	 * Returns how many policies the call was charged by.
-	 * @return the number of charges
-	 */
-	public int size() {
-		return this.decisions.length;
-	}
+    /**
+     * Returns how many policies the call was charged by.
+     * @return the number of charges
+     */
+    public int size() {
+        return this.decisions.length;
+    }
 
-	/**
-	 * Returns one of the call's charges (with the plan and cost chosen for this call).
-	 * @param index the charge's position, in charging order
-	 * @return the charge
-	 */
-	public Charge charge(int index) {
-		return this.charges.get(index);
-	}
+    /**
+     * Returns one of the call's charges (with the plan and cost chosen for this call).
+     * @param index the charge's position, in charging order
+     * @return the charge
+     */
+    public Charge charge(int index) {
+        return this.charges.get(index);
+    }
 
-	/**
-	 * Returns one charge's key.
-	 * @param index the charge's position, in charging order
-	 * @return the key
-	 */
-	public @Nullable String key(int index) {
-		return this.keys[index];
-	}
+    /**
+     * Returns one charge's key.
+     * @param index the charge's position, in charging order
+     * @return the key
+     */
+    public @Nullable String key(int index) {
+        return this.keys[index];
+    }
 
-	/**
-	 * Returns one charge's decision: allowed, or refused by a policy in shadow mode.
-	 * @param index the charge's position, in charging order
-	 * @return the decision
-	 */
-	public Decision decision(int index) {
-		return this.decisions[index];
-	}
+    /**
+     * Returns one charge's decision: allowed, or refused by a policy in shadow mode.
+     * @param index the charge's position, in charging order
+     * @return the decision
+     */
+    public Decision decision(int index) {
+        return this.decisions[index];
+    }
 
-	/**
-	 * Whether a success cleared this charge's key, so that the key is neutral now
-	 * ({@link Charge#neutral()}) rather than as {@link #decision} says.
-	 * @param index the charge's position, in charging order
-	 * @return whether the key was reset
-	 */
-	public boolean wasReset(int index) {
-		boolean[] reset = this.reset;
-		return reset != null && reset[index];
-	}
+    /**
+     * Whether a success cleared this charge's key, so that the key is neutral now
+     * ({@link Charge#neutral()}) rather than as {@link #decision} says.
+     * @param index the charge's position, in charging order
+     * @return whether the key was reset
+     */
+    public boolean wasReset(int index) {
+        boolean[] reset = this.reset;
+        return reset != null && reset[index];
+    }
 
-	/**
-	 * Whether the call was ended already (by any of the ways to end it).
-	 * @return whether it is settled
-	 */
-	public boolean isSettled() {
-		return this.settled != 0;
-	}
+    /**
+     * Whether the call was ended already (by any of the ways to end it).
+     * @return whether it is settled
+     */
+    public boolean isSettled() {
+        return this.settled != 0;
+    }
 
-	/**
-	 * Whether a success changes state (some charge resets or refunds on success), so that the
-	 * call's outcome must be known.
-	 * @return whether a success is settled
-	 */
-	public boolean settlesOnSuccess() {
-		for (Charge charge : this.charges) {
-			if (charge.settlesOnSuccess()) {
-				return true;
-			}
-		}
-		return false;
-	}
+    /**
+     * Whether a success changes state (some charge resets or refunds on success), so that the
+     * call's outcome must be known.
+     * @return whether a success is settled
+     */
+    public boolean settlesOnSuccess() {
+        for (Charge charge : this.charges) {
+            if (charge.settlesOnSuccess()) {
+                return true;
+            }
+        }
+        return false;
+    }
 
-	private boolean claim() {
-		return this.decisions.length > 0 && SETTLED.compareAndSet(this, 0, 1);
-	}
+    private boolean claim() {
+        return this.decisions.length > 0 && SETTLED.compareAndSet(this, 0, 1);
+    }
 
-	/**
-	 * Ends a call that succeeded, blocking if the store does: resets each reset-on-success policy's
-	 * key and gives back what each count-failures policy took. Never throws.
-	 */
-	public void succeeded() {
-		if (!claim()) {
-			return;
-		}
-		for (int i = 0; i < this.decisions.length; i++) {
-			Charge charge = this.charges.get(i);
-			try {
-				if (charge.resetOnSuccess()) {
-					charge.bound().reset(this.keys[i]);
-					markReset(i);
-				}
-				else if (charge.refundOnSuccess() && this.decisions[i].allowed()) {
-					charge.bound().refund(this.keys[i], charge.cost(), this.decisions[i]);
-				}
-			}
-			catch (RuntimeException ex) {
-				settlementFailed(charge, ex);
-			}
-		}
-	}
+    /**
+     * Ends a call that succeeded, blocking if the store does: resets each reset-on-success policy's
+     * key and gives back what each count-failures policy took. Never throws.
+     */
+    public void succeeded() {
+        if (!claim()) {
+            return;
+        }
+        for (int i = 0; i < this.decisions.length; i++) {
+            Charge charge = this.charges.get(i);
+            try {
+                if (charge.resetOnSuccess()) {
+                    charge.bound().reset(this.keys[i]);
+                    markReset(i);
+                } else if (charge.refundOnSuccess() && this.decisions[i].allowed()) {
+                    charge.bound().refund(this.keys[i], charge.cost(), this.decisions[i]);
+                }
+            } catch (RuntimeException ex) {
+                settlementFailed(charge, ex);
+            }
+        }
+    }
 
-	/**
-	 * Like {@link #succeeded()}, without blocking; the settlements run side by side.
-	 * @return completes when every settlement is done; never fails
-	 */
-	public CompletionStage<Void> succeededAsync() {
-		if (!claim()) {
-			return DONE;
-		}
-		CompletionStage<Void> all = DONE;
-		for (int i = 0; i < this.decisions.length; i++) {
-			Charge charge = this.charges.get(i);
-			String key = this.keys[i];
-			Decision taken = this.decisions[i];
-			int index = i;
-			if (charge.resetOnSuccess()) {
-				CompletionStage<Void> done = start(() -> charge.bound().resetAsync(key)).thenRun(() -> markReset(index));
-				all = both(all, logged(done, charge, Ending.SUCCEEDED));
-			}
-			else if (charge.refundOnSuccess() && taken.allowed()) {
-				// a shadow policy's would-be refusal took nothing
-				all = both(all, logged(start(() -> charge.bound().refundAsync(key, charge.cost(), taken)), charge,
-						Ending.SUCCEEDED));
-			}
-		}
-		return all;
-	}
+    /**
+     * Like {@link #succeeded()}, without blocking; the settlements run side by side.
+     * @return completes when every settlement is done; never fails
+     */
+    public CompletionStage<Void> succeededAsync() {
+        if (!claim()) {
+            return DONE;
+        }
+        CompletionStage<Void> all = DONE;
+        for (int i = 0; i < this.decisions.length; i++) {
+            Charge charge = this.charges.get(i);
+            String key = this.keys[i];
+            Decision taken = this.decisions[i];
+            int index = i;
+            if (charge.resetOnSuccess()) {
+                CompletionStage<Void> done =
+                        start(() -> charge.bound().resetAsync(key)).thenRun(() -> markReset(index));
+                all = both(all, logged(done, charge, Ending.SUCCEEDED));
+            } else if (charge.refundOnSuccess() && taken.allowed()) {
+                // a shadow policy's would-be refusal took nothing
+                all = both(
+                        all,
+                        logged(
+                                start(() -> charge.bound().refundAsync(key, charge.cost(), taken)),
+                                charge,
+                                Ending.SUCCEEDED));
+            }
+        }
+        return all;
+    }
 
-	/**
-	 * Ends a call that failed: it keeps what it took.
-	 */
-	public void failed() {
-		claim();
-	}
+    /**
+     * Ends a call that failed: it keeps what it took.
+     */
+    public void failed() {
+        claim();
+    }
 
-	/**
-	 * Ends a call that did not run after all, blocking if the store does: everything it took is
-	 * given back, by each decision's receipt. Never throws.
-	 */
-	public void refund() {
-		if (claim()) {
-			giveBack(this.charges, this.keys, this.decisions, this.decisions.length, false);
-		}
-	}
+    /**
+     * Ends a call that did not run after all, blocking if the store does: everything it took is
+     * given back, by each decision's receipt. Never throws.
+     */
+    public void refund() {
+        if (claim()) {
+            giveBack(this.charges, this.keys, this.decisions, this.decisions.length, false);
+        }
+    }
 
-	/**
-	 * Like {@link #refund()}, without blocking.
-	 * @return completes when everything is given back; never fails
-	 */
-	public CompletionStage<Void> refundAsync() {
-		return claim() ? giveBackAsync(this.charges, this.keys, this.decisions, this.decisions.length, false) : DONE;
-	}
+    /**
+     * Like {@link #refund()}, without blocking.
+     * @return completes when everything is given back; never fails
+     */
+    public CompletionStage<Void> refundAsync() {
+        return claim() ? giveBackAsync(this.charges, this.keys, this.decisions, this.decisions.length, false) : DONE;
+    }
 
-	private synchronized void markReset(int index) {
-		// settlements of one call may complete on different threads; never on a store's I/O path
-		boolean[] reset = this.reset;
-		if (reset == null) {
-			reset = new boolean[this.decisions.length];
-			this.reset = reset;
-		}
-		reset[index] = true;
-	}
+    private synchronized void markReset(int index) {
+        // settlements of one call may complete on different threads; never on a store's I/O path
+        boolean[] reset = this.reset;
+        if (reset == null) {
+            reset = new boolean[this.decisions.length];
+            this.reset = reset;
+        }
+        reset[index] = true;
+    }
 
-	private static void giveBack(List<Charge> charges, @Nullable String[] keys, Decision[] taken, int count,
-			boolean refused) {
-		for (int i = 0; i < count; i++) {
-			Charge charge = charges.get(i);
-			if (taken[i] == null || !taken[i].allowed()) {
-				continue;
-			}
-			try {
-				charge.bound().refund(keys[i], charge.cost(), taken[i]);
-			}
-			catch (RuntimeException ex) {
-				giveBackFailed(charge, ex, refused);
-			}
-		}
-	}
+    private static void giveBack(
+            List<Charge> charges, @Nullable String[] keys, Decision[] taken, int count, boolean refused) {
+        for (int i = 0; i < count; i++) {
+            Charge charge = charges.get(i);
+            if (taken[i] == null || !taken[i].allowed()) {
+                continue;
+            }
+            try {
+                charge.bound().refund(keys[i], charge.cost(), taken[i]);
+            } catch (RuntimeException ex) {
+                giveBackFailed(charge, ex, refused);
+            }
+        }
+    }
 
-	/** Gives back side by side; the returned stage never fails. */
-	private static CompletionStage<Void> giveBackAsync(List<Charge> charges, @Nullable String[] keys, Decision[] taken,
-			int count, boolean refused) {
-		CompletionStage<Void> all = DONE;
-		for (int i = 0; i < count; i++) {
-			Charge charge = charges.get(i);
-			String key = keys[i];
-			Decision decision = taken[i];
-			if (decision == null || !decision.allowed()) {
-				continue;
-			}
-			all = both(all, logged(start(() -> charge.bound().refundAsync(key, charge.cost(), decision)), charge,
-					refused ? Ending.REFUSED : Ending.NOT_RUN));
-		}
-		return all;
-	}
+    /** Gives back side by side; the returned stage never fails. */
+    private static CompletionStage<Void> giveBackAsync(
+            List<Charge> charges, @Nullable String[] keys, Decision[] taken, int count, boolean refused) {
+        CompletionStage<Void> all = DONE;
+        for (int i = 0; i < count; i++) {
+            Charge charge = charges.get(i);
+            String key = keys[i];
+            Decision decision = taken[i];
+            if (decision == null || !decision.allowed()) {
+                continue;
+            }
+            all = both(
+                    all,
+                    logged(
+                            start(() -> charge.bound().refundAsync(key, charge.cost(), decision)),
+                            charge,
+                            refused ? Ending.REFUSED : Ending.NOT_RUN));
+        }
+        return all;
+    }
 
-	private static CompletionStage<Void> logged(CompletionStage<Void> settlement, Charge charge, Ending ending) {
-		return settlement.handle((ignored, error) -> {
-			if (error != null) {
-				if (ending == Ending.SUCCEEDED) {
-					settlementFailed(charge, unwrap(error));
-				}
-				else {
-					giveBackFailed(charge, unwrap(error), ending == Ending.REFUSED);
-				}
-			}
-			return null;
-		});
-	}
+    private static CompletionStage<Void> logged(CompletionStage<Void> settlement, Charge charge, Ending ending) {
+        return settlement.handle((ignored, error) -> {
+            if (error != null) {
+                if (ending == Ending.SUCCEEDED) {
+                    settlementFailed(charge, unwrap(error));
+                } else {
+                    giveBackFailed(charge, unwrap(error), ending == Ending.REFUSED);
+                }
+            }
+            return null;
+        });
+    }
 
-	private static void settlementFailed(Charge charge, Throwable ex) {
-		logger.warn("Could not " + (charge.resetOnSuccess() ? "reset" : "refund") + " policy '" + charge.policy().name()
-				+ "' after a successful call; the call's result stands", ex);
-	}
+    private static void settlementFailed(Charge charge, Throwable ex) {
+        logger.warn(
+                "Could not " + (charge.resetOnSuccess() ? "reset" : "refund") + " policy '"
+                        + charge.policy().name() + "' after a successful call; the call's result stands",
+                ex);
+    }
 
-	private static void giveBackFailed(Charge charge, Throwable ex, boolean refused) {
-		logger.warn("Could not give back what policy '" + charge.policy().name() + "' took for a call that "
-				+ (refused ? "a later policy refused; the refusal stands" : "did not run; what it took stays taken"),
-				ex);
-	}
+    private static void giveBackFailed(Charge charge, Throwable ex, boolean refused) {
+        logger.warn(
+                "Could not give back what policy '" + charge.policy().name() + "' took for a call that "
+                        + (refused
+                                ? "a later policy refused; the refusal stands"
+                                : "did not run; what it took stays taken"),
+                ex);
+    }
 
-	/** How a call ended, for what a settlement that fails says. */
-	private enum Ending {
+    /** How a call ended, for what a settlement that fails says. */
+    private enum Ending {
+        SUCCEEDED,
+        REFUSED,
+        NOT_RUN
+    }
 
-		SUCCEEDED, REFUSED, NOT_RUN
+    /** A store call that throws before it returns its stage fails like one whose stage fails. */
+    private static <T> CompletionStage<T> start(StoreCall<T> call) {
+        try {
+            return call.start();
+        } catch (RuntimeException ex) {
+            return failed(ex);
+        }
+    }
 
-	}
+    private static CompletionStage<Void> both(CompletionStage<Void> first, CompletionStage<Void> second) {
+        return (first == DONE) ? second : first.thenCombine(second, (a, b) -> null);
+    }
 
-	/** A store call that throws before it returns its stage fails like one whose stage fails. */
-	private static <T> CompletionStage<T> start(StoreCall<T> call) {
-		try {
-			return call.start();
-		}
-		catch (RuntimeException ex) {
-			return failed(ex);
-		}
-	}
+    /** A failure is seen as the store's exception, never wrapped in a {@link CompletionException}. */
+    private static <T> CompletionStage<T> failed(Throwable error) {
+        return CompletableFuture.failedStage(unwrap(error));
+    }
 
-	private static CompletionStage<Void> both(CompletionStage<Void> first, CompletionStage<Void> second) {
-		return (first == DONE) ? second : first.thenCombine(second, (a, b) -> null);
-	}
+    private static Throwable unwrap(Throwable error) {
+        return (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
+    }
 
-	/** A failure is seen as the store's exception, never wrapped in a {@link CompletionException}. */
-	private static <T> CompletionStage<T> failed(Throwable error) {
-		return CompletableFuture.failedStage(unwrap(error));
-	}
+    @FunctionalInterface
+    private interface StoreCall<T> {
 
-	private static Throwable unwrap(Throwable error) {
-		return (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
-	}
-
-	@FunctionalInterface
-	private interface StoreCall<T> {
-
-		CompletionStage<T> start();
-
-	}
-
+        CompletionStage<T> start();
+    }
 }

@@ -1,14 +1,12 @@
 package dev.throttle.spring.admission;
 
+import dev.throttle.ThrottledException;
+import dev.throttle.Throttler;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
-
 import org.jspecify.annotations.Nullable;
-
-import dev.throttle.ThrottledException;
-import dev.throttle.Throttler;
 
 /**
  * Makes the charges of the configured policies, as {@code throttle.policies} configures them: the
@@ -18,91 +16,95 @@ import dev.throttle.Throttler;
  */
 public final class Admissions {
 
-	private static final BooleanSupplier ENFORCED = () -> false;
+    private static final BooleanSupplier ENFORCED = () -> false;
 
-	private final Throttler throttler;
+    private final Throttler throttler;
 
-	private final Function<String, Charge.@Nullable OnSuccess> onSuccess;
+    private final Function<String, Charge.@Nullable OnSuccess> onSuccess;
 
-	private final Function<String, BooleanSupplier> modes;
+    private final Function<String, BooleanSupplier> modes;
 
-	/**
-	 * Creates the charges' source.
-	 * @param throttler the throttler that knows the policies
-	 * @param onSuccess how each policy settles a success, by name (null: every call counts)
-	 * @param modes each policy's shadow-mode switch, by name
-	 */
-	public Admissions(Throttler throttler, Function<String, Charge.@Nullable OnSuccess> onSuccess,
-			Function<String, BooleanSupplier> modes) {
-		this.throttler = throttler;
-		this.onSuccess = onSuccess;
-		this.modes = modes;
-	}
+    /**
+     * Creates the charges' source.
+     * @param throttler the throttler that knows the policies
+     * @param onSuccess how each policy settles a success, by name (null: every call counts)
+     * @param modes each policy's shadow-mode switch, by name
+     */
+    public Admissions(
+            Throttler throttler,
+            Function<String, Charge.@Nullable OnSuccess> onSuccess,
+            Function<String, BooleanSupplier> modes) {
+        this.throttler = throttler;
+        this.onSuccess = onSuccess;
+        this.modes = modes;
+    }
 
-	/**
-	 * A source for policies that settle nothing on success and always enforce.
-	 * @param throttler the throttler that knows the policies
-	 * @return the source
-	 */
-	public static Admissions of(Throttler throttler) {
-		return new Admissions(throttler, (name) -> Charge.OnSuccess.COUNT, (name) -> ENFORCED);
-	}
+    /**
+     * A source for policies that settle nothing on success and always enforce.
+     * @param throttler the throttler that knows the policies
+     * @return the source
+     */
+    public static Admissions of(Throttler throttler) {
+        return new Admissions(throttler, (name) -> Charge.OnSuccess.COUNT, (name) -> ENFORCED);
+    }
 
-	/**
-	 * Returns the throttler whose policies this source charges.
-	 * @return the throttler
-	 */
-	public Throttler throttler() {
-		return this.throttler;
-	}
+    /**
+     * Returns the throttler whose policies this source charges.
+     * @return the throttler
+     */
+    public Throttler throttler() {
+        return this.throttler;
+    }
 
-	/**
-	 * A charge of one unit by a configured policy, as configured. Made once per entry point, not
-	 * per call.
-	 * @param policy the policy's name
-	 * @return the charge
-	 * @throws IllegalArgumentException when no such policy is configured
-	 */
-	public Charge charge(String policy) {
-		return charge(policy, 1);
-	}
+    /**
+     * A charge of one unit by a configured policy, as configured. Made once per entry point, not
+     * per call.
+     * @param policy the policy's name
+     * @return the charge
+     * @throws IllegalArgumentException when no such policy is configured
+     */
+    public Charge charge(String policy) {
+        return charge(policy, 1);
+    }
 
-	/**
-	 * A charge by a configured policy, as configured. Made once per entry point, not per call.
-	 * @param policy the policy's name
-	 * @param cost units per call, at least 1
-	 * @return the charge
-	 * @throws IllegalArgumentException when no such policy is configured
-	 */
-	public Charge charge(String policy, int cost) {
-		Charge.OnSuccess settles = this.onSuccess.apply(policy);
-		return Charge.of(this.throttler.bound(policy), cost, (settles != null) ? settles : Charge.OnSuccess.COUNT,
-				this.modes.apply(policy));
-	}
+    /**
+     * A charge by a configured policy, as configured. Made once per entry point, not per call.
+     * @param policy the policy's name
+     * @param cost units per call, at least 1
+     * @return the charge
+     * @throws IllegalArgumentException when no such policy is configured
+     */
+    public Charge charge(String policy, int cost) {
+        Charge.OnSuccess settles = this.onSuccess.apply(policy);
+        return Charge.of(
+                this.throttler.bound(policy),
+                cost,
+                (settles != null) ? settles : Charge.OnSuccess.COUNT,
+                this.modes.apply(policy));
+    }
 
-	/**
-	 * Decides a call by one configured policy, as configured, blocking if the store does: the
-	 * programmatic form of an annotated call, which the caller ends by its outcome. A caller that
-	 * decides often binds its {@link #charge} once and uses {@link Admission#decide(Charge, String)}.
-	 * @param policy the policy's name
-	 * @param key the key (null or blank: the policy's shared bucket)
-	 * @return the admission, to end by the call's outcome
-	 * @throws ThrottledException when the policy refuses
-	 * @throws IllegalArgumentException when no such policy is configured
-	 */
-	public Admission decide(String policy, @Nullable String key) {
-		return Admission.decide(charge(policy), key);
-	}
+    /**
+     * Decides a call by one configured policy, as configured, blocking if the store does: the
+     * programmatic form of an annotated call, which the caller ends by its outcome. A caller that
+     * decides often binds its {@link #charge} once and uses {@link Admission#decide(Charge, String)}.
+     * @param policy the policy's name
+     * @param key the key (null or blank: the policy's shared bucket)
+     * @return the admission, to end by the call's outcome
+     * @throws ThrottledException when the policy refuses
+     * @throws IllegalArgumentException when no such policy is configured
+     */
+    public Admission decide(String policy, @Nullable String key) {
+        return Admission.decide(charge(policy), key);
+    }
 
-	/**
-	 * Like {@link #decide(String, String)}, without blocking.
-	 * @param policy the policy's name
-	 * @param key the key (null or blank: the policy's shared bucket)
-	 * @return completes with the admission; fails with a {@link ThrottledException} when the policy refuses
-	 * @throws IllegalArgumentException when no such policy is configured
-	 */
-	public CompletionStage<Admission> decideAsync(String policy, @Nullable String key) {
-		return Admission.decideAsync(List.of(charge(policy)), new @Nullable String[] { key });
-	}
-
+    /**
+     * Like {@link #decide(String, String)}, without blocking.
+     * @param policy the policy's name
+     * @param key the key (null or blank: the policy's shared bucket)
+     * @return completes with the admission; fails with a {@link ThrottledException} when the policy refuses
+     * @throws IllegalArgumentException when no such policy is configured
+     */
+    public CompletionStage<Admission> decideAsync(String policy, @Nullable String key) {
+        return Admission.decideAsync(List.of(charge(policy)), new @Nullable String[] {key});
+    }
 }

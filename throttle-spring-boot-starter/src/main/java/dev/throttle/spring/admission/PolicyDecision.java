@@ -10,5 +10,4 @@ import dev.throttle.Policy;
  * @param policy the policy (with the numbers of the plan that decided)
  * @param decision the decision
  */
-public record PolicyDecision(Policy policy, Decision decision) {
-}
+public record PolicyDecision(Policy policy, Decision decision) {}

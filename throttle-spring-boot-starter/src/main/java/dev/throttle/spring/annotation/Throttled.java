@@ -30,72 +30,70 @@ import java.lang.annotation.Target;
  * method's own class ({@code this.login(..)}) is not throttled, and an annotation on a private,
  * static or final method fails startup.
  */
-@Target({ ElementType.METHOD, ElementType.TYPE })
+@Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Repeatable(Throttled.List.class)
 public @interface Throttled {
 
-	/**
-	 * The policy's name, as configured under {@code throttle.policies}.
-	 * @return the policy
-	 */
-	String policy();
+    /**
+     * The policy's name, as configured under {@code throttle.policies}.
+     * @return the policy
+     */
+    String policy();
 
-	/**
-	 * A SpEL expression for the key, evaluated per call over the method's parameters
-	 * ({@code #email}, {@code #form.email}, {@code #p0}, {@code #a0}) and two variables:
-	 * {@code #ip}, the client address as the servlet container or WebFlux sees it (it follows
-	 * {@code server.forward-headers-strategy}; a raw {@code X-Forwarded-For} is never read), and
-	 * {@code #principal}, the authenticated user's name (with Spring Security). IPv6 clients'
-	 * {@code #ip} is their network ({@code throttle.http.ipv6-prefix}, a /64 by default). Every
-	 * variable is checked at startup against the method's parameters. A null or blank result, or
-	 * an expression that fails, falls into the policy's one shared bucket (and is logged once).
-	 * Empty (the default) means that shared bucket.
-	 * @return the key expression
-	 */
-	String key() default "";
+    /**
+     * A SpEL expression for the key, evaluated per call over the method's parameters
+     * ({@code #email}, {@code #form.email}, {@code #p0}, {@code #a0}) and two variables:
+     * {@code #ip}, the client address as the servlet container or WebFlux sees it (it follows
+     * {@code server.forward-headers-strategy}; a raw {@code X-Forwarded-For} is never read), and
+     * {@code #principal}, the authenticated user's name (with Spring Security). IPv6 clients'
+     * {@code #ip} is their network ({@code throttle.http.ipv6-prefix}, a /64 by default). Every
+     * variable is checked at startup against the method's parameters. A null or blank result, or
+     * an expression that fails, falls into the policy's one shared bucket (and is logged once).
+     * Empty (the default) means that shared bucket.
+     * @return the key expression
+     */
+    String key() default "";
 
-	/**
-	 * Units one call takes (tokens, counts, intervals), at least 1.
-	 * @return the cost
-	 */
-	int cost() default 1;
+    /**
+     * Units one call takes (tokens, counts, intervals), at least 1.
+     * @return the cost
+     */
+    int cost() default 1;
 
-	/**
-	 * SpEL for the plan whose numbers the call gets, over the same variables as
-	 * {@link #key()}, bean references ({@code @accounts.planOf(#apiKey)}) included: a name under
-	 * {@code throttle.policies.<policy>.plans}. Null, blank or a plan the policy does not have means the
-	 * policy's base numbers (an unknown name is logged once). Empty (the default): the base numbers.
-	 * Parsed once, at startup. The key's state is shared by every plan: a caller who changes plan
-	 * keeps what they used.
-	 * @return the plan expression, or empty
-	 */
-	String plan() default "";
+    /**
+     * SpEL for the plan whose numbers the call gets, over the same variables as
+     * {@link #key()}, bean references ({@code @accounts.planOf(#apiKey)}) included: a name under
+     * {@code throttle.policies.<policy>.plans}. Null, blank or a plan the policy does not have means the
+     * policy's base numbers (an unknown name is logged once). Empty (the default): the base numbers.
+     * Parsed once, at startup. The key's state is shared by every plan: a caller who changes plan
+     * keeps what they used.
+     * @return the plan expression, or empty
+     */
+    String plan() default "";
 
-	/**
-	 * SpEL for the units the call takes, evaluated per call over the same variables as {@link #key()}
-	 * ({@code #rows.size()}), in place of {@link #cost()}. A number: below 1 counts as 1; above the
-	 * policy's largest cost the call is refused as one that can never pass. Null or not a number:
-	 * {@link #cost()} (logged once). Parsed and checked at startup.
-	 * @return the cost expression, or empty for {@link #cost()}
-	 */
-	String costExpression() default "";
+    /**
+     * SpEL for the units the call takes, evaluated per call over the same variables as {@link #key()}
+     * ({@code #rows.size()}), in place of {@link #cost()}. A number: below 1 counts as 1; above the
+     * policy's largest cost the call is refused as one that can never pass. Null or not a number:
+     * {@link #cost()} (logged once). Parsed and checked at startup.
+     * @return the cost expression, or empty for {@link #cost()}
+     */
+    String costExpression() default "";
 
-	/**
-	 * Holds repeated {@link Throttled} annotations.
-	 */
-	@Target({ ElementType.METHOD, ElementType.TYPE })
-	@Retention(RetentionPolicy.RUNTIME)
-	@Documented
-	@interface List {
+    /**
+     * Holds repeated {@link Throttled} annotations.
+     */
+    @Target({ElementType.METHOD, ElementType.TYPE})
+    @Retention(RetentionPolicy.RUNTIME)
+    @Documented
+    @interface List {
 
-		/**
-		 * The annotations, in the order they are checked.
-		 * @return the annotations
-		 */
-		Throttled[] value();
-
-	}
-
+        /**
+         * The annotations, in the order they are checked.
+         * @return the annotations
+         */
+        Throttled[] value();
+    }
 }

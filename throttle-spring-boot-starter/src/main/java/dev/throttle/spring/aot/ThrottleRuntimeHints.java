@@ -1,7 +1,6 @@
 package dev.throttle.spring.aot;
 
 import org.jspecify.annotations.Nullable;
-
 import org.springframework.aot.hint.MemberCategory;
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
@@ -24,13 +23,12 @@ import org.springframework.aot.hint.RuntimeHintsRegistrar;
  */
 final class ThrottleRuntimeHints implements RuntimeHintsRegistrar {
 
-	/** Where the Redis store's scripts live, whatever they are named. */
-	static final String SCRIPTS_PATTERN = "META-INF/throttle/scripts/*.lua";
+    /** Where the Redis store's scripts live, whatever they are named. */
+    static final String SCRIPTS_PATTERN = "META-INF/throttle/scripts/*.lua";
 
-	@Override
-	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
-		hints.resources().registerPattern(SCRIPTS_PATTERN);
-		hints.reflection().registerType(String.class, MemberCategory.INVOKE_PUBLIC_METHODS);
-	}
-
+    @Override
+    public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
+        hints.resources().registerPattern(SCRIPTS_PATTERN);
+        hints.reflection().registerType(String.class, MemberCategory.INVOKE_PUBLIC_METHODS);
+    }
 }

@@ -1,16 +1,14 @@
 package dev.throttle.spring.autoconfigure;
 
-import java.util.List;
-
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.core.env.Environment;
-import org.springframework.util.ClassUtils;
-import org.springframework.util.function.SingletonSupplier;
-
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.HttpRulesFilterConfig;
+import java.util.List;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Builds {@code throttle.http.rules} and the configuration of the servlet and the reactive filter, checking at startup
@@ -18,59 +16,71 @@ import dev.throttle.spring.internal.web.HttpRulesFilterConfig;
  */
 final class HttpRulesFactory {
 
-	/** Spring Security's servlet filter chain order by default ({@code spring.security.filter.order}). */
-	private static final int SERVLET_SECURITY_ORDER = -100;
+    /** Spring Security's servlet filter chain order by default ({@code spring.security.filter.order}). */
+    private static final int SERVLET_SECURITY_ORDER = -100;
 
-	/** The order of Spring Security's WebFilterChainProxy in WebFlux. */
-	private static final int REACTIVE_SECURITY_ORDER = -100;
+    /** The order of Spring Security's WebFilterChainProxy in WebFlux. */
+    private static final int REACTIVE_SECURITY_ORDER = -100;
 
-	private HttpRulesFactory() {
-	}
+    private HttpRulesFactory() {}
 
-	static HttpRules rules(ThrottleProperties properties, Admissions admissions, Environment environment,
-			boolean reactive, ClassLoader classLoader) {
-		ThrottleProperties.Http http = properties.getHttp();
-		List<HttpRules.Spec> specs = http.getRules()
-			.stream()
-			.map((rule) -> new HttpRules.Spec(rule.getPaths(), rule.getMethods(), rule.getPolicy(), rule.getKey(),
-					rule.getCost(), rule.getPlan()))
-			.toList();
-		return new HttpRules(specs, admissions,
-				principalProblem(http.getFilterOrder(), environment, reactive, classLoader));
-	}
+    static HttpRules rules(
+            ThrottleProperties properties,
+            Admissions admissions,
+            Environment environment,
+            boolean reactive,
+            ClassLoader classLoader) {
+        ThrottleProperties.Http http = properties.getHttp();
+        List<HttpRules.Spec> specs = http.getRules().stream()
+                .map((rule) -> new HttpRules.Spec(
+                        rule.getPaths(),
+                        rule.getMethods(),
+                        rule.getPolicy(),
+                        rule.getKey(),
+                        rule.getCost(),
+                        rule.getPlan()))
+                .toList();
+        return new HttpRules(
+                specs, admissions, principalProblem(http.getFilterOrder(), environment, reactive, classLoader));
+    }
 
-	/**
-	 * The configuration of the filter of URL rules and of the blocklist, for either web stack.
-	 * @param <C> the stack's CORS configuration source
-	 * @param rules the rules
-	 * @param access the safelist and blocklist
-	 * @param properties the starter's properties
-	 * @param corsSources the application's CORS configuration, looked up on first use
-	 * @return the filter's configuration
-	 */
-	static <C> HttpRulesFilterConfig<C> filterConfig(HttpRules rules, ClientAccess access,
-			ThrottleProperties properties, ObjectProvider<C> corsSources) {
-		ThrottleProperties.Http http = properties.getHttp();
-		return new HttpRulesFilterConfig<>(rules, access, http.getHeaders() == ThrottleProperties.Headers.IETF,
-				http.getIpv6Prefix(), SingletonSupplier.of(() -> corsSources.orderedStream().toList()),
-				http.getFilterOrder());
-	}
+    /**
+     * The configuration of the filter of URL rules and of the blocklist, for either web stack.
+     * @param <C> the stack's CORS configuration source
+     * @param rules the rules
+     * @param access the safelist and blocklist
+     * @param properties the starter's properties
+     * @param corsSources the application's CORS configuration, looked up on first use
+     * @return the filter's configuration
+     */
+    static <C> HttpRulesFilterConfig<C> filterConfig(
+            HttpRules rules, ClientAccess access, ThrottleProperties properties, ObjectProvider<C> corsSources) {
+        ThrottleProperties.Http http = properties.getHttp();
+        return new HttpRulesFilterConfig<>(
+                rules,
+                access,
+                http.getHeaders() == ThrottleProperties.Headers.IETF,
+                http.getIpv6Prefix(),
+                SingletonSupplier.of(() -> corsSources.orderedStream().toList()),
+                http.getFilterOrder());
+    }
 
-	private static String principalProblem(int filterOrder, Environment environment, boolean reactive,
-			ClassLoader classLoader) {
-		String chain = reactive ? "org.springframework.security.web.server.WebFilterChainProxy"
-				: "org.springframework.security.web.FilterChainProxy";
-		if (!ClassUtils.isPresent(chain, classLoader)) {
-			return "Spring Security is not on the classpath to supply one, so every request would share one bucket";
-		}
-		int securityOrder = reactive ? REACTIVE_SECURITY_ORDER
-				: environment.getProperty("spring.security.filter.order", Integer.class, SERVLET_SECURITY_ORDER);
-		if (filterOrder <= securityOrder) {
-			return "the rules' filter runs before Spring Security's (throttle.http.filter-order=" + filterOrder
-					+ ", Spring Security's " + securityOrder + "), where nobody is signed in yet, so every request "
-					+ "would share one bucket: set throttle.http.filter-order above " + securityOrder + " (such as 0)";
-		}
-		return null;
-	}
-
+    private static String principalProblem(
+            int filterOrder, Environment environment, boolean reactive, ClassLoader classLoader) {
+        String chain = reactive
+                ? "org.springframework.security.web.server.WebFilterChainProxy"
+                : "org.springframework.security.web.FilterChainProxy";
+        if (!ClassUtils.isPresent(chain, classLoader)) {
+            return "Spring Security is not on the classpath to supply one, so every request would share one bucket";
+        }
+        int securityOrder = reactive
+                ? REACTIVE_SECURITY_ORDER
+                : environment.getProperty("spring.security.filter.order", Integer.class, SERVLET_SECURITY_ORDER);
+        if (filterOrder <= securityOrder) {
+            return "the rules' filter runs before Spring Security's (throttle.http.filter-order=" + filterOrder
+                    + ", Spring Security's " + securityOrder + "), where nobody is signed in yet, so every request "
+                    + "would share one bucket: set throttle.http.filter-order above " + securityOrder + " (such as 0)";
+        }
+        return null;
+    }
 }

@@ -18,10 +18,9 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(ThrottleProperties.class)
 public final class ThrottleDisabledAutoConfiguration {
 
-	@Bean
-	static SmartInitializingSingleton throttlePoliciesCheck(ListableBeanFactory beanFactory,
-			ObjectProvider<ThrottleProperties> properties) {
-		return ThrottleStartupCheck.policiesOnly(beanFactory, properties);
-	}
-
+    @Bean
+    static SmartInitializingSingleton throttlePoliciesCheck(
+            ListableBeanFactory beanFactory, ObjectProvider<ThrottleProperties> properties) {
+        return ThrottleStartupCheck.policiesOnly(beanFactory, properties);
+    }
 }

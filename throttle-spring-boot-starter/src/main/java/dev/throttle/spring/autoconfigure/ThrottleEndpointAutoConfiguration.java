@@ -1,5 +1,8 @@
 package dev.throttle.spring.autoconfigure;
 
+import dev.throttle.Throttler;
+import dev.throttle.spring.actuate.ThrottleEndpoint;
+import dev.throttle.spring.actuate.ThrottleEndpointChanges;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -8,10 +11,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-
-import dev.throttle.Throttler;
-import dev.throttle.spring.actuate.ThrottleEndpoint;
-import dev.throttle.spring.actuate.ThrottleEndpointChanges;
 
 /**
  * The {@code throttle} actuator endpoint, when Actuator is present and the endpoint is available
@@ -23,16 +22,15 @@ import dev.throttle.spring.actuate.ThrottleEndpointChanges;
 @ConditionalOnAvailableEndpoint(endpoint = ThrottleEndpoint.class)
 public final class ThrottleEndpointAutoConfiguration {
 
-	@Bean
-	@ConditionalOnMissingBean
-	ThrottleEndpoint throttleEndpoint(Throttler throttler, ObjectProvider<ThrottlePolicies> policies) {
-		return new ThrottleEndpoint(throttler, policies.getIfAvailable());
-	}
+    @Bean
+    @ConditionalOnMissingBean
+    ThrottleEndpoint throttleEndpoint(Throttler throttler, ObjectProvider<ThrottlePolicies> policies) {
+        return new ThrottleEndpoint(throttler, policies.getIfAvailable());
+    }
 
-	/** Hands {@code POST /actuator/throttle/{policy}}'s JSON object to the endpoint whole. */
-	@Bean
-	static ThrottleEndpointChanges throttleEndpointChanges(ObjectProvider<ThrottleEndpoint> endpoint) {
-		return new ThrottleEndpointChanges(endpoint);
-	}
-
+    /** Hands {@code POST /actuator/throttle/{policy}}'s JSON object to the endpoint whole. */
+    @Bean
+    static ThrottleEndpointChanges throttleEndpointChanges(ObjectProvider<ThrottleEndpoint> endpoint) {
+        return new ThrottleEndpointChanges(endpoint);
+    }
 }

@@ -1,16 +1,14 @@
 package dev.throttle.spring.autoconfigure;
 
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.admission.Charge;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-
 import org.springframework.boot.context.properties.ConfigurationProperties;
-
-import dev.throttle.resilience.FailureMode;
-import dev.throttle.spring.ThrottleConfigurationException;
-import dev.throttle.spring.admission.Charge;
 
 /**
  * Configuration of throttling, under {@code throttle}. A property that binds to nothing (a typo
@@ -20,883 +18,868 @@ import dev.throttle.spring.admission.Charge;
 @ConfigurationProperties(prefix = "throttle", ignoreUnknownFields = false)
 public class ThrottleProperties {
 
-	/**
-	 * Whether @Throttled methods are throttled and refusals answered with 429.
-	 */
-	private boolean enabled = true;
+    /**
+     * Whether @Throttled methods are throttled and refusals answered with 429.
+     */
+    private boolean enabled = true;
 
-	private final Store store = new Store();
+    private final Store store = new Store();
+
+    private final Http http = new Http();
 
-	private final Http http = new Http();
-
-	private final Aop aop = new Aop();
-
-	/**
-	 * Throttling policies by name, as @Throttled(policy) refers to them.
-	 */
-	private Map<String, Policy> policies = new LinkedHashMap<>();
-
-	// plans, shadow mode
-	/**
-	 * Whether policies refuse calls (enforce) or only count the calls they would refuse (shadow),
-	 * for every policy that does not set its own mode.
-	 */
-	private Mode mode = Mode.ENFORCE;
-
-	public Mode getMode() {
-		return this.mode;
-	}
-
-	public void setMode(Mode mode) {
-		this.mode = mode;
-	}
-	// end of plans, shadow mode
-
-	public boolean isEnabled() {
-		return this.enabled;
-	}
-
-	public void setEnabled(boolean enabled) {
-		this.enabled = enabled;
-	}
-
-	public Store getStore() {
-		return this.store;
-	}
-
-	public Http getHttp() {
-		return this.http;
-	}
-
-	public Aop getAop() {
-		return this.aop;
-	}
-
-	public Map<String, Policy> getPolicies() {
-		return this.policies;
-	}
-
-	public void setPolicies(Map<String, Policy> policies) {
-		this.policies = policies;
-	}
-
-	/**
-	 * Where throttling state lives.
-	 */
-	public static class Store {
-
-		/**
-		 * Kind of store that holds throttling state.
-		 */
-		private StoreType type = StoreType.MEMORY;
-
-		private final Memory memory = new Memory();
-
-		private final Redis redis = new Redis();
-
-		public StoreType getType() {
-			return this.type;
-		}
-
-		public void setType(StoreType type) {
-			this.type = type;
-		}
-
-		public Memory getMemory() {
-			return this.memory;
-		}
-
-		public Redis getRedis() {
-			return this.redis;
-		}
-
-	}
-
-	/**
-	 * Kinds of store.
-	 */
-	public enum StoreType {
-
-		/** This JVM's memory, bounded; each instance throttles on its own. */
-		MEMORY,
-
-		/** Redis through Spring Data Redis; every instance shares one limit. */
-		REDIS
-
-	}
-
-	/**
-	 * Settings of the memory store.
-	 */
-	public static class Memory {
-
-		/**
-		 * Most keys held per policy. No key is evicted to make room: while a policy holds this
-		 * many live keys, a key it does not hold shares the policy's one overflow bucket.
-		 */
-		private long maximumKeys = 1_000_000;
-
-		public long getMaximumKeys() {
-			return this.maximumKeys;
-		}
-
-		public void setMaximumKeys(long maximumKeys) {
-			this.maximumKeys = maximumKeys;
-		}
-
-	}
-
-	/**
-	 * Settings of the Redis store.
-	 */
-	public static class Redis {
-
-		/**
-		 * Prefix of every Redis key the store writes.
-		 */
-		private String keyPrefix = "throttle";
-
-		/**
-		 * What a decision does when Redis cannot be reached in time.
-		 */
-		private FailureMode failureMode = FailureMode.LOCAL;
-
-		/**
-		 * Longest wait for Redis per decision before the failure mode applies.
-		 */
-		private Duration timeout = Duration.ofSeconds(1);
-
-		public String getKeyPrefix() {
-			return this.keyPrefix;
-		}
-
-		public void setKeyPrefix(String keyPrefix) {
-			this.keyPrefix = keyPrefix;
-		}
-
-		public FailureMode getFailureMode() {
-			return this.failureMode;
-		}
-
-		public void setFailureMode(FailureMode failureMode) {
-			this.failureMode = failureMode;
-		}
-
-		public Duration getTimeout() {
-			return this.timeout;
-		}
-
-		public void setTimeout(Duration timeout) {
-			this.timeout = timeout;
-		}
-
-		// near cache of refusals and the clock of the scripts
-
-		private final NearCache nearCache = new NearCache();
-
-		/**
-		 * Whose clock the scripts read: the Redis server's TIME, or this application's time passed
-		 * with each call, for a Redis that refuses TIME inside scripts (decisions then shift by the
-		 * skew between application servers).
-		 */
-		private RedisClock clock = RedisClock.SERVER;
-
-		public NearCache getNearCache() {
-			return this.nearCache;
-		}
-
-		public RedisClock getClock() {
-			return this.clock;
-		}
-
-		public void setClock(RedisClock clock) {
-			this.clock = clock;
-		}
-
-	}
-
-	/**
-	 * Refusals remembered on each instance until their Retry-After, so that calls of a refused key are
-	 * refused without a Redis call; dropped on every instance when a key is reset or given back, or a
-	 * policy changes (events on {@code <key-prefix>:events}).
-	 */
-	public static class NearCache {
-
-		/**
-		 * Whether refusals are remembered and invalidation events published and heard.
-		 */
-		private boolean enabled = true;
-
-		/**
-		 * Most refused keys remembered per policy on this instance, about 200 bytes each.
-		 */
-		private long maximumKeys = 100000;
-
-		/**
-		 * Shortest Retry-After worth remembering.
-		 */
-		private Duration minimumRetryAfter = Duration.ofMillis(50);
-
-		public boolean isEnabled() {
-			return this.enabled;
-		}
-
-		public void setEnabled(boolean enabled) {
-			this.enabled = enabled;
-		}
-
-		public long getMaximumKeys() {
-			return this.maximumKeys;
-		}
-
-		public void setMaximumKeys(long maximumKeys) {
-			this.maximumKeys = maximumKeys;
-		}
-
-		public Duration getMinimumRetryAfter() {
-			return this.minimumRetryAfter;
-		}
-
-		public void setMinimumRetryAfter(Duration minimumRetryAfter) {
-			this.minimumRetryAfter = minimumRetryAfter;
-		}
-
-	}
-
-	/**
-	 * Whose clock the Redis scripts read.
-	 */
-	public enum RedisClock {
-
-		/** The Redis server's TIME: application servers' clocks never matter. */
-		SERVER,
-
-		/** This application's time, passed with each call: for a Redis that refuses TIME in scripts. */
-		CLIENT
-
-	}
-
-	/**
-	 * HTTP responses of throttled handlers.
-	 */
-	public static class Http {
-
-		/**
-		 * Which rate-limit headers throttled responses carry.
-		 */
-		private Headers headers = Headers.IETF;
-
-		/**
-		 * Leading bits of an IPv6 client address that #ip keeps, from 1 to 128: one home line or
-		 * cloud host gets a whole /64, so its addresses share one bucket. IPv4 clients are keyed
-		 * by address.
-		 */
-		private int ipv6Prefix = 64;
-
-		// --- URL rules, safelist and blocklist ---
-
-		/**
-		 * Client address ranges (CIDRs such as 10.0.0.0/8 or 2001:db8::/32, or single addresses)
-		 * never throttled, by URL rules or by @Throttled.
-		 */
-		private List<String> safelist = new ArrayList<>();
-
-		/**
-		 * Client address ranges (CIDRs or single addresses) refused with 403 on every request.
-		 */
-		private List<String> blocklist = new ArrayList<>();
-
-		/**
-		 * URL rules: requests whose path and method match are charged to a policy by a filter that
-		 * runs before Spring Security, in order; a refusal by a later rule gives back what the
-		 * earlier ones took.
-		 */
-		private List<Rule> rules = new ArrayList<>();
-
-		/**
-		 * Order of the filter that applies the URL rules, the safelist and the blocklist. The default
-		 * runs it before Spring Security's filter chain (-100), so that a refused request costs no
-		 * authentication; a rule keyed by #principal needs it after Spring Security's (such as 0).
-		 */
-		private int filterOrder = -110;
-
-		public List<Rule> getRules() {
-			return this.rules;
-		}
-
-		public void setRules(List<Rule> rules) {
-			this.rules = rules;
-		}
-
-		public int getFilterOrder() {
-			return this.filterOrder;
-		}
-
-		public void setFilterOrder(int filterOrder) {
-			this.filterOrder = filterOrder;
-		}
-
-		public List<String> getSafelist() {
-			return this.safelist;
-		}
-
-		public void setSafelist(List<String> safelist) {
-			this.safelist = safelist;
-		}
-
-		public List<String> getBlocklist() {
-			return this.blocklist;
-		}
-
-		public void setBlocklist(List<String> blocklist) {
-			this.blocklist = blocklist;
-		}
-
-		/**
-		 * One URL rule.
-		 */
-		public static class Rule {
-
-			/**
-			 * Path patterns in Spring's PathPattern syntax, such as /api/hello or /api/reports/**,
-			 * matched after the context path and regardless of case, trailing slash or path parameters.
-			 */
-			private List<String> paths = new ArrayList<>();
-
-			/**
-			 * HTTP methods the rule applies to (GET also covers HEAD); every method when empty.
-			 */
-			private List<String> methods = new ArrayList<>();
-
-			/**
-			 * Policy that the matching requests are charged to, a name under throttle.policies.
-			 */
-			private String policy;
-
-			/**
-			 * SpEL over the request: #ip, #principal, #request, #headers['X-Api-Key'],
-			 * #params['name'] (query parameters), #path['variable'] (the pattern's variables). Empty
-			 * for one bucket shared by every matching request.
-			 */
-			private String key = "";
-
-			/**
-			 * Units one request takes: a whole number, checked at startup against the policy's
-			 * largest cost, or SpEL over the request variables of the key giving the units per
-			 * request (such as #headers['X-Cost'] or #params['rows']; at least 1, above the policy's
-			 * largest cost a refusal, null or not a number 1).
-			 */
-			private String cost = "1";
-
-			// the plan chosen per request
-			/**
-			 * SpEL over the request variables of the key naming the plan of the policy whose numbers
-			 * apply, such as #headers['X-Plan']; null, blank or a plan that is not configured means the
-			 * policy's base numbers. Empty for the base numbers.
-			 */
-			private String plan = "";
-
-			public List<String> getPaths() {
-				return this.paths;
-			}
-
-			public void setPaths(List<String> paths) {
-				this.paths = paths;
-			}
-
-			public List<String> getMethods() {
-				return this.methods;
-			}
-
-			public void setMethods(List<String> methods) {
-				this.methods = methods;
-			}
-
-			public String getPolicy() {
-				return this.policy;
-			}
-
-			public void setPolicy(String policy) {
-				this.policy = policy;
-			}
-
-			public String getKey() {
-				return this.key;
-			}
-
-			public void setKey(String key) {
-				this.key = key;
-			}
-
-			public String getCost() {
-				return this.cost;
-			}
-
-			public void setCost(String cost) {
-				this.cost = cost;
-			}
-
-			public String getPlan() {
-				return this.plan;
-			}
-
-			public void setPlan(String plan) {
-				this.plan = plan;
-			}
-
-		}
-
-		// --- end of URL rules, safelist and blocklist ---
-
-		public Headers getHeaders() {
-			return this.headers;
-		}
-
-		public void setHeaders(Headers headers) {
-			this.headers = headers;
-		}
-
-		public int getIpv6Prefix() {
-			return this.ipv6Prefix;
-		}
-
-		public void setIpv6Prefix(int ipv6Prefix) {
-			if (ipv6Prefix < 1 || ipv6Prefix > 128) {
-				throw new ThrottleConfigurationException("throttle.http.ipv6-prefix must be between 1 and 128 (the "
-						+ "leading bits of an IPv6 client address that #ip keeps), was " + ipv6Prefix);
-			}
-			this.ipv6Prefix = ipv6Prefix;
-		}
-
-	}
-
-	/**
-	 * How the advisor that applies @Throttled sits among other advice on the same method.
-	 */
-	public static class Aop {
-
-		/**
-		 * Order of the advisor that applies @Throttled among other advice on the same method; lower
-		 * runs further outside. Below the order of @Transactional or @Cacheable advice, a refused
-		 * call starts no transaction and a cached answer is still charged; above it, throttling runs
-		 * inside the transaction and a cache hit is not throttled. Defaults to the lowest
-		 * precedence, as before this property existed: also their default, and Spring applies equal
-		 * orders in the order the advisors were registered, so give an order to be sure.
-		 */
-		// Ordered.LOWEST_PRECEDENCE, written out: the configuration processor records only a literal as the default
-		private int order = 2147483647;
-
-		public int getOrder() {
-			return this.order;
-		}
-
-		public void setOrder(int order) {
-			this.order = order;
-		}
-
-	}
-
-	// --- Spring Security logins ---
-
-	private final Security security = new Security();
-
-	public Security getSecurity() {
-		return this.security;
-	}
-
-	/**
-	 * Spring Security integration.
-	 */
-	public static class Security {
-
-		private final Authentication authentication = new Authentication();
-
-		public Authentication getAuthentication() {
-			return this.authentication;
-		}
-
-	}
-
-	/**
-	 * Throttling of Spring Security logins (form login, HTTP Basic, any username and password that
-	 * an AuthenticationManager checks), charged before the password is checked.
-	 */
-	public static class Authentication {
-
-		/**
-		 * Policy that throttles login attempts per username: as submitted, Unicode-normalised (NFKC),
-		 * case-folded, without accents or invisible characters, trimmed.
-		 */
-		private String usernamePolicy;
-
-		/**
-		 * Policy that throttles login attempts per client address (#ip); it counts failures only
-		 * unless the policy sets count.
-		 */
-		private String ipPolicy;
-
-		public String getUsernamePolicy() {
-			return this.usernamePolicy;
-		}
-
-		public void setUsernamePolicy(String usernamePolicy) {
-			this.usernamePolicy = usernamePolicy;
-		}
-
-		public String getIpPolicy() {
-			return this.ipPolicy;
-		}
-
-		public void setIpPolicy(String ipPolicy) {
-			this.ipPolicy = ipPolicy;
-		}
-
-	}
-
-	// --- end of Spring Security logins ---
-
-	/**
-	 * Rate-limit header styles.
-	 */
-	public enum Headers {
-
-		/** RateLimit-Policy and RateLimit, as in draft-ietf-httpapi-ratelimit-headers-10. */
-		IETF,
-
-		/** No rate-limit headers (Retry-After is still sent on 429). */
-		NONE
-
-	}
-
-	/**
-	 * What to count as a use of the limit.
-	 */
-	public enum Count {
-
-		/** Every call. */
-		ALL,
-
-		/** Only calls that fail: a call that succeeds gives back what it took. */
-		FAILURES
-
-	}
-
-	/**
-	 * Whether a policy refuses calls or only counts what it would refuse.
-	 */
-	public enum Mode {
-
-		/**
-		 * Refuse calls over the limit.
-		 */
-		ENFORCE,
-
-		/**
-		 * Decide and charge as usual, count what would be refused, never refuse.
-		 */
-		SHADOW
-
-	}
-
-	/**
-	 * One policy: an algorithm and its parameters. A parameter left unset takes its algorithm's
-	 * default (dev.throttle.Algorithm, and each policy record's DEFAULT_ constants); one that its
-	 * algorithm does not take fails startup.
-	 */
-	public static class Policy {
-
-		/**
-		 * Algorithm by its configuration name, such as token-bucket or gcra.
-		 */
-		private String algorithm;
-
-		/**
-		 * Most tokens a bucket holds (token-bucket).
-		 */
-		private Integer capacity;
-
-		/**
-		 * Tokens added per refill period (token-bucket).
-		 */
-		private Integer refillTokens;
-
-		/**
-		 * How often tokens are added (token-bucket).
-		 */
-		private Duration refillPeriod;
-
-		/**
-		 * Calls allowed per period (gcra) or per window (fixed-window).
-		 */
-		private Integer limit;
-
-		/**
-		 * Period over which the limit applies (gcra).
-		 */
-		private Duration period;
-
-		/**
-		 * Length of a window (fixed-window).
-		 */
-		private Duration window;
-
-		/**
-		 * Attempts within ttl before delays apply (sliding-log).
-		 */
-		private Integer threshold;
-
-		/**
-		 * How long an attempt is remembered (sliding-log).
-		 */
-		private Duration ttl;
-
-		/**
-		 * Delay once the threshold is passed (sliding-log).
-		 */
-		private Duration initialDelay;
-
-		/**
-		 * Growth of the delay per attempt over the threshold (sliding-log).
-		 */
-		private Double delayExponent;
-
-		/**
-		 * Ladder of waits between allowed attempts (lockout), for example 1s,2s,4s,8s.
-		 */
-		private List<Duration> timeouts;
-
-		/**
-		 * Idle time after which a key starts over (lockout), at least the longest timeout.
-		 */
-		private Duration expireAfter;
-
-		/**
-		 * Whether a call that returns normally clears its key's state.
-		 */
-		private boolean resetOnSuccess;
-
-		/**
-		 * Which calls use up the limit. Unset, a policy named by
-		 * throttle.security.authentication.ip-policy counts failures only.
-		 */
-		private Count count;
-
-		// plans, shadow mode
-		/**
-		 * Plans by name, each overriding some numbers of the policy (limit, capacity, ...) for the
-		 * calls whose @Throttled(plan) names it.
-		 */
-		private Map<String, Policy> plans = new LinkedHashMap<>();
-
-		/**
-		 * Whether the policy refuses calls (enforce) or only counts the calls it would refuse
-		 * (shadow); unset, throttle.mode applies.
-		 */
-		private Mode mode;
-
-		public Map<String, Policy> getPlans() {
-			return this.plans;
-		}
-
-		public void setPlans(Map<String, Policy> plans) {
-			this.plans = plans;
-		}
-
-		public Mode getMode() {
-			return this.mode;
-		}
-
-		public void setMode(Mode mode) {
-			this.mode = mode;
-		}
-		// end of plans, shadow mode
-
-		// several limits in one policy
-		/**
-		 * Several limits that every call must pass, each with the algorithm's numbers (capacity,
-		 * refill-period, ...), such as 10 a second and 1,000 an hour; instead of the policy's own
-		 * numbers. Token-bucket, gcra and fixed-window only.
-		 */
-		private List<Policy> limits = new ArrayList<>();
-
-		public List<Policy> getLimits() {
-			return this.limits;
-		}
-
-		public void setLimits(List<Policy> limits) {
-			this.limits = limits;
-		}
-		// end of several limits
-
-		// per-policy store settings
-
-		/**
-		 * What this policy's decisions do while Redis cannot be reached, instead of
-		 * throttle.store.redis.failure-mode.
-		 */
-		private FailureMode failureMode;
-
-		/**
-		 * Whether this policy's calls are refused from refusals remembered on the instance while Redis
-		 * answers (they are remembered either way, and answer during an outage). Defaults to true,
-		 * except for count=failures, whose successful calls give back what they took.
-		 */
-		private Boolean nearCache;
-
-		public FailureMode getFailureMode() {
-			return this.failureMode;
-		}
-
-		public void setFailureMode(FailureMode failureMode) {
-			this.failureMode = failureMode;
-		}
-
-		public Boolean getNearCache() {
-			return this.nearCache;
-		}
-
-		public void setNearCache(Boolean nearCache) {
-			this.nearCache = nearCache;
-		}
-
-		public String getAlgorithm() {
-			return this.algorithm;
-		}
-
-		public void setAlgorithm(String algorithm) {
-			this.algorithm = algorithm;
-		}
-
-		public Integer getCapacity() {
-			return this.capacity;
-		}
-
-		public void setCapacity(Integer capacity) {
-			this.capacity = capacity;
-		}
-
-		public Integer getRefillTokens() {
-			return this.refillTokens;
-		}
-
-		public void setRefillTokens(Integer refillTokens) {
-			this.refillTokens = refillTokens;
-		}
-
-		public Duration getRefillPeriod() {
-			return this.refillPeriod;
-		}
-
-		public void setRefillPeriod(Duration refillPeriod) {
-			this.refillPeriod = refillPeriod;
-		}
-
-		public Integer getLimit() {
-			return this.limit;
-		}
-
-		public void setLimit(Integer limit) {
-			this.limit = limit;
-		}
-
-		public Duration getPeriod() {
-			return this.period;
-		}
-
-		public void setPeriod(Duration period) {
-			this.period = period;
-		}
-
-		public Duration getWindow() {
-			return this.window;
-		}
-
-		public void setWindow(Duration window) {
-			this.window = window;
-		}
-
-		public Integer getThreshold() {
-			return this.threshold;
-		}
-
-		public void setThreshold(Integer threshold) {
-			this.threshold = threshold;
-		}
-
-		public Duration getTtl() {
-			return this.ttl;
-		}
-
-		public void setTtl(Duration ttl) {
-			this.ttl = ttl;
-		}
-
-		public Duration getInitialDelay() {
-			return this.initialDelay;
-		}
-
-		public void setInitialDelay(Duration initialDelay) {
-			this.initialDelay = initialDelay;
-		}
-
-		public Double getDelayExponent() {
-			return this.delayExponent;
-		}
-
-		public void setDelayExponent(Double delayExponent) {
-			this.delayExponent = delayExponent;
-		}
-
-		public List<Duration> getTimeouts() {
-			return this.timeouts;
-		}
-
-		public void setTimeouts(List<Duration> timeouts) {
-			this.timeouts = timeouts;
-		}
-
-		public Duration getExpireAfter() {
-			return this.expireAfter;
-		}
-
-		public void setExpireAfter(Duration expireAfter) {
-			this.expireAfter = expireAfter;
-		}
-
-		public boolean isResetOnSuccess() {
-			return this.resetOnSuccess;
-		}
-
-		public void setResetOnSuccess(boolean resetOnSuccess) {
-			this.resetOnSuccess = resetOnSuccess;
-		}
-
-		public Count getCount() {
-			return (this.count != null) ? this.count : Count.ALL;
-		}
-
-		public void setCount(Count count) {
-			this.count = count;
-		}
-
-		/**
-		 * Whether {@code count} was set rather than left at its default ({@code all}): a Spring
-		 * Security ip-policy whose count is not set counts failures only.
-		 * @return whether the count was configured
-		 */
-		public boolean hasCount() {
-			return this.count != null;
-		}
-
-		/**
-		 * How a call charged by this policy settles a success.
-		 * @return reset-on-success wins over count: failures; otherwise every call counts
-		 */
-		public Charge.OnSuccess onSuccess() {
-			return this.resetOnSuccess ? Charge.OnSuccess.RESET
-					: (this.count == Count.FAILURES) ? Charge.OnSuccess.REFUND : Charge.OnSuccess.COUNT;
-		}
-
-	}
-
+    private final Aop aop = new Aop();
+
+    /**
+     * Throttling policies by name, as @Throttled(policy) refers to them.
+     */
+    private Map<String, Policy> policies = new LinkedHashMap<>();
+
+    // plans, shadow mode
+    /**
+     * Whether policies refuse calls (enforce) or only count the calls they would refuse (shadow),
+     * for every policy that does not set its own mode.
+     */
+    private Mode mode = Mode.ENFORCE;
+
+    public Mode getMode() {
+        return this.mode;
+    }
+
+    public void setMode(Mode mode) {
+        this.mode = mode;
+    }
+    // end of plans, shadow mode
+
+    public boolean isEnabled() {
+        return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public Store getStore() {
+        return this.store;
+    }
+
+    public Http getHttp() {
+        return this.http;
+    }
+
+    public Aop getAop() {
+        return this.aop;
+    }
+
+    public Map<String, Policy> getPolicies() {
+        return this.policies;
+    }
+
+    public void setPolicies(Map<String, Policy> policies) {
+        this.policies = policies;
+    }
+
+    /**
+     * Where throttling state lives.
+     */
+    public static class Store {
+
+        /**
+         * Kind of store that holds throttling state.
+         */
+        private StoreType type = StoreType.MEMORY;
+
+        private final Memory memory = new Memory();
+
+        private final Redis redis = new Redis();
+
+        public StoreType getType() {
+            return this.type;
+        }
+
+        public void setType(StoreType type) {
+            this.type = type;
+        }
+
+        public Memory getMemory() {
+            return this.memory;
+        }
+
+        public Redis getRedis() {
+            return this.redis;
+        }
+    }
+
+    /**
+     * Kinds of store.
+     */
+    public enum StoreType {
+
+        /** This JVM's memory, bounded; each instance throttles on its own. */
+        MEMORY,
+
+        /** Redis through Spring Data Redis; every instance shares one limit. */
+        REDIS
+    }
+
+    /**
+     * Settings of the memory store.
+     */
+    public static class Memory {
+
+        /**
+         * Most keys held per policy. No key is evicted to make room: while a policy holds this
+         * many live keys, a key it does not hold shares the policy's one overflow bucket.
+         */
+        private long maximumKeys = 1_000_000;
+
+        public long getMaximumKeys() {
+            return this.maximumKeys;
+        }
+
+        public void setMaximumKeys(long maximumKeys) {
+            this.maximumKeys = maximumKeys;
+        }
+    }
+
+    /**
+     * Settings of the Redis store.
+     */
+    public static class Redis {
+
+        /**
+         * Prefix of every Redis key the store writes.
+         */
+        private String keyPrefix = "throttle";
+
+        /**
+         * What a decision does when Redis cannot be reached in time.
+         */
+        private FailureMode failureMode = FailureMode.LOCAL;
+
+        /**
+         * Longest wait for Redis per decision before the failure mode applies.
+         */
+        private Duration timeout = Duration.ofSeconds(1);
+
+        public String getKeyPrefix() {
+            return this.keyPrefix;
+        }
+
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+
+        public FailureMode getFailureMode() {
+            return this.failureMode;
+        }
+
+        public void setFailureMode(FailureMode failureMode) {
+            this.failureMode = failureMode;
+        }
+
+        public Duration getTimeout() {
+            return this.timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
+
+        // near cache of refusals and the clock of the scripts
+
+        private final NearCache nearCache = new NearCache();
+
+        /**
+         * Whose clock the scripts read: the Redis server's TIME, or this application's time passed
+         * with each call, for a Redis that refuses TIME inside scripts (decisions then shift by the
+         * skew between application servers).
+         */
+        private RedisClock clock = RedisClock.SERVER;
+
+        public NearCache getNearCache() {
+            return this.nearCache;
+        }
+
+        public RedisClock getClock() {
+            return this.clock;
+        }
+
+        public void setClock(RedisClock clock) {
+            this.clock = clock;
+        }
+    }
+
+    /**
+     * Refusals remembered on each instance until their Retry-After, so that calls of a refused key are
+     * refused without a Redis call; dropped on every instance when a key is reset or given back, or a
+     * policy changes (events on {@code <key-prefix>:events}).
+     */
+    public static class NearCache {
+
+        /**
+         * Whether refusals are remembered and invalidation events published and heard.
+         */
+        private boolean enabled = true;
+
+        /**
+         * Most refused keys remembered per policy on this instance, about 200 bytes each.
+         */
+        private long maximumKeys = 100000;
+
+        /**
+         * Shortest Retry-After worth remembering.
+         */
+        private Duration minimumRetryAfter = Duration.ofMillis(50);
+
+        public boolean isEnabled() {
+            return this.enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public long getMaximumKeys() {
+            return this.maximumKeys;
+        }
+
+        public void setMaximumKeys(long maximumKeys) {
+            this.maximumKeys = maximumKeys;
+        }
+
+        public Duration getMinimumRetryAfter() {
+            return this.minimumRetryAfter;
+        }
+
+        public void setMinimumRetryAfter(Duration minimumRetryAfter) {
+            this.minimumRetryAfter = minimumRetryAfter;
+        }
+    }
+
+    /**
+     * Whose clock the Redis scripts read.
+     */
+    public enum RedisClock {
+
+        /** The Redis server's TIME: application servers' clocks never matter. */
+        SERVER,
+
+        /** This application's time, passed with each call: for a Redis that refuses TIME in scripts. */
+        CLIENT
+    }
+
+    /**
+     * HTTP responses of throttled handlers.
+     */
+    public static class Http {
+
+        /**
+         * Which rate-limit headers throttled responses carry.
+         */
+        private Headers headers = Headers.IETF;
+
+        /**
+         * Leading bits of an IPv6 client address that #ip keeps, from 1 to 128: one home line or
+         * cloud host gets a whole /64, so its addresses share one bucket. IPv4 clients are keyed
+         * by address.
+         */
+        private int ipv6Prefix = 64;
+
+        // --- URL rules, safelist and blocklist ---
+
+        /**
+         * Client address ranges (CIDRs such as 10.0.0.0/8 or 2001:db8::/32, or single addresses)
+         * never throttled, by URL rules or by @Throttled.
+         */
+        private List<String> safelist = new ArrayList<>();
+
+        /**
+         * Client address ranges (CIDRs or single addresses) refused with 403 on every request.
+         */
+        private List<String> blocklist = new ArrayList<>();
+
+        /**
+         * URL rules: requests whose path and method match are charged to a policy by a filter that
+         * runs before Spring Security, in order; a refusal by a later rule gives back what the
+         * earlier ones took.
+         */
+        private List<Rule> rules = new ArrayList<>();
+
+        /**
+         * Order of the filter that applies the URL rules, the safelist and the blocklist. The default
+         * runs it before Spring Security's filter chain (-100), so that a refused request costs no
+         * authentication; a rule keyed by #principal needs it after Spring Security's (such as 0).
+         */
+        private int filterOrder = -110;
+
+        public List<Rule> getRules() {
+            return this.rules;
+        }
+
+        public void setRules(List<Rule> rules) {
+            this.rules = rules;
+        }
+
+        public int getFilterOrder() {
+            return this.filterOrder;
+        }
+
+        public void setFilterOrder(int filterOrder) {
+            this.filterOrder = filterOrder;
+        }
+
+        public List<String> getSafelist() {
+            return this.safelist;
+        }
+
+        public void setSafelist(List<String> safelist) {
+            this.safelist = safelist;
+        }
+
+        public List<String> getBlocklist() {
+            return this.blocklist;
+        }
+
+        public void setBlocklist(List<String> blocklist) {
+            this.blocklist = blocklist;
+        }
+
+        /**
+         * One URL rule.
+         */
+        public static class Rule {
+
+            /**
+             * Path patterns in Spring's PathPattern syntax, such as /api/hello or /api/reports/**,
+             * matched after the context path and regardless of case, trailing slash or path parameters.
+             */
+            private List<String> paths = new ArrayList<>();
+
+            /**
+             * HTTP methods the rule applies to (GET also covers HEAD); every method when empty.
+             */
+            private List<String> methods = new ArrayList<>();
+
+            /**
+             * Policy that the matching requests are charged to, a name under throttle.policies.
+             */
+            private String policy;
+
+            /**
+             * SpEL over the request: #ip, #principal, #request, #headers['X-Api-Key'],
+             * #params['name'] (query parameters), #path['variable'] (the pattern's variables). Empty
+             * for one bucket shared by every matching request.
+             */
+            private String key = "";
+
+            /**
+             * Units one request takes: a whole number, checked at startup against the policy's
+             * largest cost, or SpEL over the request variables of the key giving the units per
+             * request (such as #headers['X-Cost'] or #params['rows']; at least 1, above the policy's
+             * largest cost a refusal, null or not a number 1).
+             */
+            private String cost = "1";
+
+            // the plan chosen per request
+            /**
+             * SpEL over the request variables of the key naming the plan of the policy whose numbers
+             * apply, such as #headers['X-Plan']; null, blank or a plan that is not configured means the
+             * policy's base numbers. Empty for the base numbers.
+             */
+            private String plan = "";
+
+            public List<String> getPaths() {
+                return this.paths;
+            }
+
+            public void setPaths(List<String> paths) {
+                this.paths = paths;
+            }
+
+            public List<String> getMethods() {
+                return this.methods;
+            }
+
+            public void setMethods(List<String> methods) {
+                this.methods = methods;
+            }
+
+            public String getPolicy() {
+                return this.policy;
+            }
+
+            public void setPolicy(String policy) {
+                this.policy = policy;
+            }
+
+            public String getKey() {
+                return this.key;
+            }
+
+            public void setKey(String key) {
+                this.key = key;
+            }
+
+            public String getCost() {
+                return this.cost;
+            }
+
+            public void setCost(String cost) {
+                this.cost = cost;
+            }
+
+            public String getPlan() {
+                return this.plan;
+            }
+
+            public void setPlan(String plan) {
+                this.plan = plan;
+            }
+        }
+
+        // --- end of URL rules, safelist and blocklist ---
+
+        public Headers getHeaders() {
+            return this.headers;
+        }
+
+        public void setHeaders(Headers headers) {
+            this.headers = headers;
+        }
+
+        public int getIpv6Prefix() {
+            return this.ipv6Prefix;
+        }
+
+        public void setIpv6Prefix(int ipv6Prefix) {
+            if (ipv6Prefix < 1 || ipv6Prefix > 128) {
+                throw new ThrottleConfigurationException("throttle.http.ipv6-prefix must be between 1 and 128 (the "
+                        + "leading bits of an IPv6 client address that #ip keeps), was " + ipv6Prefix);
+            }
+            this.ipv6Prefix = ipv6Prefix;
+        }
+    }
+
+    /**
+     * How the advisor that applies @Throttled sits among other advice on the same method.
+     */
+    public static class Aop {
+
+        /**
+         * Order of the advisor that applies @Throttled among other advice on the same method; lower
+         * runs further outside. Below the order of @Transactional or @Cacheable advice, a refused
+         * call starts no transaction and a cached answer is still charged; above it, throttling runs
+         * inside the transaction and a cache hit is not throttled. Defaults to the lowest
+         * precedence, as before this property existed: also their default, and Spring applies equal
+         * orders in the order the advisors were registered, so give an order to be sure.
+         */
+        // Ordered.LOWEST_PRECEDENCE, written out: the configuration processor records only a literal as the default
+        private int order = 2147483647;
+
+        public int getOrder() {
+            return this.order;
+        }
+
+        public void setOrder(int order) {
+            this.order = order;
+        }
+    }
+
+    // --- Spring Security logins ---
+
+    private final Security security = new Security();
+
+    public Security getSecurity() {
+        return this.security;
+    }
+
+    /**
+     * Spring Security integration.
+     */
+    public static class Security {
+
+        private final Authentication authentication = new Authentication();
+
+        public Authentication getAuthentication() {
+            return this.authentication;
+        }
+    }
+
+    /**
+     * Throttling of Spring Security logins (form login, HTTP Basic, any username and password that
+     * an AuthenticationManager checks), charged before the password is checked.
+     */
+    public static class Authentication {
+
+        /**
+         * Policy that throttles login attempts per username: as submitted, Unicode-normalised (NFKC),
+         * case-folded, without accents or invisible characters, trimmed.
+         */
+        private String usernamePolicy;
+
+        /**
+         * Policy that throttles login attempts per client address (#ip); it counts failures only
+         * unless the policy sets count.
+         */
+        private String ipPolicy;
+
+        public String getUsernamePolicy() {
+            return this.usernamePolicy;
+        }
+
+        public void setUsernamePolicy(String usernamePolicy) {
+            this.usernamePolicy = usernamePolicy;
+        }
+
+        public String getIpPolicy() {
+            return this.ipPolicy;
+        }
+
+        public void setIpPolicy(String ipPolicy) {
+            this.ipPolicy = ipPolicy;
+        }
+    }
+
+    // --- end of Spring Security logins ---
+
+    /**
+     * Rate-limit header styles.
+     */
+    public enum Headers {
+
+        /** RateLimit-Policy and RateLimit, as in draft-ietf-httpapi-ratelimit-headers-10. */
+        IETF,
+
+        /** No rate-limit headers (Retry-After is still sent on 429). */
+        NONE
+    }
+
+    /**
+     * What to count as a use of the limit.
+     */
+    public enum Count {
+
+        /** Every call. */
+        ALL,
+
+        /** Only calls that fail: a call that succeeds gives back what it took. */
+        FAILURES
+    }
+
+    /**
+     * Whether a policy refuses calls or only counts what it would refuse.
+     */
+    public enum Mode {
+
+        /**
+         * Refuse calls over the limit.
+         */
+        ENFORCE,
+
+        /**
+         * Decide and charge as usual, count what would be refused, never refuse.
+         */
+        SHADOW
+    }
+
+    /**
+     * One policy: an algorithm and its parameters. A parameter left unset takes its algorithm's
+     * default (dev.throttle.Algorithm, and each policy record's DEFAULT_ constants); one that its
+     * algorithm does not take fails startup.
+     */
+    public static class Policy {
+
+        /**
+         * Algorithm by its configuration name, such as token-bucket or gcra.
+         */
+        private String algorithm;
+
+        /**
+         * Most tokens a bucket holds (token-bucket).
+         */
+        private Integer capacity;
+
+        /**
+         * Tokens added per refill period (token-bucket).
+         */
+        private Integer refillTokens;
+
+        /**
+         * How often tokens are added (token-bucket).
+         */
+        private Duration refillPeriod;
+
+        /**
+         * Calls allowed per period (gcra) or per window (fixed-window).
+         */
+        private Integer limit;
+
+        /**
+         * Period over which the limit applies (gcra).
+         */
+        private Duration period;
+
+        /**
+         * Length of a window (fixed-window).
+         */
+        private Duration window;
+
+        /**
+         * Attempts within ttl before delays apply (sliding-log).
+         */
+        private Integer threshold;
+
+        /**
+         * How long an attempt is remembered (sliding-log).
+         */
+        private Duration ttl;
+
+        /**
+         * Delay once the threshold is passed (sliding-log).
+         */
+        private Duration initialDelay;
+
+        /**
+         * Growth of the delay per attempt over the threshold (sliding-log).
+         */
+        private Double delayExponent;
+
+        /**
+         * Ladder of waits between allowed attempts (lockout), for example 1s,2s,4s,8s.
+         */
+        private List<Duration> timeouts;
+
+        /**
+         * Idle time after which a key starts over (lockout), at least the longest timeout.
+         */
+        private Duration expireAfter;
+
+        /**
+         * Whether a call that returns normally clears its key's state.
+         */
+        private boolean resetOnSuccess;
+
+        /**
+         * Which calls use up the limit. Unset, a policy named by
+         * throttle.security.authentication.ip-policy counts failures only.
+         */
+        private Count count;
+
+        // plans, shadow mode
+        /**
+         * Plans by name, each overriding some numbers of the policy (limit, capacity, ...) for the
+         * calls whose @Throttled(plan) names it.
+         */
+        private Map<String, Policy> plans = new LinkedHashMap<>();
+
+        /**
+         * Whether the policy refuses calls (enforce) or only counts the calls it would refuse
+         * (shadow); unset, throttle.mode applies.
+         */
+        private Mode mode;
+
+        public Map<String, Policy> getPlans() {
+            return this.plans;
+        }
+
+        public void setPlans(Map<String, Policy> plans) {
+            this.plans = plans;
+        }
+
+        public Mode getMode() {
+            return this.mode;
+        }
+
+        public void setMode(Mode mode) {
+            this.mode = mode;
+        }
+        // end of plans, shadow mode
+
+        // several limits in one policy
+        /**
+         * Several limits that every call must pass, each with the algorithm's numbers (capacity,
+         * refill-period, ...), such as 10 a second and 1,000 an hour; instead of the policy's own
+         * numbers. Token-bucket, gcra and fixed-window only.
+         */
+        private List<Policy> limits = new ArrayList<>();
+
+        public List<Policy> getLimits() {
+            return this.limits;
+        }
+
+        public void setLimits(List<Policy> limits) {
+            this.limits = limits;
+        }
+        // end of several limits
+
+        // per-policy store settings
+
+        /**
+         * What this policy's decisions do while Redis cannot be reached, instead of
+         * throttle.store.redis.failure-mode.
+         */
+        private FailureMode failureMode;
+
+        /**
+         * Whether this policy's calls are refused from refusals remembered on the instance while Redis
+         * answers (they are remembered either way, and answer during an outage). Defaults to true,
+         * except for count=failures, whose successful calls give back what they took.
+         */
+        private Boolean nearCache;
+
+        public FailureMode getFailureMode() {
+            return this.failureMode;
+        }
+
+        public void setFailureMode(FailureMode failureMode) {
+            this.failureMode = failureMode;
+        }
+
+        public Boolean getNearCache() {
+            return this.nearCache;
+        }
+
+        public void setNearCache(Boolean nearCache) {
+            this.nearCache = nearCache;
+        }
+
+        public String getAlgorithm() {
+            return this.algorithm;
+        }
+
+        public void setAlgorithm(String algorithm) {
+            this.algorithm = algorithm;
+        }
+
+        public Integer getCapacity() {
+            return this.capacity;
+        }
+
+        public void setCapacity(Integer capacity) {
+            this.capacity = capacity;
+        }
+
+        public Integer getRefillTokens() {
+            return this.refillTokens;
+        }
+
+        public void setRefillTokens(Integer refillTokens) {
+            this.refillTokens = refillTokens;
+        }
+
+        public Duration getRefillPeriod() {
+            return this.refillPeriod;
+        }
+
+        public void setRefillPeriod(Duration refillPeriod) {
+            this.refillPeriod = refillPeriod;
+        }
+
+        public Integer getLimit() {
+            return this.limit;
+        }
+
+        public void setLimit(Integer limit) {
+            this.limit = limit;
+        }
+
+        public Duration getPeriod() {
+            return this.period;
+        }
+
+        public void setPeriod(Duration period) {
+            this.period = period;
+        }
+
+        public Duration getWindow() {
+            return this.window;
+        }
+
+        public void setWindow(Duration window) {
+            this.window = window;
+        }
+
+        public Integer getThreshold() {
+            return this.threshold;
+        }
+
+        public void setThreshold(Integer threshold) {
+            this.threshold = threshold;
+        }
+
+        public Duration getTtl() {
+            return this.ttl;
+        }
+
+        public void setTtl(Duration ttl) {
+            this.ttl = ttl;
+        }
+
+        public Duration getInitialDelay() {
+            return this.initialDelay;
+        }
+
+        public void setInitialDelay(Duration initialDelay) {
+            this.initialDelay = initialDelay;
+        }
+
+        public Double getDelayExponent() {
+            return this.delayExponent;
+        }
+
+        public void setDelayExponent(Double delayExponent) {
+            this.delayExponent = delayExponent;
+        }
+
+        public List<Duration> getTimeouts() {
+            return this.timeouts;
+        }
+
+        public void setTimeouts(List<Duration> timeouts) {
+            this.timeouts = timeouts;
+        }
+
+        public Duration getExpireAfter() {
+            return this.expireAfter;
+        }
+
+        public void setExpireAfter(Duration expireAfter) {
+            this.expireAfter = expireAfter;
+        }
+
+        public boolean isResetOnSuccess() {
+            return this.resetOnSuccess;
+        }
+
+        public void setResetOnSuccess(boolean resetOnSuccess) {
+            this.resetOnSuccess = resetOnSuccess;
+        }
+
+        public Count getCount() {
+            return (this.count != null) ? this.count : Count.ALL;
+        }
+
+        public void setCount(Count count) {
+            this.count = count;
+        }
+
+        /**
+         * Whether {@code count} was set rather than left at its default ({@code all}): a Spring
+         * Security ip-policy whose count is not set counts failures only.
+         * @return whether the count was configured
+         */
+        public boolean hasCount() {
+            return this.count != null;
+        }
+
+        /**
+         * How a call charged by this policy settles a success.
+         * @return reset-on-success wins over count: failures; otherwise every call counts
+         */
+        public Charge.OnSuccess onSuccess() {
+            return this.resetOnSuccess
+                    ? Charge.OnSuccess.RESET
+                    : (this.count == Count.FAILURES) ? Charge.OnSuccess.REFUND : Charge.OnSuccess.COUNT;
+        }
+    }
 }

@@ -1,15 +1,12 @@
 package dev.throttle.spring.autoconfigure;
 
-import java.time.Duration;
-
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
-
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.SmartInitializingSingleton;
-
 import dev.throttle.Throttler;
 import dev.throttle.resilience.ResilientThrottleStore;
+import java.time.Duration;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 
 /**
  * Warms up the store's decision path for every policy once all singletons exist, so before the web
@@ -24,29 +21,29 @@ import dev.throttle.resilience.ResilientThrottleStore;
  */
 final class ThrottleStoreWarmUp implements SmartInitializingSingleton {
 
-	/** The longest the warm-up keeps the application from starting. */
-	static final Duration BOUND = Duration.ofSeconds(10);
+    /** The longest the warm-up keeps the application from starting. */
+    static final Duration BOUND = Duration.ofSeconds(10);
 
-	private static final Log logger = LogFactory.getLog(ThrottleStoreWarmUp.class);
+    private static final Log logger = LogFactory.getLog(ThrottleStoreWarmUp.class);
 
-	private final ObjectProvider<Throttler> throttler;
+    private final ObjectProvider<Throttler> throttler;
 
-	ThrottleStoreWarmUp(ObjectProvider<Throttler> throttler) {
-		this.throttler = throttler;
-	}
+    ThrottleStoreWarmUp(ObjectProvider<Throttler> throttler) {
+        this.throttler = throttler;
+    }
 
-	@Override
-	public void afterSingletonsInstantiated() {
-		Throttler throttler = this.throttler.getIfUnique();
-		if (throttler == null || !(throttler.store() instanceof ResilientThrottleStore store)) {
-			return;
-		}
-		long start = System.nanoTime();
-		boolean warm = store.warmUp(throttler.policies().values(), BOUND);
-		if (warm && logger.isDebugEnabled()) {
-			logger.debug("Throttle store '" + store.kind() + "' warmed up for " + throttler.policies().size()
-					+ " policies in " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
-		}
-	}
-
+    @Override
+    public void afterSingletonsInstantiated() {
+        Throttler throttler = this.throttler.getIfUnique();
+        if (throttler == null || !(throttler.store() instanceof ResilientThrottleStore store)) {
+            return;
+        }
+        long start = System.nanoTime();
+        boolean warm = store.warmUp(throttler.policies().values(), BOUND);
+        if (warm && logger.isDebugEnabled()) {
+            logger.debug("Throttle store '" + store.kind() + "' warmed up for "
+                    + throttler.policies().size() + " policies in "
+                    + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
+        }
+    }
 }

@@ -1,8 +1,21 @@
 package dev.throttle.spring.autoconfigure;
 
+import dev.throttle.ThrottleStore;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.internal.aop.EarlyThrottlingHandlerAdapter;
+import dev.throttle.spring.internal.aop.ThrottledMethods;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.web.ClientAccess;
+import dev.throttle.spring.internal.web.CorsExposure;
+import dev.throttle.spring.internal.web.HttpRules;
+import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
+import dev.throttle.spring.internal.web.WebFluxRefusals;
+import dev.throttle.spring.internal.web.WebFluxThrottleRequestContext;
+import dev.throttle.spring.web.ThrottleExceptionHandler;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -11,29 +24,14 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
-import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
 import org.springframework.web.cors.reactive.CorsConfigurationSource;
 import org.springframework.web.cors.reactive.CorsProcessor;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
-import org.springframework.web.reactive.handler.AbstractHandlerMapping;
 import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.reactive.handler.AbstractHandlerMapping;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
-
-import dev.throttle.ThrottleStore;
-import dev.throttle.Throttler;
-import dev.throttle.spring.admission.Admissions;
-import dev.throttle.spring.internal.web.CorsExposure;
-import dev.throttle.spring.internal.aop.EarlyThrottlingHandlerAdapter;
-import dev.throttle.spring.internal.web.HttpRules;
-import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
-import dev.throttle.spring.internal.web.WebFluxRefusals;
-import dev.throttle.spring.internal.web.ClientAccess;
-import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
-import dev.throttle.spring.internal.aop.ThrottledMethods;
-import dev.throttle.spring.web.ThrottleExceptionHandler;
-import dev.throttle.spring.internal.web.WebFluxThrottleRequestContext;
 
 /**
  * WebFlux support: reactive throttled methods find {@code #ip}, {@code #principal} and the
@@ -46,121 +44,129 @@ import dev.throttle.spring.internal.web.WebFluxThrottleRequestContext;
 @ConditionalOnBooleanProperty(name = "throttle.enabled", matchIfMissing = true)
 public final class ThrottleWebFluxAutoConfiguration {
 
-	@Bean
-	@ConditionalOnMissingBean
-	@Order(Ordered.HIGHEST_PRECEDENCE)
-	ServerWebExchangeContextFilter serverWebExchangeContextFilter() {
-		return new ServerWebExchangeContextFilter();
-	}
+    @Bean
+    @ConditionalOnMissingBean
+    @Order(Ordered.HIGHEST_PRECEDENCE)
+    ServerWebExchangeContextFilter serverWebExchangeContextFilter() {
+        return new ServerWebExchangeContextFilter();
+    }
 
-	@Bean
-	@ConditionalOnMissingBean(ReactiveThrottleRequestContext.class)
-	WebFluxThrottleRequestContext reactiveThrottleRequestContext(ThrottleProperties properties,
-			ClientAccess clientAccess) {
-		return new WebFluxThrottleRequestContext(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
-				properties.getHttp().getIpv6Prefix(), clientAccess);
-	}
+    @Bean
+    @ConditionalOnMissingBean(ReactiveThrottleRequestContext.class)
+    WebFluxThrottleRequestContext reactiveThrottleRequestContext(
+            ThrottleProperties properties, ClientAccess clientAccess) {
+        return new WebFluxThrottleRequestContext(
+                properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
+                properties.getHttp().getIpv6Prefix(),
+                clientAccess);
+    }
 
-	@Bean
-	@ConditionalOnMissingBean(ThrottleExceptionHandler.class)
-	ThrottleExceptionHandler throttleExceptionHandler(ThrottleProperties properties) {
-		return new ThrottleExceptionHandler(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
-	}
+    @Bean
+    @ConditionalOnMissingBean(ThrottleExceptionHandler.class)
+    ThrottleExceptionHandler throttleExceptionHandler(ThrottleProperties properties) {
+        return new ThrottleExceptionHandler(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF);
+    }
 
-	/**
-	 * Writes every refusal, the application's {@link ThrottleExceptionHandler} deciding its answer:
-	 * WebFlux's exception handling and the URL rules.
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	WebFluxRefusals throttleRefusals(ThrottleExceptionHandler handler, BeanFactory beanFactory) {
-		return new WebFluxRefusals(handler, beanFactory);
-	}
+    /**
+     * Writes every refusal, the application's {@link ThrottleExceptionHandler} deciding its answer:
+     * WebFlux's exception handling and the URL rules.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    WebFluxRefusals throttleRefusals(ThrottleExceptionHandler handler, BeanFactory beanFactory) {
+        return new WebFluxRefusals(handler, beanFactory);
+    }
 
-	/**
-	 * Decides handlers whose keys read only the request before their arguments are resolved.
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	EarlyThrottlingHandlerAdapter throttleEarlyDecisions(ObjectProvider<ThrottledMethods> methods,
-			ReactiveThrottleRequestContext requestContext, ObjectProvider<RequestMappingHandlerAdapter> adapters) {
-		return new EarlyThrottlingHandlerAdapter(methods, requestContext, adapters);
-	}
+    /**
+     * Decides handlers whose keys read only the request before their arguments are resolved.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    EarlyThrottlingHandlerAdapter throttleEarlyDecisions(
+            ObjectProvider<ThrottledMethods> methods,
+            ReactiveThrottleRequestContext requestContext,
+            ObjectProvider<RequestMappingHandlerAdapter> adapters) {
+        return new EarlyThrottlingHandlerAdapter(methods, requestContext, adapters);
+    }
 
-	// --- URL rules, safelist and blocklist, CORS ---
+    // --- URL rules, safelist and blocklist, CORS ---
 
-	@Bean
-	@ConditionalOnMissingBean
-	HttpRules throttleHttpRules(ThrottleProperties properties, Admissions admissions, Environment environment,
-			ResourceLoader resourceLoader) {
-		return HttpRulesFactory.rules(properties, admissions, environment, true, resourceLoader.getClassLoader());
-	}
+    @Bean
+    @ConditionalOnMissingBean
+    HttpRules throttleHttpRules(
+            ThrottleProperties properties,
+            Admissions admissions,
+            Environment environment,
+            ResourceLoader resourceLoader) {
+        return HttpRulesFactory.rules(properties, admissions, environment, true, resourceLoader.getClassLoader());
+    }
 
-	/**
-	 * The web filter of URL rules and of the blocklist, before Spring Security's.
-	 */
-	@Bean
-	@ConditionalOnMissingBean
-	WebFluxHttpRulesFilter throttleHttpRulesWebFilter(HttpRules rules, ClientAccess access,
-			ThrottleProperties properties, ObjectProvider<CorsConfigurationSource> corsSources,
-			WebFluxRefusals refusals) {
-		return new WebFluxHttpRulesFilter(HttpRulesFactory.filterConfig(rules, access, properties, corsSources),
-				refusals);
-	}
+    /**
+     * The web filter of URL rules and of the blocklist, before Spring Security's.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    WebFluxHttpRulesFilter throttleHttpRulesWebFilter(
+            HttpRules rules,
+            ClientAccess access,
+            ThrottleProperties properties,
+            ObjectProvider<CorsConfigurationSource> corsSources,
+            WebFluxRefusals refusals) {
+        return new WebFluxHttpRulesFilter(
+                HttpRulesFactory.filterConfig(rules, access, properties, corsSources), refusals);
+    }
 
-	/**
-	 * Lets cross-origin scripts read Retry-After and the rate-limit headers wherever the
-	 * application's CORS configuration of its handlers (WebFluxConfigurer, @CrossOrigin) allows the origin.
-	 */
-	@Bean
-	static BeanPostProcessor throttleCorsExposure() {
-		return new BeanPostProcessor() {
+    /**
+     * Lets cross-origin scripts read Retry-After and the rate-limit headers wherever the
+     * application's CORS configuration of its handlers (WebFluxConfigurer, @CrossOrigin) allows the origin.
+     */
+    @Bean
+    static BeanPostProcessor throttleCorsExposure() {
+        return new BeanPostProcessor() {
 
-			@Override
-			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				if (bean instanceof AbstractHandlerMapping mapping) {
-					CorsProcessor processor = mapping.getCorsProcessor();
-					mapping.setCorsProcessor(
-							(config, exchange) -> processor.process(CorsExposure.exposing(config), exchange));
-				}
-				return bean;
-			}
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String beanName) {
+                if (bean instanceof AbstractHandlerMapping mapping) {
+                    CorsProcessor processor = mapping.getCorsProcessor();
+                    mapping.setCorsProcessor(
+                            (config, exchange) -> processor.process(CorsExposure.exposing(config), exchange));
+                }
+                return bean;
+            }
+        };
+    }
 
-		};
-	}
+    // --- end of URL rules ---
 
-	// --- end of URL rules ---
+    /**
+     * Methods that return plain values run on event-loop threads in WebFlux, outside any reactive
+     * context: they must not need the exchange, nor a store that blocks. The rule is declared as the
+     * annotated methods are created, so that the startup check, which resolves every one of them,
+     * reports each that breaks it with every other mistake.
+     */
+    @Bean
+    static BeanPostProcessor throttleEventLoopRule(ObjectProvider<ThrottleStore> throttleStore) {
+        return new BeanPostProcessor() {
 
-	/**
-	 * Methods that return plain values run on event-loop threads in WebFlux, outside any reactive
-	 * context: they must not need the exchange, nor a store that blocks. The rule is declared as the
-	 * annotated methods are created, so that the startup check, which resolves every one of them,
-	 * reports each that breaks it with every other mistake.
-	 */
-	@Bean
-	static BeanPostProcessor throttleEventLoopRule(ObjectProvider<ThrottleStore> throttleStore) {
-		return new BeanPostProcessor() {
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String beanName) {
+                if (bean instanceof ThrottledMethods methods) {
+                    methods.requireReactiveReturnTypes(
+                            !throttleStore.getObject().isNonBlocking());
+                }
+                return bean;
+            }
+        };
+    }
 
-			@Override
-			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				if (bean instanceof ThrottledMethods methods) {
-					methods.requireReactiveReturnTypes(!throttleStore.getObject().isNonBlocking());
-				}
-				return bean;
-			}
-
-		};
-	}
-
-	/**
-	 * The same rule once every singleton exists, for annotated methods created before the rule's
-	 * post-processor: then the methods resolved so far are checked.
-	 */
-	@Bean
-	static SmartInitializingSingleton throttleEventLoopRules(ObjectProvider<ThrottledMethods> throttledMethods,
-			ObjectProvider<ThrottleStore> throttleStore) {
-		return () -> throttledMethods
-			.ifAvailable((methods) -> methods.requireReactiveReturnTypes(!throttleStore.getObject().isNonBlocking()));
-	}
-
+    /**
+     * The same rule once every singleton exists, for annotated methods created before the rule's
+     * post-processor: then the methods resolved so far are checked.
+     */
+    @Bean
+    static SmartInitializingSingleton throttleEventLoopRules(
+            ObjectProvider<ThrottledMethods> throttledMethods, ObjectProvider<ThrottleStore> throttleStore) {
+        return () -> throttledMethods.ifAvailable((methods) ->
+                methods.requireReactiveReturnTypes(!throttleStore.getObject().isNonBlocking()));
+    }
 }

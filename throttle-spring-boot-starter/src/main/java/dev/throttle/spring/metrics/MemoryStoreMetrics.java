@@ -1,8 +1,7 @@
 package dev.throttle.spring.metrics;
 
-import io.micrometer.core.instrument.binder.MeterBinder;
-
 import dev.throttle.memory.MemoryThrottleStore;
+import io.micrometer.core.instrument.binder.MeterBinder;
 
 /**
  * The gauge {@code throttle.memory.keys}: how many keys the memory store holds, all policies
@@ -10,15 +9,14 @@ import dev.throttle.memory.MemoryThrottleStore;
  */
 public final class MemoryStoreMetrics extends StoreGauge<MemoryThrottleStore> {
 
-	/** The gauge's name. */
-	public static final String KEYS = "throttle.memory.keys";
+    /** The gauge's name. */
+    public static final String KEYS = "throttle.memory.keys";
 
-	/**
-	 * Creates the binder.
-	 * @param store the store to measure
-	 */
-	public MemoryStoreMetrics(MemoryThrottleStore store) {
-		super(KEYS, "Keys held by the throttle memory store", store, MemoryThrottleStore::keyCount);
-	}
-
+    /**
+     * Creates the binder.
+     * @param store the store to measure
+     */
+    public MemoryStoreMetrics(MemoryThrottleStore store) {
+        super(KEYS, "Keys held by the throttle memory store", store, MemoryThrottleStore::keyCount);
+    }
 }

@@ -1,9 +1,8 @@
 package dev.throttle.spring.metrics;
 
-import io.micrometer.core.instrument.binder.MeterBinder;
-
 import dev.throttle.ThrottleStore;
 import dev.throttle.spring.redis.RedisThrottleStore;
+import io.micrometer.core.instrument.binder.MeterBinder;
 
 /**
  * The gauge {@code throttle.near-cache.size}: how many refusals the Redis store's near cache
@@ -12,16 +11,18 @@ import dev.throttle.spring.redis.RedisThrottleStore;
  */
 public final class NearCacheMetrics extends StoreGauge<ThrottleStore> {
 
-	/** The gauge's name. */
-	public static final String SIZE = "throttle.near-cache.size";
+    /** The gauge's name. */
+    public static final String SIZE = "throttle.near-cache.size";
 
-	/**
-	 * Creates the binder.
-	 * @param store the store whose near cache to measure: a {@link RedisThrottleStore}
-	 */
-	public NearCacheMetrics(ThrottleStore store) {
-		super(SIZE, "Refusals remembered by the throttle Redis store's near cache on this instance", store,
-				(measured) -> (measured instanceof RedisThrottleStore redis) ? redis.nearCacheSize() : 0);
-	}
-
+    /**
+     * Creates the binder.
+     * @param store the store whose near cache to measure: a {@link RedisThrottleStore}
+     */
+    public NearCacheMetrics(ThrottleStore store) {
+        super(
+                SIZE,
+                "Refusals remembered by the throttle Redis store's near cache on this instance",
+                store,
+                (measured) -> (measured instanceof RedisThrottleStore redis) ? redis.nearCacheSize() : 0);
+    }
 }

@@ -5,7 +5,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-
 import reactor.core.publisher.Mono;
 
 /**
@@ -22,77 +21,73 @@ import reactor.core.publisher.Mono;
  */
 final class CallBounds {
 
-	private final RedisCalls calls;
+    private final RedisCalls calls;
 
-	private final String policy;
+    private final String policy;
 
-	private final Duration timeout;
+    private final Duration timeout;
 
-	private final long waitNanos;
+    private final long waitNanos;
 
-	CallBounds(RedisCalls calls, String policy, Duration timeout) {
-		this.calls = calls;
-		this.policy = policy;
-		this.timeout = timeout;
-		this.waitNanos = timeout.toNanos();
-	}
+    CallBounds(RedisCalls calls, String policy, Duration timeout) {
+        this.calls = calls;
+        this.policy = policy;
+        this.timeout = timeout;
+        this.waitNanos = timeout.toNanos();
+    }
 
-	<T> Mono<T> bounded(Mono<T> call, String operation) {
-		return call.timeout(this.timeout)
-			.onErrorMap((ex) -> !(ex instanceof RedisStoreException), (ex) -> failure(operation, ex));
-	}
+    <T> Mono<T> bounded(Mono<T> call, String operation) {
+        return call.timeout(this.timeout)
+                .onErrorMap((ex) -> !(ex instanceof RedisStoreException), (ex) -> failure(operation, ex));
+    }
 
-	private RedisStoreException failure(String operation, Throwable ex) {
-		if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException) && !isErrorReply(ex)) {
-			this.calls.connectionFailed();
-		}
-		String reason = (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms"
-				: reason(ex);
-		return new RedisStoreException(
-				"Redis " + operation + " for throttle policy '" + this.policy + "' failed: " + reason, ex);
-	}
+    private RedisStoreException failure(String operation, Throwable ex) {
+        if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException) && !isErrorReply(ex)) {
+            this.calls.connectionFailed();
+        }
+        String reason =
+                (ex instanceof TimeoutException) ? "no answer within " + this.timeout.toMillis() + "ms" : reason(ex);
+        return new RedisStoreException(
+                "Redis " + operation + " for throttle policy '" + this.policy + "' failed: " + reason, ex);
+    }
 
-	<T> T await(CompletableFuture<T> future, String operation) {
-		try {
-			return future.get(this.waitNanos, TimeUnit.NANOSECONDS);
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			throw (cause instanceof RedisStoreException failure) ? failure : failure(operation, cause);
-		}
-		catch (TimeoutException ex) {
-			future.cancel(true);
-			throw failure(operation, ex);
-		}
-		catch (InterruptedException ex) {
-			future.cancel(true);
-			Thread.currentThread().interrupt();
-			throw failure(operation, ex);
-		}
-	}
+    <T> T await(CompletableFuture<T> future, String operation) {
+        try {
+            return future.get(this.waitNanos, TimeUnit.NANOSECONDS);
+        } catch (ExecutionException ex) {
+            Throwable cause = ex.getCause();
+            throw (cause instanceof RedisStoreException failure) ? failure : failure(operation, cause);
+        } catch (TimeoutException ex) {
+            future.cancel(true);
+            throw failure(operation, ex);
+        } catch (InterruptedException ex) {
+            future.cancel(true);
+            Thread.currentThread().interrupt();
+            throw failure(operation, ex);
+        }
+    }
 
-	/**
-	 * Redis's own error reply where there is one ("OOM command not allowed…", "READONLY…",
-	 * "CLUSTERDOWN…"), which the clients' wrappers hide behind messages such as "Error in execution";
-	 * otherwise the failure's own message.
-	 */
-	private static String reason(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause instanceof io.lettuce.core.RedisCommandExecutionException && cause.getMessage() != null) {
-				return cause.getMessage();
-			}
-		}
-		return String.valueOf(ex.getMessage());
-	}
+    /**
+     * Redis's own error reply where there is one ("OOM command not allowed…", "READONLY…",
+     * "CLUSTERDOWN…"), which the clients' wrappers hide behind messages such as "Error in execution";
+     * otherwise the failure's own message.
+     */
+    private static String reason(Throwable ex) {
+        for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+            if (cause instanceof io.lettuce.core.RedisCommandExecutionException && cause.getMessage() != null) {
+                return cause.getMessage();
+            }
+        }
+        return String.valueOf(ex.getMessage());
+    }
 
-	/** Whether Redis answered with an error (the connection works; obtaining it again cannot help). */
-	private static boolean isErrorReply(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
-				return true;
-			}
-		}
-		return false;
-	}
-
+    /** Whether Redis answered with an error (the connection works; obtaining it again cannot help). */
+    private static boolean isErrorReply(Throwable ex) {
+        for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+            if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

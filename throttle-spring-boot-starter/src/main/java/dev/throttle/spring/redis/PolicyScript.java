@@ -1,18 +1,14 @@
 package dev.throttle.spring.redis;
 
+import dev.throttle.Policy;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-
-import reactor.core.publisher.Mono;
-
 import org.jspecify.annotations.Nullable;
-
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.script.RedisScript;
-
-import dev.throttle.Policy;
+import reactor.core.publisher.Mono;
 
 /**
  * One policy's script and keys: a call is one {@code EVALSHA} of the script (its numbers are part of
@@ -22,114 +18,126 @@ import dev.throttle.Policy;
  */
 final class PolicyScript {
 
-	static final byte[] ACQUIRE = { 'a' };
+    static final byte[] ACQUIRE = {'a'};
 
-	static final byte[] REFUND = { 'r' };
+    static final byte[] REFUND = {'r'};
 
-	static final byte[] PEEK = { 'p' };
+    static final byte[] PEEK = {'p'};
 
-	/** The costs a call usually has, as the digits sent: none of them encoded per call. */
-	private static final byte[][] COSTS = new byte[65][];
+    /** The costs a call usually has, as the digits sent: none of them encoded per call. */
+    private static final byte[][] COSTS = new byte[65][];
 
-	static {
-		for (int cost = 0; cost < COSTS.length; cost++) {
-			COSTS[cost] = ascii(Integer.toString(cost));
-		}
-	}
+    static {
+        for (int cost = 0; cost < COSTS.length; cost++) {
+            COSTS[cost] = ascii(Integer.toString(cost));
+        }
+    }
 
-	private final RedisCalls calls;
+    private final RedisCalls calls;
 
-	private final String sha1;
+    private final String sha1;
 
-	private final byte[] scriptBytes;
+    private final byte[] scriptBytes;
 
-	/** {@code <prefix>:{<policy>:} as text; a key completes it with {@code <key>}}. */
-	private final String keyStart;
+    /** {@code <prefix>:{<policy>:} as text; a key completes it with {@code <key>}}. */
+    private final String keyStart;
 
-	PolicyScript(RedisCalls calls, Policy policy) {
-		this.calls = calls;
-		@SuppressWarnings("rawtypes")
-		RedisScript<List> script = RedisThrottleScripts.of(policy);
-		this.sha1 = script.getSha1();
-		this.scriptBytes = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
-		this.keyStart = keyStart(calls.keyPrefix(), policy.name());
-	}
+    PolicyScript(RedisCalls calls, Policy policy) {
+        this.calls = calls;
+        @SuppressWarnings("rawtypes")
+        RedisScript<List> script = RedisThrottleScripts.of(policy);
+        this.sha1 = script.getSha1();
+        this.scriptBytes = script.getScriptAsString().getBytes(StandardCharsets.UTF_8);
+        this.keyStart = keyStart(calls.keyPrefix(), policy.name());
+    }
 
-	/** {@code <prefix>:{<policy>:}: what every Redis key of a policy starts with. */
-	static String keyStart(String keyPrefix, String policy) {
-		return keyPrefix + ":{" + policy + ":";
-	}
+    /** {@code <prefix>:{<policy>:}: what every Redis key of a policy starts with. */
+    static String keyStart(String keyPrefix, String policy) {
+        return keyPrefix + ":{" + policy + ":";
+    }
 
-	/**
-	 * The Redis key of a policy's key: {@code <prefix>:{<policy>:<key>}}, hashed by Redis Cluster on
-	 * {@code <policy>:<key>}.
-	 * @param keyStart the policy's {@link #keyStart(String, String)}
-	 * @param key the key, as the throttler normalized it
-	 * @return the Redis key
-	 */
-	static String redisKey(String keyStart, String key) {
-		return keyStart + key + "}";
-	}
+    /**
+     * The Redis key of a policy's key: {@code <prefix>:{<policy>:<key>}}, hashed by Redis Cluster on
+     * {@code <policy>:<key>}.
+     * @param keyStart the policy's {@link #keyStart(String, String)}
+     * @param key the key, as the throttler normalized it
+     * @return the Redis key
+     */
+    static String redisKey(String keyStart, String key) {
+        return keyStart + key + "}";
+    }
 
-	static byte[] ascii(String text) {
-		return text.getBytes(StandardCharsets.US_ASCII);
-	}
+    static byte[] ascii(String text) {
+        return text.getBytes(StandardCharsets.US_ASCII);
+    }
 
-	/**
-	 * The script's text, for loading it ahead of the first call.
-	 * @return the script's text as UTF-8
-	 */
-	byte[] scriptBytes() {
-		return this.scriptBytes;
-	}
+    /**
+     * The script's text, for loading it ahead of the first call.
+     * @return the script's text as UTF-8
+     */
+    byte[] scriptBytes() {
+        return this.scriptBytes;
+    }
 
-	/** The Redis key of {@code key}: {@code <prefix>:{<policy>:<key>}}. */
-	ByteBuffer redisKey(String key) {
-		return ByteBuffer.wrap(redisKeyBytes(key));
-	}
+    /** The Redis key of {@code key}: {@code <prefix>:{<policy>:<key>}}. */
+    ByteBuffer redisKey(String key) {
+        return ByteBuffer.wrap(redisKeyBytes(key));
+    }
 
-	private byte[] redisKeyBytes(String key) {
-		return redisKey(this.keyStart, key).getBytes(StandardCharsets.UTF_8);
-	}
+    private byte[] redisKeyBytes(String key) {
+        return redisKey(this.keyStart, key).getBytes(StandardCharsets.UTF_8);
+    }
 
-	/** One EVALSHA (EVAL when Redis lost the script) of the policy's script; {@code receipt} may be null. */
-	Mono<List<Object>> eval(String key, byte[] operation, int cost, byte @Nullable [] receipt) {
-		byte[] keyBytes = redisKeyBytes(key);
-		ByteBuffer now = this.calls.nowArgument();
-		return this.calls.connection()
-			.flatMap((connection) -> evalSha(connection, keyBytes, operation, cost, now, receipt)
-				.onErrorResume(PolicyScript::isNoScript,
-						(ex) -> connection.scriptingCommands()
-							.<Object>eval(ByteBuffer.wrap(this.scriptBytes), ReturnType.MULTI, 1,
-									keysAndArgs(keyBytes, operation, cost, now, receipt))
-							.collectList()));
-	}
+    /** One EVALSHA (EVAL when Redis lost the script) of the policy's script; {@code receipt} may be null. */
+    Mono<List<Object>> eval(String key, byte[] operation, int cost, byte @Nullable [] receipt) {
+        byte[] keyBytes = redisKeyBytes(key);
+        ByteBuffer now = this.calls.nowArgument();
+        return this.calls
+                .connection()
+                .flatMap((connection) -> evalSha(connection, keyBytes, operation, cost, now, receipt)
+                        .onErrorResume(
+                                PolicyScript::isNoScript,
+                                (ex) -> connection
+                                        .scriptingCommands()
+                                        .<Object>eval(
+                                                ByteBuffer.wrap(this.scriptBytes),
+                                                ReturnType.MULTI,
+                                                1,
+                                                keysAndArgs(keyBytes, operation, cost, now, receipt))
+                                        .collectList()));
+    }
 
-	private Mono<List<Object>> evalSha(ReactiveRedisConnection connection, byte[] keyBytes, byte[] operation, int cost,
-			ByteBuffer now, byte @Nullable [] receipt) {
-		return connection.scriptingCommands()
-			.<Object>evalSha(this.sha1, ReturnType.MULTI, 1, keysAndArgs(keyBytes, operation, cost, now, receipt))
-			.collectList();
-	}
+    private Mono<List<Object>> evalSha(
+            ReactiveRedisConnection connection,
+            byte[] keyBytes,
+            byte[] operation,
+            int cost,
+            ByteBuffer now,
+            byte @Nullable [] receipt) {
+        return connection
+                .scriptingCommands()
+                .<Object>evalSha(this.sha1, ReturnType.MULTI, 1, keysAndArgs(keyBytes, operation, cost, now, receipt))
+                .collectList();
+    }
 
-	private static ByteBuffer[] keysAndArgs(byte[] key, byte[] operation, int cost, ByteBuffer now,
-			byte @Nullable [] receipt) {
-		ByteBuffer costArgument = ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost)));
-		if (receipt == null) {
-			return new ByteBuffer[] { ByteBuffer.wrap(key), ByteBuffer.wrap(operation), costArgument, now.duplicate() };
-		}
-		return new ByteBuffer[] { ByteBuffer.wrap(key), ByteBuffer.wrap(operation), costArgument, now.duplicate(),
-				ByteBuffer.wrap(receipt) };
-	}
+    private static ByteBuffer[] keysAndArgs(
+            byte[] key, byte[] operation, int cost, ByteBuffer now, byte @Nullable [] receipt) {
+        ByteBuffer costArgument = ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost)));
+        if (receipt == null) {
+            return new ByteBuffer[] {ByteBuffer.wrap(key), ByteBuffer.wrap(operation), costArgument, now.duplicate()};
+        }
+        return new ByteBuffer[] {
+            ByteBuffer.wrap(key), ByteBuffer.wrap(operation), costArgument, now.duplicate(), ByteBuffer.wrap(receipt)
+        };
+    }
 
-	private static boolean isNoScript(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			String message = cause.getMessage();
-			if (message != null && message.contains("NOSCRIPT")) {
-				return true;
-			}
-		}
-		return false;
-	}
-
+    private static boolean isNoScript(Throwable ex) {
+        for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+            String message = cause.getMessage();
+            if (message != null && message.contains("NOSCRIPT")) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -1,17 +1,13 @@
 package dev.throttle.spring.redis;
 
+import dev.throttle.TimeSource;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-
-import reactor.core.publisher.Mono;
-
 import org.jspecify.annotations.Nullable;
-
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReturnType;
-
-import dev.throttle.TimeSource;
+import reactor.core.publisher.Mono;
 
 /**
  * What the limiters of one {@code RedisThrottleStore} share with it: the store's settings, its
@@ -21,131 +17,144 @@ import dev.throttle.TimeSource;
  */
 final class RedisCalls {
 
-	/** The store's {@code kind()}, which every decision's source names. */
-	static final String KIND = "redis";
+    /** The store's {@code kind()}, which every decision's source names. */
+    static final String KIND = "redis";
 
-	/** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
-	private static final ByteBuffer REDIS_TIME = ByteBuffer.allocate(0);
+    /** An empty {@code now} argument: the script reads Redis {@code TIME}. Empty, so nothing can change it; callers duplicate it. */
+    private static final ByteBuffer REDIS_TIME = ByteBuffer.allocate(0);
 
-	/** A reset with a near cache: the key deleted, then the event published from the same node. */
-	private static final ByteBuffer RESET_SCRIPT = ByteBuffer.wrap(
-			"redis.call('DEL', KEYS[1]) redis.call('PUBLISH', ARGV[1], ARGV[2]) return 1".getBytes(StandardCharsets.US_ASCII))
-		.asReadOnlyBuffer();
+    /** A reset with a near cache: the key deleted, then the event published from the same node. */
+    private static final ByteBuffer RESET_SCRIPT = ByteBuffer.wrap(
+                    "redis.call('DEL', KEYS[1]) redis.call('PUBLISH', ARGV[1], ARGV[2]) return 1"
+                            .getBytes(StandardCharsets.US_ASCII))
+            .asReadOnlyBuffer();
 
-	private final String keyPrefix;
+    private final String keyPrefix;
 
-	private final Duration timeout;
+    private final Duration timeout;
 
-	private final @Nullable TimeSource clock;
+    private final @Nullable TimeSource clock;
 
-	private final StoreConnection connection;
+    private final StoreConnection connection;
 
-	/** The events channel's subscription; null without a near cache or without an imperative factory. */
-	private final @Nullable RedisThrottleEvents events;
+    /** The events channel's subscription; null without a near cache or without an imperative factory. */
+    private final @Nullable RedisThrottleEvents events;
 
-	/** This store's name in the events it publishes. */
-	private final String sender;
+    /** This store's name in the events it publishes. */
+    private final String sender;
 
-	/** {@code <key-prefix>:events}; null when nothing is published. */
-	private final @Nullable ByteBuffer channel;
+    /** {@code <key-prefix>:events}; null when nothing is published. */
+    private final @Nullable ByteBuffer channel;
 
-	RedisCalls(String keyPrefix, Duration timeout, @Nullable TimeSource clock, StoreConnection connection,
-			@Nullable RedisThrottleEvents events, String sender, @Nullable ByteBuffer channel) {
-		this.keyPrefix = keyPrefix;
-		this.timeout = timeout;
-		this.clock = clock;
-		this.connection = connection;
-		this.events = events;
-		this.sender = sender;
-		this.channel = channel;
-	}
+    RedisCalls(
+            String keyPrefix,
+            Duration timeout,
+            @Nullable TimeSource clock,
+            StoreConnection connection,
+            @Nullable RedisThrottleEvents events,
+            String sender,
+            @Nullable ByteBuffer channel) {
+        this.keyPrefix = keyPrefix;
+        this.timeout = timeout;
+        this.clock = clock;
+        this.connection = connection;
+        this.events = events;
+        this.sender = sender;
+        this.channel = channel;
+    }
 
-	String keyPrefix() {
-		return this.keyPrefix;
-	}
+    String keyPrefix() {
+        return this.keyPrefix;
+    }
 
-	Duration timeout() {
-		return this.timeout;
-	}
+    Duration timeout() {
+        return this.timeout;
+    }
 
-	/** The store's connection ({@link StoreConnection#get}). */
-	Mono<ReactiveRedisConnection> connection() {
-		return this.connection.get();
-	}
+    /** The store's connection ({@link StoreConnection#get}). */
+    Mono<ReactiveRedisConnection> connection() {
+        return this.connection.get();
+    }
 
-	/** Obtains the connection again at the next call ({@link StoreConnection#failed}). */
-	void connectionFailed() {
-		this.connection.failed();
-	}
+    /** Obtains the connection again at the next call ({@link StoreConnection#failed}). */
+    void connectionFailed() {
+        this.connection.failed();
+    }
 
-	/** The {@code now} argument of a script: empty (use Redis TIME) or the override clock's reading. */
-	ByteBuffer nowArgument() {
-		TimeSource clock = this.clock;
-		return (clock != null)
-				? ByteBuffer.wrap(Long.toString(clock.currentTimeMillis()).getBytes(StandardCharsets.US_ASCII))
-				: REDIS_TIME;
-	}
+    /** The {@code now} argument of a script: empty (use Redis TIME) or the override clock's reading. */
+    ByteBuffer nowArgument() {
+        TimeSource clock = this.clock;
+        return (clock != null)
+                ? ByteBuffer.wrap(Long.toString(clock.currentTimeMillis()).getBytes(StandardCharsets.US_ASCII))
+                : REDIS_TIME;
+    }
 
-	/**
-	 * Whether this store hears other instances' events, so that its near cache may answer: not before
-	 * the channel is first subscribed, and never without a subscription (a connection factory that is
-	 * not a {@code RedisConnectionFactory}): a refusal another instance's reset made untrue would
-	 * otherwise be repeated until its time.
-	 */
-	boolean hearsEvents() {
-		RedisThrottleEvents events = this.events;
-		return events != null && events.isListening();
-	}
+    /**
+     * Whether this store hears other instances' events, so that its near cache may answer: not before
+     * the channel is first subscribed, and never without a subscription (a connection factory that is
+     * not a {@code RedisConnectionFactory}): a refusal another instance's reset made untrue would
+     * otherwise be repeated until its time.
+     */
+    boolean hearsEvents() {
+        RedisThrottleEvents events = this.events;
+        return events != null && events.isListening();
+    }
 
-	/** Deletes a key and publishes that it was reset, in one script; only with a near cache. */
-	Mono<Void> resetAndPublish(ByteBuffer redisKey, String policy, String key) {
-		ByteBuffer message = RedisThrottleEvents.keyMessage(this.sender, policy, key);
-		ByteBuffer channel = this.channel.duplicate();
-		return connection().flatMap((connection) -> connection.scriptingCommands()
-			.eval(RESET_SCRIPT.duplicate(), ReturnType.INTEGER, 1, redisKey, channel, message)
-			.then());
-	}
+    /** Deletes a key and publishes that it was reset, in one script; only with a near cache. */
+    Mono<Void> resetAndPublish(ByteBuffer redisKey, String policy, String key) {
+        ByteBuffer message = RedisThrottleEvents.keyMessage(this.sender, policy, key);
+        ByteBuffer channel = this.channel.duplicate();
+        return connection()
+                .flatMap((connection) -> connection
+                        .scriptingCommands()
+                        .eval(RESET_SCRIPT.duplicate(), ReturnType.INTEGER, 1, redisKey, channel, message)
+                        .then());
+    }
 
-	/** Publishes that a key of a policy was reset or given back ({@link #publish}). */
-	Mono<Void> publishKey(String policy, String key) {
-		return publish(RedisThrottleEvents.keyMessage(this.sender, policy, key));
-	}
+    /** Publishes that a key of a policy was reset or given back ({@link #publish}). */
+    Mono<Void> publishKey(String policy, String key) {
+        return publish(RedisThrottleEvents.keyMessage(this.sender, policy, key));
+    }
 
-	/** Publishes that a policy's numbers changed ({@link #publish}). */
-	Mono<Void> publishPolicy(String policy) {
-		return publish(RedisThrottleEvents.policyMessage(this.sender, policy));
-	}
+    /** Publishes that a policy's numbers changed ({@link #publish}). */
+    Mono<Void> publishPolicy(String policy) {
+        return publish(RedisThrottleEvents.policyMessage(this.sender, policy));
+    }
 
-	/**
-	 * Publishes an event on {@code <key-prefix>:events} when the store has a near cache (every
-	 * instance's may hold the key); completes at once otherwise.
-	 */
-	private Mono<Void> publish(ByteBuffer message) {
-		ByteBuffer channel = this.channel;
-		if (channel == null) {
-			return Mono.empty();
-		}
-		ByteBuffer target = channel.duplicate();
-		return connection().flatMap((connection) -> connection.pubSubCommands().publish(target, message)).then();
-	}
+    /**
+     * Publishes an event on {@code <key-prefix>:events} when the store has a near cache (every
+     * instance's may hold the key); completes at once otherwise.
+     */
+    private Mono<Void> publish(ByteBuffer message) {
+        ByteBuffer channel = this.channel;
+        if (channel == null) {
+            return Mono.empty();
+        }
+        ByteBuffer target = channel.duplicate();
+        return connection()
+                .flatMap((connection) -> connection.pubSubCommands().publish(target, message))
+                .then();
+    }
 
-	/** {@code RedisThrottleStore.serverTimeRefusal}: Redis's error when it refused TIME in a script, else null. */
-	@Nullable String serverTimeRefusal(Duration bound) {
-		ByteBuffer script = ByteBuffer.wrap("return redis.call('TIME')".getBytes(StandardCharsets.US_ASCII));
-		try {
-			connection().flatMap((connection) -> connection.scriptingCommands()
-				.eval(script, ReturnType.MULTI, 0)
-				.collectList()).block(bound);
-			return null;
-		}
-		catch (RuntimeException ex) {
-			for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-				if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
-					return cause.getMessage();
-				}
-			}
-			return null;
-		}
-	}
-
+    /** {@code RedisThrottleStore.serverTimeRefusal}: Redis's error when it refused TIME in a script, else null. */
+    @Nullable
+    String serverTimeRefusal(Duration bound) {
+        ByteBuffer script = ByteBuffer.wrap("return redis.call('TIME')".getBytes(StandardCharsets.US_ASCII));
+        try {
+            connection()
+                    .flatMap((connection) -> connection
+                            .scriptingCommands()
+                            .eval(script, ReturnType.MULTI, 0)
+                            .collectList())
+                    .block(bound);
+            return null;
+        } catch (RuntimeException ex) {
+            for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+                if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
+                    return cause.getMessage();
+                }
+            }
+            return null;
+        }
+    }
 }

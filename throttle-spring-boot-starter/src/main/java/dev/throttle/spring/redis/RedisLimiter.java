@@ -1,19 +1,16 @@
 package dev.throttle.spring.redis;
 
-import java.nio.ByteBuffer;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-
-import reactor.core.publisher.Mono;
-
-import org.jspecify.annotations.Nullable;
-
 import dev.throttle.Decision;
 import dev.throttle.DecisionSource;
 import dev.throttle.Policy;
 import dev.throttle.SourcedDecision;
 import dev.throttle.SourcedLimiter;
 import dev.throttle.resilience.RememberedRefusals;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 /**
  * One policy's keys in Redis, through the policy's own script ({@link PolicyScript}): every call
@@ -26,248 +23,284 @@ import dev.throttle.resilience.RememberedRefusals;
  */
 final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
 
-	private final Policy policy;
+    private final Policy policy;
 
-	private final RedisCalls calls;
+    private final RedisCalls calls;
 
-	private final PolicyScript script;
+    private final PolicyScript script;
 
-	/** The timeout on every call, and the failure it turns into. */
-	private final CallBounds bounds;
+    /** The timeout on every call, and the failure it turns into. */
+    private final CallBounds bounds;
 
-	/** The policy's remembered refusals; null without a near cache. */
-	private final NearCache.@Nullable Entries nearCache;
+    /** The policy's remembered refusals; null without a near cache. */
+    private final NearCache.@Nullable Entries nearCache;
 
-	/** Whether calls are answered from {@link #nearCache} while Redis answers. */
-	private final boolean answersLocally;
+    /** Whether calls are answered from {@link #nearCache} while Redis answers. */
+    private final boolean answersLocally;
 
-	private final DecisionSource storeSource;
+    private final DecisionSource storeSource;
 
-	private final DecisionSource nearCacheSource;
+    private final DecisionSource nearCacheSource;
 
-	/**
-	 * @param nearCache the policy's remembered refusals, null without a near cache
-	 * @param nearCacheSettings the near cache's settings, which say whether it answers this policy
-	 */
-	RedisLimiter(RedisCalls calls, Policy policy, NearCache.@Nullable Entries nearCache,
-			NearCacheSettings nearCacheSettings) {
-		this.policy = policy;
-		this.calls = calls;
-		this.script = new PolicyScript(calls, policy);
-		this.bounds = new CallBounds(calls, policy.name(), calls.timeout());
-		this.nearCache = nearCache;
-		// a policy of several limits answers from Redis: a refusal remembered here would lose its limits' items
-		this.answersLocally = nearCache != null && nearCacheSettings.answersFor(policy) && !policy.severalLimits();
-		this.storeSource = DecisionSource.store(RedisCalls.KIND);
-		this.nearCacheSource = DecisionSource.nearCache(RedisCalls.KIND);
-	}
+    /**
+     * @param nearCache the policy's remembered refusals, null without a near cache
+     * @param nearCacheSettings the near cache's settings, which say whether it answers this policy
+     */
+    RedisLimiter(
+            RedisCalls calls,
+            Policy policy,
+            NearCache.@Nullable Entries nearCache,
+            NearCacheSettings nearCacheSettings) {
+        this.policy = policy;
+        this.calls = calls;
+        this.script = new PolicyScript(calls, policy);
+        this.bounds = new CallBounds(calls, policy.name(), calls.timeout());
+        this.nearCache = nearCache;
+        // a policy of several limits answers from Redis: a refusal remembered here would lose its limits' items
+        this.answersLocally = nearCache != null && nearCacheSettings.answersFor(policy) && !policy.severalLimits();
+        this.storeSource = DecisionSource.store(RedisCalls.KIND);
+        this.nearCacheSource = DecisionSource.nearCache(RedisCalls.KIND);
+    }
 
-	@Override
-	public Policy policy() {
-		return this.policy;
-	}
+    @Override
+    public Policy policy() {
+        return this.policy;
+    }
 
-	@Override
-	public Decision tryAcquire(String key, int cost) {
-		if (cost > this.policy.maxCost()) {
-			return Decision.neverAllowed(this.policy.quota());
-		}
-		Decision local = answerLocally(key, cost);
-		return (local != null) ? local : this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire");
-	}
+    @Override
+    public Decision tryAcquire(String key, int cost) {
+        if (cost > this.policy.maxCost()) {
+            return Decision.neverAllowed(this.policy.quota());
+        }
+        Decision local = answerLocally(key, cost);
+        return (local != null) ? local : this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire");
+    }
 
-	@Override
-	public SourcedDecision tryAcquireSourced(String key, int cost) {
-		if (cost > this.policy.maxCost()) {
-			return new SourcedDecision(Decision.neverAllowed(this.policy.quota()), this.storeSource);
-		}
-		Decision local = answerLocally(key, cost);
-		return (local != null) ? new SourcedDecision(local, this.nearCacheSource)
-				: new SourcedDecision(this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire"), this.storeSource);
-	}
+    @Override
+    public SourcedDecision tryAcquireSourced(String key, int cost) {
+        if (cost > this.policy.maxCost()) {
+            return new SourcedDecision(Decision.neverAllowed(this.policy.quota()), this.storeSource);
+        }
+        Decision local = answerLocally(key, cost);
+        return (local != null)
+                ? new SourcedDecision(local, this.nearCacheSource)
+                : new SourcedDecision(this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire"), this.storeSource);
+    }
 
-	@Override
-	public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
-		if (cost > this.policy.maxCost()) {
-			return CompletableFuture
-				.completedFuture(new SourcedDecision(Decision.neverAllowed(this.policy.quota()), this.storeSource));
-		}
-		Decision local = answerLocally(key, cost);
-		if (local != null) {
-			return CompletableFuture.completedFuture(new SourcedDecision(local, this.nearCacheSource));
-		}
-		return this.bounds.bounded(acquire(key, cost), "tryAcquire").map((decision) -> new SourcedDecision(decision, this.storeSource))
-			.toFuture();
-	}
+    @Override
+    public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
+        if (cost > this.policy.maxCost()) {
+            return CompletableFuture.completedFuture(
+                    new SourcedDecision(Decision.neverAllowed(this.policy.quota()), this.storeSource));
+        }
+        Decision local = answerLocally(key, cost);
+        if (local != null) {
+            return CompletableFuture.completedFuture(new SourcedDecision(local, this.nearCacheSource));
+        }
+        return this.bounds
+                .bounded(acquire(key, cost), "tryAcquire")
+                .map((decision) -> new SourcedDecision(decision, this.storeSource))
+                .toFuture();
+    }
 
-	@Override
-	public @Nullable Decision rememberedRefusal(String key, int cost) {
-		return (this.nearCache != null) ? this.nearCache.answer(key, cost, this) : null;
-	}
+    @Override
+    public @Nullable Decision rememberedRefusal(String key, int cost) {
+        return (this.nearCache != null) ? this.nearCache.answer(key, cost, this) : null;
+    }
 
-	@Override
-	public void forgetRemembered(String key) {
-		if (this.nearCache != null) {
-			this.nearCache.forget(key);
-		}
-	}
+    @Override
+    public void forgetRemembered(String key) {
+        if (this.nearCache != null) {
+            this.nearCache.forget(key);
+        }
+    }
 
-	/** A refusal remembered for the call, when the policy answers from the near cache; else null. */
-	private @Nullable Decision answerLocally(String key, int cost) {
-		return (this.answersLocally && this.calls.hearsEvents()) ? this.nearCache.answer(key, cost, this) : null;
-	}
+    /** A refusal remembered for the call, when the policy answers from the near cache; else null. */
+    private @Nullable Decision answerLocally(String key, int cost) {
+        return (this.answersLocally && this.calls.hearsEvents()) ? this.nearCache.answer(key, cost, this) : null;
+    }
 
-	/** An acquire in Redis; with a near cache, its refusal is remembered (or its allowance forgets one). */
-	private Mono<Decision> acquire(String key, int cost) {
-		NearCache.Entries entries = this.nearCache;
-		if (entries == null) {
-			return decide(key, PolicyScript.ACQUIRE, cost);
-		}
-		long sentAt = entries.now();
-		long sentEpoch = entries.epoch();
-		return decide(key, PolicyScript.ACQUIRE, cost)
-			.doOnNext((decision) -> entries.remember(key, cost, this, decision, sentAt, sentEpoch));
-	}
+    /** An acquire in Redis; with a near cache, its refusal is remembered (or its allowance forgets one). */
+    private Mono<Decision> acquire(String key, int cost) {
+        NearCache.Entries entries = this.nearCache;
+        if (entries == null) {
+            return decide(key, PolicyScript.ACQUIRE, cost);
+        }
+        long sentAt = entries.now();
+        long sentEpoch = entries.epoch();
+        return decide(key, PolicyScript.ACQUIRE, cost)
+                .doOnNext((decision) -> entries.remember(key, cost, this, decision, sentAt, sentEpoch));
+    }
 
-	@Override
-	public void refund(String key, int cost) {
-		this.bounds.await(settled(key, run(key, PolicyScript.REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally).toFuture(),
-				"refund");
-	}
+    @Override
+    public void refund(String key, int cost) {
+        this.bounds.await(
+                settled(key, run(key, PolicyScript.REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally)
+                        .toFuture(),
+                "refund");
+    }
 
-	@Override
-	public void refund(String key, int cost, long receipt) {
-		if (receipt == 0) {
-			refund(key, cost);
-			return;
-		}
-		this.bounds.await(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt), this.answersLocally)
-			.toFuture(), "refund");
-	}
+    @Override
+    public void refund(String key, int cost, long receipt) {
+        if (receipt == 0) {
+            refund(key, cost);
+            return;
+        }
+        this.bounds.await(
+                settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt), this.answersLocally)
+                        .toFuture(),
+                "refund");
+    }
 
-	/** A call of several limits gives back to each limit by its own receipt (see several.lua). */
-	@Override
-	public void refund(String key, int cost, Decision taken) {
-		if (taken.limitCount() == 1) {
-			refund(key, cost, taken.receipt());
-			return;
-		}
-		this.bounds.await(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), taken), this.answersLocally)
-			.toFuture(), "refund");
-	}
+    /** A call of several limits gives back to each limit by its own receipt (see several.lua). */
+    @Override
+    public void refund(String key, int cost, Decision taken) {
+        if (taken.limitCount() == 1) {
+            refund(key, cost, taken.receipt());
+            return;
+        }
+        this.bounds.await(
+                settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), taken), this.answersLocally)
+                        .toFuture(),
+                "refund");
+    }
 
-	@Override
-	public CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
-		if (taken.limitCount() == 1) {
-			return refundAsync(key, cost, taken.receipt());
-		}
-		return this.bounds.bounded(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), taken),
-				this.answersLocally), "refund").toFuture();
-	}
+    @Override
+    public CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
+        if (taken.limitCount() == 1) {
+            return refundAsync(key, cost, taken.receipt());
+        }
+        return this.bounds
+                .bounded(
+                        settled(
+                                key,
+                                refundTaken(key, Math.min(cost, this.policy.maxCost()), taken),
+                                this.answersLocally),
+                        "refund")
+                .toFuture();
+    }
 
-	@Override
-	public Decision peek(String key) {
-		return this.bounds.await(decide(key, PolicyScript.PEEK, 1).toFuture(), "peek");
-	}
+    @Override
+    public Decision peek(String key) {
+        return this.bounds.await(decide(key, PolicyScript.PEEK, 1).toFuture(), "peek");
+    }
 
-	@Override
-	public void reset(String key) {
-		this.bounds.await(deleted(key).toFuture(), "reset");
-	}
+    @Override
+    public void reset(String key) {
+        this.bounds.await(deleted(key).toFuture(), "reset");
+    }
 
-	@Override
-	public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
-		if (cost > this.policy.maxCost()) {
-			return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
-		}
-		Decision local = answerLocally(key, cost);
-		if (local != null) {
-			return CompletableFuture.completedFuture(local);
-		}
-		return this.bounds.bounded(acquire(key, cost), "tryAcquire").toFuture();
-	}
+    @Override
+    public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+        if (cost > this.policy.maxCost()) {
+            return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
+        }
+        Decision local = answerLocally(key, cost);
+        if (local != null) {
+            return CompletableFuture.completedFuture(local);
+        }
+        return this.bounds.bounded(acquire(key, cost), "tryAcquire").toFuture();
+    }
 
-	@Override
-	public CompletionStage<Void> refundAsync(String key, int cost) {
-		return this.bounds.bounded(settled(key, run(key, PolicyScript.REFUND, Math.min(cost, this.policy.maxCost())), this.answersLocally),
-				"refund").toFuture();
-	}
+    @Override
+    public CompletionStage<Void> refundAsync(String key, int cost) {
+        return this.bounds
+                .bounded(
+                        settled(
+                                key,
+                                run(key, PolicyScript.REFUND, Math.min(cost, this.policy.maxCost())),
+                                this.answersLocally),
+                        "refund")
+                .toFuture();
+    }
 
-	@Override
-	public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
-		if (receipt == 0) {
-			return refundAsync(key, cost);
-		}
-		return this.bounds.bounded(settled(key, refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt),
-				this.answersLocally), "refund").toFuture();
-	}
+    @Override
+    public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+        if (receipt == 0) {
+            return refundAsync(key, cost);
+        }
+        return this.bounds
+                .bounded(
+                        settled(
+                                key,
+                                refundTaken(key, Math.min(cost, this.policy.maxCost()), receipt),
+                                this.answersLocally),
+                        "refund")
+                .toFuture();
+    }
 
-	@Override
-	public CompletionStage<Void> resetAsync(String key) {
-		return this.bounds.bounded(deleted(key), "reset").toFuture();
-	}
+    @Override
+    public CompletionStage<Void> resetAsync(String key) {
+        return this.bounds.bounded(deleted(key), "reset").toFuture();
+    }
 
-	/**
-	 * A reset or refund, then (once Redis has it, so that no refusal from before can be remembered
-	 * again) the key forgotten here and, when {@code publish}, on every instance. Resets are always
-	 * published; refunds when the policy answers from the near cache (where it does not, a refusal
-	 * remembered elsewhere only answers during an outage).
-	 */
-	private Mono<Void> settled(String key, Mono<Void> change, boolean publish) {
-		NearCache.Entries entries = this.nearCache;
-		if (entries == null) {
-			return change;
-		}
-		Mono<Void> forgotten = change.then(Mono.fromRunnable(() -> entries.forget(key)));
-		return publish ? forgotten.then(this.calls.publishKey(this.policy.name(), key))
-				: forgotten;
-	}
+    /**
+     * A reset or refund, then (once Redis has it, so that no refusal from before can be remembered
+     * again) the key forgotten here and, when {@code publish}, on every instance. Resets are always
+     * published; refunds when the policy answers from the near cache (where it does not, a refusal
+     * remembered elsewhere only answers during an outage).
+     */
+    private Mono<Void> settled(String key, Mono<Void> change, boolean publish) {
+        NearCache.Entries entries = this.nearCache;
+        if (entries == null) {
+            return change;
+        }
+        Mono<Void> forgotten = change.then(Mono.fromRunnable(() -> entries.forget(key)));
+        return publish ? forgotten.then(this.calls.publishKey(this.policy.name(), key)) : forgotten;
+    }
 
-	@Override
-	public CompletionStage<Decision> peekAsync(String key) {
-		return this.bounds.bounded(decide(key, PolicyScript.PEEK, 1), "peek").toFuture();
-	}
+    @Override
+    public CompletionStage<Decision> peekAsync(String key) {
+        return this.bounds.bounded(decide(key, PolicyScript.PEEK, 1), "peek").toFuture();
+    }
 
-	/** The call's decision, unbounded: callers bound it with {@link CallBounds}. */
-	private Mono<Decision> decide(String key, byte[] operation, int cost) {
-		return this.script.eval(key, operation, cost, null).map(ScriptReply::decision);
-	}
+    /** The call's decision, unbounded: callers bound it with {@link CallBounds}. */
+    private Mono<Decision> decide(String key, byte[] operation, int cost) {
+        return this.script.eval(key, operation, cost, null).map(ScriptReply::decision);
+    }
 
-	private Mono<Void> run(String key, byte[] operation, int cost) {
-		return this.script.eval(key, operation, cost, null).then();
-	}
+    private Mono<Void> run(String key, byte[] operation, int cost) {
+        return this.script.eval(key, operation, cost, null).then();
+    }
 
-	/** A refund of exactly what a call of several limits took: each limit's receipt, joined by {@code ,}. */
-	private Mono<Void> refundTaken(String key, int cost, Decision taken) {
-		return this.script.eval(key, PolicyScript.REFUND, cost, RedisThrottleScripts.receipts(taken)).then();
-	}
+    /** A refund of exactly what a call of several limits took: each limit's receipt, joined by {@code ,}. */
+    private Mono<Void> refundTaken(String key, int cost, Decision taken) {
+        return this.script
+                .eval(key, PolicyScript.REFUND, cost, RedisThrottleScripts.receipts(taken))
+                .then();
+    }
 
-	/** A refund of exactly what the call with {@code receipt} took: the receipt is the fourth argument. */
-	private Mono<Void> refundTaken(String key, int cost, long receipt) {
-		return this.script.eval(key, PolicyScript.REFUND, cost, PolicyScript.ascii(Long.toString(receipt))).then();
-	}
+    /** A refund of exactly what the call with {@code receipt} took: the receipt is the fourth argument. */
+    private Mono<Void> refundTaken(String key, int cost, long receipt) {
+        return this.script
+                .eval(key, PolicyScript.REFUND, cost, PolicyScript.ascii(Long.toString(receipt)))
+                .then();
+    }
 
-	/**
-	 * A {@code DEL}; with a near cache, the {@code DEL} and its event in one script (one round trip,
-	 * and on a Cluster the event leaves from the key's own node once the key is gone), then the key
-	 * forgotten here.
-	 */
-	private Mono<Void> deleted(String key) {
-		ByteBuffer redisKey = this.script.redisKey(key);
-		NearCache.Entries entries = this.nearCache;
-		if (entries == null) {
-			return this.calls.connection().flatMap((connection) -> connection.keyCommands().del(redisKey)).then();
-		}
-		return this.calls.resetAndPublish(redisKey, this.policy.name(), key)
-			.then(Mono.fromRunnable(() -> entries.forget(key)));
-	}
+    /**
+     * A {@code DEL}; with a near cache, the {@code DEL} and its event in one script (one round trip,
+     * and on a Cluster the event leaves from the key's own node once the key is gone), then the key
+     * forgotten here.
+     */
+    private Mono<Void> deleted(String key) {
+        ByteBuffer redisKey = this.script.redisKey(key);
+        NearCache.Entries entries = this.nearCache;
+        if (entries == null) {
+            return this.calls
+                    .connection()
+                    .flatMap((connection) -> connection.keyCommands().del(redisKey))
+                    .then();
+        }
+        return this.calls
+                .resetAndPublish(redisKey, this.policy.name(), key)
+                .then(Mono.fromRunnable(() -> entries.forget(key)));
+    }
 
-	/**
-	 * The policy's script, for loading it ahead of the first call.
-	 * @return the script's text as UTF-8
-	 */
-	byte[] scriptBytes() {
-		return this.script.scriptBytes();
-	}
-
+    /**
+     * The policy's script, for loading it ahead of the first call.
+     * @return the script's text as UTF-8
+     */
+    byte[] scriptBytes() {
+        return this.script.scriptBytes();
+    }
 }

@@ -6,15 +6,14 @@ package dev.throttle.spring.redis;
  */
 public class RedisStoreException extends RuntimeException {
 
-	private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 1L;
 
-	/**
-	 * Creates the exception.
-	 * @param message what failed, without any key
-	 * @param cause the underlying failure, may be null
-	 */
-	public RedisStoreException(String message, Throwable cause) {
-		super(message, cause);
-	}
-
+    /**
+     * Creates the exception.
+     * @param message what failed, without any key
+     * @param cause the underlying failure, may be null
+     */
+    public RedisStoreException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

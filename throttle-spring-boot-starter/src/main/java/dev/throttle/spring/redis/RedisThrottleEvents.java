@@ -4,11 +4,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-
 import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -32,114 +30,113 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  */
 final class RedisThrottleEvents implements MessageListener, SubscriptionListener {
 
-	private static final Log logger = LogFactory.getLog(RedisThrottleEvents.class);
+    private static final Log logger = LogFactory.getLog(RedisThrottleEvents.class);
 
-	private final NearCache nearCache;
+    private final NearCache nearCache;
 
-	/** The store's name in the messages it sends, {@link #newSender()}. */
-	private final String sender;
+    /** The store's name in the messages it sends, {@link #newSender()}. */
+    private final String sender;
 
-	private final String channel;
+    private final String channel;
 
-	private final RedisMessageListenerContainer container;
+    private final RedisMessageListenerContainer container;
 
-	private final CompletableFuture<Void> subscribed = new CompletableFuture<>();
+    private final CompletableFuture<Void> subscribed = new CompletableFuture<>();
 
-	/** Whether the channel has been subscribed: until then no refusal is answered from the near cache. */
-	private volatile boolean listening;
+    /** Whether the channel has been subscribed: until then no refusal is answered from the near cache. */
+    private volatile boolean listening;
 
-	RedisThrottleEvents(RedisConnectionFactory connectionFactory, String channel, NearCache nearCache, String sender) {
-		this.nearCache = nearCache;
-		this.sender = sender;
-		this.channel = channel;
-		this.container = new RedisMessageListenerContainer();
-		this.container.setConnectionFactory(connectionFactory);
-		this.container.setTaskExecutor(Runnable::run);
-		this.container.setBeanName("throttle-events");
-		this.container.addMessageListener(this, new ChannelTopic(channel));
-		this.container.afterPropertiesSet();
-	}
+    RedisThrottleEvents(RedisConnectionFactory connectionFactory, String channel, NearCache nearCache, String sender) {
+        this.nearCache = nearCache;
+        this.sender = sender;
+        this.channel = channel;
+        this.container = new RedisMessageListenerContainer();
+        this.container.setConnectionFactory(connectionFactory);
+        this.container.setTaskExecutor(Runnable::run);
+        this.container.setBeanName("throttle-events");
+        this.container.addMessageListener(this, new ChannelTopic(channel));
+        this.container.afterPropertiesSet();
+    }
 
-	/** Subscribes on a background thread: a Redis that is down at startup must not hold the start up. */
-	void start() {
-		Thread thread = new Thread(() -> {
-			try {
-				this.container.start();
-			}
-			catch (RuntimeException ex) {
-				// the container keeps trying on its own, with its back-off
-				logger.debug("Subscription to " + this.channel + " not made yet", ex);
-			}
-		}, "throttle-redis-events");
-		thread.setDaemon(true);
-		thread.start();
-	}
+    /** Subscribes on a background thread: a Redis that is down at startup must not hold the start up. */
+    void start() {
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        this.container.start();
+                    } catch (RuntimeException ex) {
+                        // the container keeps trying on its own, with its back-off
+                        logger.debug("Subscription to " + this.channel + " not made yet", ex);
+                    }
+                },
+                "throttle-redis-events");
+        thread.setDaemon(true);
+        thread.start();
+    }
 
-	/** Completes once the channel is subscribed for the first time. */
-	CompletableFuture<Void> subscribed() {
-		return this.subscribed;
-	}
+    /** Completes once the channel is subscribed for the first time. */
+    CompletableFuture<Void> subscribed() {
+        return this.subscribed;
+    }
 
-	void stop() {
-		try {
-			this.container.destroy();
-		}
-		catch (Exception ex) {
-			logger.debug("Stopping the subscription to " + this.channel + " failed", ex);
-		}
-	}
+    void stop() {
+        try {
+            this.container.destroy();
+        } catch (Exception ex) {
+            logger.debug("Stopping the subscription to " + this.channel + " failed", ex);
+        }
+    }
 
-	@Override
-	public void onChannelSubscribed(byte[] channel, long count) {
-		this.nearCache.forgetAll();
-		this.listening = true;
-		this.subscribed.complete(null);
-	}
+    @Override
+    public void onChannelSubscribed(byte[] channel, long count) {
+        this.nearCache.forgetAll();
+        this.listening = true;
+        this.subscribed.complete(null);
+    }
 
-	/**
-	 * Whether events are heard: the channel was subscribed (Lettuce subscribes again by itself after a
-	 * reconnect, and that subscription forgets everything, {@link #onChannelSubscribed}).
-	 */
-	boolean isListening() {
-		return this.listening;
-	}
+    /**
+     * Whether events are heard: the channel was subscribed (Lettuce subscribes again by itself after a
+     * reconnect, and that subscription forgets everything, {@link #onChannelSubscribed}).
+     */
+    boolean isListening() {
+        return this.listening;
+    }
 
-	@Override
-	public void onMessage(Message message, byte @Nullable [] pattern) {
-		String text = new String(message.getBody(), StandardCharsets.UTF_8);
-		try {
-			int space = text.indexOf(' ');
-			if (text.startsWith(this.sender, 1) && space == 1 + this.sender.length()) {
-				return;
-			}
-			if (text.startsWith("p")) {
-				this.nearCache.forgetPolicy(text.substring(space + 1));
-			}
-			else if (text.startsWith("k")) {
-				int colon = text.indexOf(':', space);
-				int length = Integer.parseInt(text, space + 1, colon, 10);
-				this.nearCache.forget(text.substring(colon + 1, colon + 1 + length), text.substring(colon + 1 + length));
-			}
-		}
-		catch (RuntimeException ex) {
-			// not one of ours (another writer on the channel): nothing to drop, but drop everything to be safe
-			this.nearCache.forgetAll();
-		}
-	}
+    @Override
+    public void onMessage(Message message, byte @Nullable [] pattern) {
+        String text = new String(message.getBody(), StandardCharsets.UTF_8);
+        try {
+            int space = text.indexOf(' ');
+            if (text.startsWith(this.sender, 1) && space == 1 + this.sender.length()) {
+                return;
+            }
+            if (text.startsWith("p")) {
+                this.nearCache.forgetPolicy(text.substring(space + 1));
+            } else if (text.startsWith("k")) {
+                int colon = text.indexOf(':', space);
+                int length = Integer.parseInt(text, space + 1, colon, 10);
+                this.nearCache.forget(
+                        text.substring(colon + 1, colon + 1 + length), text.substring(colon + 1 + length));
+            }
+        } catch (RuntimeException ex) {
+            // not one of ours (another writer on the channel): nothing to drop, but drop everything to be safe
+            this.nearCache.forgetAll();
+        }
+    }
 
-	/** A new name for a store in the messages it sends. */
-	static String newSender() {
-		return UUID.randomUUID().toString().substring(0, 8);
-	}
+    /** A new name for a store in the messages it sends. */
+    static String newSender() {
+        return UUID.randomUUID().toString().substring(0, 8);
+    }
 
-	/** The message that a key of a policy was reset or given back. */
-	static ByteBuffer keyMessage(String sender, String policy, String key) {
-		return ByteBuffer.wrap(("k" + sender + " " + policy.length() + ":" + policy + key).getBytes(StandardCharsets.UTF_8));
-	}
+    /** The message that a key of a policy was reset or given back. */
+    static ByteBuffer keyMessage(String sender, String policy, String key) {
+        return ByteBuffer.wrap(
+                ("k" + sender + " " + policy.length() + ":" + policy + key).getBytes(StandardCharsets.UTF_8));
+    }
 
-	/** The message that a policy changed. */
-	static ByteBuffer policyMessage(String sender, String policy) {
-		return ByteBuffer.wrap(("p" + sender + " " + policy).getBytes(StandardCharsets.UTF_8));
-	}
-
+    /** The message that a policy changed. */
+    static ByteBuffer policyMessage(String sender, String policy) {
+        return ByteBuffer.wrap(("p" + sender + " " + policy).getBytes(StandardCharsets.UTF_8));
+    }
 }

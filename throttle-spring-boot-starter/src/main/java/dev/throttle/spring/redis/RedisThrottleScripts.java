@@ -1,5 +1,8 @@
 package dev.throttle.spring.redis;
 
+import dev.throttle.Algorithm;
+import dev.throttle.Decision;
+import dev.throttle.Policy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -8,13 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
-
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
-
-import dev.throttle.Algorithm;
-import dev.throttle.Decision;
-import dev.throttle.Policy;
 
 /**
  * The Lua scripts of the Redis store. A policy's script is built once per store and policy from
@@ -45,103 +43,99 @@ import dev.throttle.Policy;
  */
 final class RedisThrottleScripts {
 
-	/** Where the scripts live on the classpath. */
-	static final String LOCATION = "META-INF/throttle/scripts/";
+    /** Where the scripts live on the classpath. */
+    static final String LOCATION = "META-INF/throttle/scripts/";
 
-	/** The file every policy's script has between its numbers and its algorithm's body. */
-	static final String PRELUDE = "prelude.lua";
+    /** The file every policy's script has between its numbers and its algorithm's body. */
+    static final String PRELUDE = "prelude.lua";
 
-	/** What follows the algorithm's script (as a function) in the script of a policy with several limits. */
-	static final String SEVERAL = "several.lua";
+    /** What follows the algorithm's script (as a function) in the script of a policy with several limits. */
+    static final String SEVERAL = "several.lua";
 
-	/** Script texts by file name, each read once. */
-	private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
+    /** Script texts by file name, each read once. */
+    private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
 
-	private RedisThrottleScripts() {
-	}
+    private RedisThrottleScripts() {}
 
-	/**
-	 * Returns the script of a policy: its numbers, the prelude and its algorithm's body.
-	 * @param policy the policy
-	 * @return its script; the result type is {@code List} of {@code Long}
-	 */
-	@SuppressWarnings("rawtypes")
-	static RedisScript<List> of(Policy policy) {
-		if (policy.severalLimits()) {
-			return RedisScript.of(severalLimits(policy), List.class);
-		}
-		return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(fileName(policy.algorithm())),
-				List.class);
-	}
+    /**
+     * Returns the script of a policy: its numbers, the prelude and its algorithm's body.
+     * @param policy the policy
+     * @return its script; the result type is {@code List} of {@code Long}
+     */
+    @SuppressWarnings("rawtypes")
+    static RedisScript<List> of(Policy policy) {
+        if (policy.severalLimits()) {
+            return RedisScript.of(severalLimits(policy), List.class);
+        }
+        return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(fileName(policy.algorithm())), List.class);
+    }
 
-	/**
-	 * The script of a policy with several limits ({@link dev.throttle.MultiLimitPolicy}): the
-	 * algorithm's script as a function run once per limit by {@code several.lua}, which says more.
-	 */
-	private static String severalLimits(Policy policy) {
-		StringJoiner limits = new StringJoiner(", ", "local P = {}\nlocal LIMITS = {", "}\n");
-		for (Policy limit : policy.limits()) {
-			limits.add(parameterLine(limit).substring("local P = ".length()).strip());
-		}
-		return limits + text(PRELUDE) + "local function decideLimit(redis)\n" + text(fileName(policy.algorithm()))
-				+ "\nend\n" + text(SEVERAL);
-	}
+    /**
+     * The script of a policy with several limits ({@link dev.throttle.MultiLimitPolicy}): the
+     * algorithm's script as a function run once per limit by {@code several.lua}, which says more.
+     */
+    private static String severalLimits(Policy policy) {
+        StringJoiner limits = new StringJoiner(", ", "local P = {}\nlocal LIMITS = {", "}\n");
+        for (Policy limit : policy.limits()) {
+            limits.add(parameterLine(limit).substring("local P = ".length()).strip());
+        }
+        return limits + text(PRELUDE) + "local function decideLimit(redis)\n" + text(fileName(policy.algorithm()))
+                + "\nend\n" + text(SEVERAL);
+    }
 
-	/**
-	 * Returns the fourth argument of a refund of a call of several limits: each limit's receipt.
-	 * @param taken the call's decision
-	 * @return the receipts joined by {@code ,}, as ASCII
-	 */
-	static byte[] receipts(Decision taken) {
-		StringJoiner receipts = new StringJoiner(",");
-		for (int i = 0; i < taken.limitCount(); i++) {
-			receipts.add(Long.toString(taken.limit(i).receipt()));
-		}
-		return receipts.toString().getBytes(StandardCharsets.US_ASCII);
-	}
+    /**
+     * Returns the fourth argument of a refund of a call of several limits: each limit's receipt.
+     * @param taken the call's decision
+     * @return the receipts joined by {@code ,}, as ASCII
+     */
+    static byte[] receipts(Decision taken) {
+        StringJoiner receipts = new StringJoiner(",");
+        for (int i = 0; i < taken.limitCount(); i++) {
+            receipts.add(Long.toString(taken.limit(i).receipt()));
+        }
+        return receipts.toString().getBytes(StandardCharsets.US_ASCII);
+    }
 
-	/**
-	 * Returns the resource name of an algorithm's script: its name with underscores.
-	 * @param algorithm the algorithm
-	 * @return for example {@code token_bucket.lua}
-	 */
-	static String fileName(Algorithm<?> algorithm) {
-		return algorithm.id().replace('-', '_') + ".lua";
-	}
+    /**
+     * Returns the resource name of an algorithm's script: its name with underscores.
+     * @param algorithm the algorithm
+     * @return for example {@code token_bucket.lua}
+     */
+    static String fileName(Algorithm<?> algorithm) {
+        return algorithm.id().replace('-', '_') + ".lua";
+    }
 
-	/**
-	 * The line before a script's body: {@code local P = {...}} with the numbers each script's
-	 * header documents, as Lua integer literals (all below 2^53, so exact in Lua's doubles).
-	 */
-	static String parameterLine(Policy policy) {
-		StringJoiner numbers = new StringJoiner(", ", "local P = {", "}\n");
-		for (long number : policy.algorithm().numbersOf(policy)) {
-			numbers.add(Long.toString(number));
-		}
-		return numbers.toString();
-	}
+    /**
+     * The line before a script's body: {@code local P = {...}} with the numbers each script's
+     * header documents, as Lua integer literals (all below 2^53, so exact in Lua's doubles).
+     */
+    static String parameterLine(Policy policy) {
+        StringJoiner numbers = new StringJoiner(", ", "local P = {", "}\n");
+        for (long number : policy.algorithm().numbersOf(policy)) {
+            numbers.add(Long.toString(number));
+        }
+        return numbers.toString();
+    }
 
-	/** The text of a script file, read once per file. */
-	static String text(String fileName) {
-		String text = TEXTS.get(fileName);
-		if (text == null) {
-			// read outside the map's lock; two first readers read the same text
-			text = read(fileName);
-			TEXTS.putIfAbsent(fileName, text);
-		}
-		return text;
-	}
+    /** The text of a script file, read once per file. */
+    static String text(String fileName) {
+        String text = TEXTS.get(fileName);
+        if (text == null) {
+            // read outside the map's lock; two first readers read the same text
+            text = read(fileName);
+            TEXTS.putIfAbsent(fileName, text);
+        }
+        return text;
+    }
 
-	private static String read(String fileName) {
-		ClassPathResource resource = new ClassPathResource(LOCATION + fileName,
-				RedisThrottleScripts.class.getClassLoader());
-		// read once into a static source: a resource-backed script would stat the file on every SHA1 lookup
-		try (InputStream in = resource.getInputStream()) {
-			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("throttle: cannot read Lua script " + resource, ex);
-		}
-	}
-
+    private static String read(String fileName) {
+        ClassPathResource resource =
+                new ClassPathResource(LOCATION + fileName, RedisThrottleScripts.class.getClassLoader());
+        // read once into a static source: a resource-backed script would stat the file on every SHA1 lookup
+        try (InputStream in = resource.getInputStream()) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException ex) {
+            throw new UncheckedIOException("throttle: cannot read Lua script " + resource, ex);
+        }
+    }
 }

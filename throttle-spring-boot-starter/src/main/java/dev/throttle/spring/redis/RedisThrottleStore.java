@@ -1,21 +1,18 @@
 package dev.throttle.spring.redis;
 
+import dev.throttle.Limiter;
+import dev.throttle.Policy;
+import dev.throttle.ThrottleStore;
+import dev.throttle.TimeSource;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-
 import org.jspecify.annotations.Nullable;
-
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-
-import dev.throttle.Limiter;
-import dev.throttle.Policy;
-import dev.throttle.ThrottleStore;
-import dev.throttle.TimeSource;
 
 /**
  * Throttling state in Redis, shared by every application instance: standalone, Sentinel or Cluster,
@@ -48,232 +45,242 @@ import dev.throttle.TimeSource;
  */
 public final class RedisThrottleStore implements ThrottleStore {
 
-	/** Default key prefix, as {@code throttle.store.redis.key-prefix}. */
-	public static final String DEFAULT_KEY_PREFIX = "throttle";
+    /** Default key prefix, as {@code throttle.store.redis.key-prefix}. */
+    public static final String DEFAULT_KEY_PREFIX = "throttle";
 
-	/** Default bound on each call, as {@code throttle.store.redis.timeout}. */
-	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
+    /** Default bound on each call, as {@code throttle.store.redis.timeout}. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(1);
 
-	/** By policy, numbers and all: a policy's plans, and its numbers after a change, each have their own. */
-	private final Map<Policy, RedisLimiter> limiters = new ConcurrentHashMap<>();
+    /** By policy, numbers and all: a policy's plans, and its numbers after a change, each have their own. */
+    private final Map<Policy, RedisLimiter> limiters = new ConcurrentHashMap<>();
 
-	private final StoreConnection connection;
+    private final StoreConnection connection;
 
-	/** Refusals remembered on this instance; null without a near cache. */
-	private final @Nullable NearCache nearCache;
+    /** Refusals remembered on this instance; null without a near cache. */
+    private final @Nullable NearCache nearCache;
 
-	/** The events channel's subscription; null without a near cache or without an imperative factory. */
-	private final @Nullable RedisThrottleEvents events;
+    /** The events channel's subscription; null without a near cache or without an imperative factory. */
+    private final @Nullable RedisThrottleEvents events;
 
-	/** What the limiters share with the store: its settings, connection, clock and events channel. */
-	private final RedisCalls calls;
+    /** What the limiters share with the store: its settings, connection, clock and events channel. */
+    private final RedisCalls calls;
 
-	/**
-	 * Creates a store with the default key prefix and timeout.
-	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
-	 */
-	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory) {
-		this(connectionFactory, DEFAULT_KEY_PREFIX, DEFAULT_TIMEOUT);
-	}
+    /**
+     * Creates a store with the default key prefix and timeout.
+     * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+     */
+    public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory) {
+        this(connectionFactory, DEFAULT_KEY_PREFIX, DEFAULT_TIMEOUT);
+    }
 
-	/**
-	 * Creates a store whose decisions read the Redis server's clock.
-	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
-	 * @param keyPrefix the first part of every key, as {@code throttle.store.redis.key-prefix}
-	 * @param timeout the longest any call waits for Redis, as {@code throttle.store.redis.timeout}
-	 */
-	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout) {
-		this(connectionFactory, keyPrefix, timeout, null);
-	}
+    /**
+     * Creates a store whose decisions read the Redis server's clock.
+     * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+     * @param keyPrefix the first part of every key, as {@code throttle.store.redis.key-prefix}
+     * @param timeout the longest any call waits for Redis, as {@code throttle.store.redis.timeout}
+     */
+    public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout) {
+        this(connectionFactory, keyPrefix, timeout, null);
+    }
 
-	/**
-	 * Creates a store without a near cache; with a {@code clock}, decisions read it instead of the
-	 * Redis server's clock ({@code throttle.store.redis.clock=client}, and tests that drive a
-	 * {@link dev.throttle.ManualTimeSource}).
-	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
-	 * @param keyPrefix the first part of every key
-	 * @param timeout the longest any call waits for Redis
-	 * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
-	 * @throws IllegalArgumentException when a setting is invalid, with a message that names its
-	 * property: the one place these settings are checked
-	 */
-	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout,
-			@Nullable TimeSource clock) {
-		this(connectionFactory, keyPrefix, timeout, clock, NearCacheSettings.disabled());
-	}
+    /**
+     * Creates a store without a near cache; with a {@code clock}, decisions read it instead of the
+     * Redis server's clock ({@code throttle.store.redis.clock=client}, and tests that drive a
+     * {@link dev.throttle.ManualTimeSource}).
+     * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+     * @param keyPrefix the first part of every key
+     * @param timeout the longest any call waits for Redis
+     * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
+     * @throws IllegalArgumentException when a setting is invalid, with a message that names its
+     * property: the one place these settings are checked
+     */
+    public RedisThrottleStore(
+            ReactiveRedisConnectionFactory connectionFactory,
+            String keyPrefix,
+            Duration timeout,
+            @Nullable TimeSource clock) {
+        this(connectionFactory, keyPrefix, timeout, clock, NearCacheSettings.disabled());
+    }
 
-	/**
-	 * Creates a store, with a near cache of refusals unless {@code nearCache} is disabled. Its events
-	 * are subscribed to through a listener container on {@code connectionFactory} when it is also a
-	 * {@link RedisConnectionFactory} (as Lettuce's is); otherwise this instance publishes its events
-	 * but hears none.
-	 * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
-	 * @param keyPrefix the first part of every key
-	 * @param timeout the longest any call waits for Redis
-	 * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
-	 * @param nearCache the near cache's settings
-	 * @throws IllegalArgumentException when a setting is invalid, with a message that names its property
-	 */
-	public RedisThrottleStore(ReactiveRedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout,
-			@Nullable TimeSource clock, NearCacheSettings nearCache) {
-		if (connectionFactory == null) {
-			throw new IllegalArgumentException("connectionFactory is required");
-		}
-		if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
-			throw new IllegalArgumentException(
-					"throttle.store.redis.key-prefix must be non-blank and free of '{' and '}', was '" + keyPrefix + "'");
-		}
-		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-			throw new IllegalArgumentException("throttle.store.redis.timeout must be positive, was " + timeout);
-		}
-		this.connection = new StoreConnection(connectionFactory,
-				() -> this.limiters.values().stream().map(RedisLimiter::scriptBytes).toList());
-		String sender = RedisThrottleEvents.newSender();
-		ByteBuffer channel = null;
-		if (nearCache != null && nearCache.isEnabled()) {
-			this.nearCache = new NearCache(nearCache, clock);
-			String channelName = keyPrefix + ":events";
-			channel = ByteBuffer.wrap(channelName.getBytes(StandardCharsets.UTF_8));
-			this.events = (connectionFactory instanceof RedisConnectionFactory imperative)
-					? new RedisThrottleEvents(imperative, channelName, this.nearCache, sender) : null;
-		}
-		else {
-			this.nearCache = null;
-			this.events = null;
-		}
-		this.calls = new RedisCalls(keyPrefix, timeout, clock, this.connection, this.events, sender, channel);
-		// connect now, off this thread, so that the first request does not pay for it
-		this.connection.connect();
-		if (this.events != null) {
-			this.events.start();
-		}
-	}
+    /**
+     * Creates a store, with a near cache of refusals unless {@code nearCache} is disabled. Its events
+     * are subscribed to through a listener container on {@code connectionFactory} when it is also a
+     * {@link RedisConnectionFactory} (as Lettuce's is); otherwise this instance publishes its events
+     * but hears none.
+     * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+     * @param keyPrefix the first part of every key
+     * @param timeout the longest any call waits for Redis
+     * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
+     * @param nearCache the near cache's settings
+     * @throws IllegalArgumentException when a setting is invalid, with a message that names its property
+     */
+    public RedisThrottleStore(
+            ReactiveRedisConnectionFactory connectionFactory,
+            String keyPrefix,
+            Duration timeout,
+            @Nullable TimeSource clock,
+            NearCacheSettings nearCache) {
+        if (connectionFactory == null) {
+            throw new IllegalArgumentException("connectionFactory is required");
+        }
+        if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
+            throw new IllegalArgumentException(
+                    "throttle.store.redis.key-prefix must be non-blank and free of '{' and '}', was '" + keyPrefix
+                            + "'");
+        }
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("throttle.store.redis.timeout must be positive, was " + timeout);
+        }
+        this.connection = new StoreConnection(
+                connectionFactory,
+                () -> this.limiters.values().stream()
+                        .map(RedisLimiter::scriptBytes)
+                        .toList());
+        String sender = RedisThrottleEvents.newSender();
+        ByteBuffer channel = null;
+        if (nearCache != null && nearCache.isEnabled()) {
+            this.nearCache = new NearCache(nearCache, clock);
+            String channelName = keyPrefix + ":events";
+            channel = ByteBuffer.wrap(channelName.getBytes(StandardCharsets.UTF_8));
+            this.events = (connectionFactory instanceof RedisConnectionFactory imperative)
+                    ? new RedisThrottleEvents(imperative, channelName, this.nearCache, sender)
+                    : null;
+        } else {
+            this.nearCache = null;
+            this.events = null;
+        }
+        this.calls = new RedisCalls(keyPrefix, timeout, clock, this.connection, this.events, sender, channel);
+        // connect now, off this thread, so that the first request does not pay for it
+        this.connection.connect();
+        if (this.events != null) {
+            this.events.start();
+        }
+    }
 
-	/**
-	 * Returns the limiter of {@code policy}: its script over the keys of its name. A policy bound again
-	 * under other numbers (a plan, a change at run time) gets a limiter and script of its own over the
-	 * same keys, whose state every script reads whatever numbers wrote it; limiters handed out before
-	 * keep their own numbers. A remembered refusal answers only the limiter that was refused, so one
-	 * under other numbers never answers these; still, every instance is told to forget the policy's
-	 * refusals, so that a change made everywhere takes effect everywhere at once.
-	 */
-	@Override
-	public Limiter limiter(Policy policy) {
-		RedisLimiter limiter = this.limiters.get(policy);
-		if (limiter == null) {
-			RedisLimiter created = new RedisLimiter(this.calls, policy, nearCacheOf(policy.name()), nearCacheSettings());
-			limiter = this.limiters.putIfAbsent(policy, created);
-			if (limiter == null) {
-				limiter = created;
-				this.connection.loadScriptIfWarm(created.scriptBytes());
-				if (this.limiters.keySet().stream().anyMatch((p) -> p.name().equals(policy.name()) && !p.equals(policy))) {
-					policyChanged(policy.name());
-				}
-			}
-		}
-		return limiter;
-	}
+    /**
+     * Returns the limiter of {@code policy}: its script over the keys of its name. A policy bound again
+     * under other numbers (a plan, a change at run time) gets a limiter and script of its own over the
+     * same keys, whose state every script reads whatever numbers wrote it; limiters handed out before
+     * keep their own numbers. A remembered refusal answers only the limiter that was refused, so one
+     * under other numbers never answers these; still, every instance is told to forget the policy's
+     * refusals, so that a change made everywhere takes effect everywhere at once.
+     */
+    @Override
+    public Limiter limiter(Policy policy) {
+        RedisLimiter limiter = this.limiters.get(policy);
+        if (limiter == null) {
+            RedisLimiter created =
+                    new RedisLimiter(this.calls, policy, nearCacheOf(policy.name()), nearCacheSettings());
+            limiter = this.limiters.putIfAbsent(policy, created);
+            if (limiter == null) {
+                limiter = created;
+                this.connection.loadScriptIfWarm(created.scriptBytes());
+                if (this.limiters.keySet().stream()
+                        .anyMatch((p) -> p.name().equals(policy.name()) && !p.equals(policy))) {
+                    policyChanged(policy.name());
+                }
+            }
+        }
+        return limiter;
+    }
 
-	/** Forgets the policy's remembered refusals here, and tells every other instance to. */
-	private void policyChanged(String policy) {
-		if (this.nearCache != null) {
-			this.nearCache.forgetPolicy(policy);
-			this.calls.publishPolicy(policy).subscribe((done) -> {
-			}, (ex) -> {
-			});
-		}
-	}
+    /** Forgets the policy's remembered refusals here, and tells every other instance to. */
+    private void policyChanged(String policy) {
+        if (this.nearCache != null) {
+            this.nearCache.forgetPolicy(policy);
+            this.calls.publishPolicy(policy).subscribe((done) -> {}, (ex) -> {});
+        }
+    }
 
-	@Override
-	public String kind() {
-		return RedisCalls.KIND;
-	}
+    @Override
+    public String kind() {
+        return RedisCalls.KIND;
+    }
 
-	/**
-	 * Returns the Redis key that holds {@code key}'s state under {@code policy}.
-	 * @param policy the policy's name
-	 * @param key the key, as the {@link dev.throttle.Throttler} normalized it
-	 * @return {@code <prefix>:{<policy>:<key>}}
-	 */
-	public String redisKey(String policy, String key) {
-		return PolicyScript.redisKey(PolicyScript.keyStart(this.calls.keyPrefix(), policy), key);
-	}
+    /**
+     * Returns the Redis key that holds {@code key}'s state under {@code policy}.
+     * @param policy the policy's name
+     * @param key the key, as the {@link dev.throttle.Throttler} normalized it
+     * @return {@code <prefix>:{<policy>:<key>}}
+     */
+    public String redisKey(String policy, String key) {
+        return PolicyScript.redisKey(PolicyScript.keyStart(this.calls.keyPrefix(), policy), key);
+    }
 
-	/**
-	 * Returns the key prefix.
-	 * @return the prefix
-	 */
-	public String keyPrefix() {
-		return this.calls.keyPrefix();
-	}
+    /**
+     * Returns the key prefix.
+     * @return the prefix
+     */
+    public String keyPrefix() {
+        return this.calls.keyPrefix();
+    }
 
-	/**
-	 * Returns the bound on each call.
-	 * @return the timeout
-	 */
-	public Duration timeout() {
-		return this.calls.timeout();
-	}
+    /**
+     * Returns the bound on each call.
+     * @return the timeout
+     */
+    public Duration timeout() {
+        return this.calls.timeout();
+    }
 
-	/**
-	 * Returns the near cache's settings.
-	 * @return the settings; disabled when the store has no near cache
-	 */
-	public NearCacheSettings nearCacheSettings() {
-		return (this.nearCache != null) ? this.nearCache.settings() : NearCacheSettings.disabled();
-	}
+    /**
+     * Returns the near cache's settings.
+     * @return the settings; disabled when the store has no near cache
+     */
+    public NearCacheSettings nearCacheSettings() {
+        return (this.nearCache != null) ? this.nearCache.settings() : NearCacheSettings.disabled();
+    }
 
-	/**
-	 * Returns how many refusals this instance remembers, all policies together: the gauge
-	 * {@code throttle.near-cache.size}.
-	 * @return an estimate (entries past their time may still be counted); 0 without a near cache
-	 */
-	public long nearCacheSize() {
-		return (this.nearCache != null) ? this.nearCache.size() : 0;
-	}
+    /**
+     * Returns how many refusals this instance remembers, all policies together: the gauge
+     * {@code throttle.near-cache.size}.
+     * @return an estimate (entries past their time may still be counted); 0 without a near cache
+     */
+    public long nearCacheSize() {
+        return (this.nearCache != null) ? this.nearCache.size() : 0;
+    }
 
-	/** The near cache's entries of a policy, or null without a near cache. */
-	private NearCache.@Nullable Entries nearCacheOf(String policy) {
-		return (this.nearCache != null) ? this.nearCache.of(policy) : null;
-	}
+    /** The near cache's entries of a policy, or null without a near cache. */
+    private NearCache.@Nullable Entries nearCacheOf(String policy) {
+        return (this.nearCache != null) ? this.nearCache.of(policy) : null;
+    }
 
-	/** Completes once the events channel is subscribed; never without a subscription. */
-	CompletableFuture<Void> eventsSubscribed() {
-		return (this.events != null) ? this.events.subscribed() : new CompletableFuture<>();
-	}
+    /** Completes once the events channel is subscribed; never without a subscription. */
+    CompletableFuture<Void> eventsSubscribed() {
+        return (this.events != null) ? this.events.subscribed() : new CompletableFuture<>();
+    }
 
-	/**
-	 * Asks Redis to run {@code TIME} inside a script, as every decision does on the server's clock:
-	 * some managed Redis offerings refuse it. Waits for the connection and the answer at most
-	 * {@code bound}.
-	 * @param bound the longest wait
-	 * @return Redis's error when it refused; null when it ran it, or did not answer (a Redis that is
-	 * down is the failure mode's business, not a configuration error)
-	 */
-	public @Nullable String serverTimeRefusal(Duration bound) {
-		return this.calls.serverTimeRefusal(bound);
-	}
+    /**
+     * Asks Redis to run {@code TIME} inside a script, as every decision does on the server's clock:
+     * some managed Redis offerings refuse it. Waits for the connection and the answer at most
+     * {@code bound}.
+     * @param bound the longest wait
+     * @return Redis's error when it refused; null when it ran it, or did not answer (a Redis that is
+     * down is the failure mode's business, not a configuration error)
+     */
+    public @Nullable String serverTimeRefusal(Duration bound) {
+        return this.calls.serverTimeRefusal(bound);
+    }
 
-	/**
-	 * Completes when the warm-up has run: the scripts of the policies bound by then are loaded, and a
-	 * policy bound later has its script loaded as it is bound.
-	 * @return the warm-up's completion
-	 */
-	CompletableFuture<Void> warmUpDone() {
-		return this.connection.warmUpDone();
-	}
+    /**
+     * Completes when the warm-up has run: the scripts of the policies bound by then are loaded, and a
+     * policy bound later has its script loaded as it is bound.
+     * @return the warm-up's completion
+     */
+    CompletableFuture<Void> warmUpDone() {
+        return this.connection.warmUpDone();
+    }
 
-	/**
-	 * Releases the store's reactive connection handle and its events subscription. With Lettuce's
-	 * shared native connection (the default) the connection itself stays open: it belongs to the
-	 * application's connection factory.
-	 */
-	@Override
-	public void close() {
-		if (this.events != null) {
-			this.events.stop();
-		}
-		this.connection.close();
-	}
-
+    /**
+     * Releases the store's reactive connection handle and its events subscription. With Lettuce's
+     * shared native connection (the default) the connection itself stays open: it belongs to the
+     * application's connection factory.
+     */
+    @Override
+    public void close() {
+        if (this.events != null) {
+            this.events.stop();
+        }
+        this.connection.close();
+    }
 }

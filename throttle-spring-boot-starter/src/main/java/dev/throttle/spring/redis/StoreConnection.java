@@ -7,11 +7,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
-
-import reactor.core.publisher.Mono;
-
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import reactor.core.publisher.Mono;
 
 /**
  * The Redis store's one reactive connection: obtained from the factory once, on a background thread,
@@ -23,138 +21,134 @@ import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
  */
 final class StoreConnection {
 
-	private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(2);
+    private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(2);
 
-	private final ReactiveRedisConnectionFactory connectionFactory;
+    private final ReactiveRedisConnectionFactory connectionFactory;
 
-	/** The scripts (UTF-8) to load at the warm-up: those of the policies bound by then. */
-	private final Supplier<Collection<byte[]>> scripts;
+    /** The scripts (UTF-8) to load at the warm-up: those of the policies bound by then. */
+    private final Supplier<Collection<byte[]>> scripts;
 
-	/** Warm up once, at startup: a reconnect during an outage must not queue extra commands. */
-	private final AtomicBoolean warmedUp = new AtomicBoolean();
+    /** Warm up once, at startup: a reconnect during an outage must not queue extra commands. */
+    private final AtomicBoolean warmedUp = new AtomicBoolean();
 
-	private final AtomicReference<Mono<ReactiveRedisConnection>> connection = new AtomicReference<>();
+    private final AtomicReference<Mono<ReactiveRedisConnection>> connection = new AtomicReference<>();
 
-	private final AtomicReference<CompletableFuture<ReactiveRedisConnection>> connecting = new AtomicReference<>();
+    private final AtomicReference<CompletableFuture<ReactiveRedisConnection>> connecting = new AtomicReference<>();
 
-	/** Warns when Redis may evict the store's keys; at the first connect and at each reconnect. */
-	private final MemoryPolicyCheck memoryPolicy = new MemoryPolicyCheck();
+    /** Warns when Redis may evict the store's keys; at the first connect and at each reconnect. */
+    private final MemoryPolicyCheck memoryPolicy = new MemoryPolicyCheck();
 
-	/** Completes when the warm-up has run, whether or not Redis answered it. */
-	private final CompletableFuture<Void> warmUpDone = new CompletableFuture<>();
+    /** Completes when the warm-up has run, whether or not Redis answered it. */
+    private final CompletableFuture<Void> warmUpDone = new CompletableFuture<>();
 
-	/** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
-	private volatile ReactiveRedisConnection warmConnection;
+    /** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
+    private volatile ReactiveRedisConnection warmConnection;
 
-	StoreConnection(ReactiveRedisConnectionFactory connectionFactory, Supplier<Collection<byte[]>> scripts) {
-		this.connectionFactory = connectionFactory;
-		this.scripts = scripts;
-	}
+    StoreConnection(ReactiveRedisConnectionFactory connectionFactory, Supplier<Collection<byte[]>> scripts) {
+        this.connectionFactory = connectionFactory;
+        this.scripts = scripts;
+    }
 
-	/** The connection; obtained once (on a background thread, since a connect may block) and then reused. */
-	Mono<ReactiveRedisConnection> get() {
-		Mono<ReactiveRedisConnection> ready = this.connection.get();
-		return (ready != null) ? ready : Mono.fromFuture(connect(), true);
-	}
+    /** The connection; obtained once (on a background thread, since a connect may block) and then reused. */
+    Mono<ReactiveRedisConnection> get() {
+        Mono<ReactiveRedisConnection> ready = this.connection.get();
+        return (ready != null) ? ready : Mono.fromFuture(connect(), true);
+    }
 
-	/**
-	 * Forgets the connection after a call failed other than by timing out (say, the factory closed
-	 * and replaced its shared connection), so the next call obtains it again. Cheap when nothing
-	 * changed: the factory hands back its existing shared connection.
-	 */
-	void failed() {
-		this.connection.set(null);
-		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
-		if (pending != null && pending.isDone()) {
-			this.connecting.compareAndSet(pending, null);
-		}
-	}
+    /**
+     * Forgets the connection after a call failed other than by timing out (say, the factory closed
+     * and replaced its shared connection), so the next call obtains it again. Cheap when nothing
+     * changed: the factory hands back its existing shared connection.
+     */
+    void failed() {
+        this.connection.set(null);
+        CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
+        if (pending != null && pending.isDone()) {
+            this.connecting.compareAndSet(pending, null);
+        }
+    }
 
-	CompletableFuture<ReactiveRedisConnection> connect() {
-		for (;;) {
-			CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
-			if (pending != null && !pending.isCompletedExceptionally()) {
-				return pending;
-			}
-			CompletableFuture<ReactiveRedisConnection> attempt = new CompletableFuture<>();
-			if (this.connecting.compareAndSet(pending, attempt)) {
-				Thread thread = new Thread(() -> {
-					try {
-						ReactiveRedisConnection obtained = this.connectionFactory.getReactiveConnection();
-						this.connection.set(Mono.just(obtained));
-						attempt.complete(obtained);
-						if (this.warmedUp.compareAndSet(false, true)) {
-							warmUp(obtained);
-						}
-						else {
-							this.memoryPolicy.check(obtained, WARM_UP_TIMEOUT);
-						}
-					}
-					catch (RuntimeException | Error ex) {
-						attempt.completeExceptionally(ex);
-					}
-				}, "throttle-redis-connect");
-				thread.setDaemon(true);
-				thread.start();
-				return attempt;
-			}
-		}
-	}
+    CompletableFuture<ReactiveRedisConnection> connect() {
+        for (; ; ) {
+            CompletableFuture<ReactiveRedisConnection> pending = this.connecting.get();
+            if (pending != null && !pending.isCompletedExceptionally()) {
+                return pending;
+            }
+            CompletableFuture<ReactiveRedisConnection> attempt = new CompletableFuture<>();
+            if (this.connecting.compareAndSet(pending, attempt)) {
+                Thread thread = new Thread(
+                        () -> {
+                            try {
+                                ReactiveRedisConnection obtained = this.connectionFactory.getReactiveConnection();
+                                this.connection.set(Mono.just(obtained));
+                                attempt.complete(obtained);
+                                if (this.warmedUp.compareAndSet(false, true)) {
+                                    warmUp(obtained);
+                                } else {
+                                    this.memoryPolicy.check(obtained, WARM_UP_TIMEOUT);
+                                }
+                            } catch (RuntimeException | Error ex) {
+                                attempt.completeExceptionally(ex);
+                            }
+                        },
+                        "throttle-redis-connect");
+                thread.setDaemon(true);
+                thread.start();
+                return attempt;
+            }
+        }
+    }
 
-	/**
-	 * Opens the (lazy) native connection and loads the scripts, on this background thread and
-	 * after the connection is published (calls never wait for it), so that the first decisions
-	 * after startup need not spend their timeout on a TCP connect and a NOSCRIPT round trip. Best
-	 * effort: a failure here only means the first call pays instead.
-	 */
-	private void warmUp(ReactiveRedisConnection connection) {
-		try {
-			connection.ping().block(WARM_UP_TIMEOUT);
-			this.memoryPolicy.check(connection, WARM_UP_TIMEOUT);
-			// from here on a policy bound later has its script loaded as it is bound; the ones bound
-			// so far are loaded now (a policy bound meanwhile may be loaded twice, which is harmless)
-			this.warmConnection = connection;
-			for (byte[] script : this.scripts.get()) {
-				connection.scriptingCommands().scriptLoad(ByteBuffer.wrap(script)).block(WARM_UP_TIMEOUT);
-			}
-		}
-		catch (RuntimeException ex) {
-			// Redis down or a cluster that routes SCRIPT LOAD elsewhere: EVALSHA falls back to EVAL
-		}
-		finally {
-			this.warmUpDone.complete(null);
-		}
-	}
+    /**
+     * Opens the (lazy) native connection and loads the scripts, on this background thread and
+     * after the connection is published (calls never wait for it), so that the first decisions
+     * after startup need not spend their timeout on a TCP connect and a NOSCRIPT round trip. Best
+     * effort: a failure here only means the first call pays instead.
+     */
+    private void warmUp(ReactiveRedisConnection connection) {
+        try {
+            connection.ping().block(WARM_UP_TIMEOUT);
+            this.memoryPolicy.check(connection, WARM_UP_TIMEOUT);
+            // from here on a policy bound later has its script loaded as it is bound; the ones bound
+            // so far are loaded now (a policy bound meanwhile may be loaded twice, which is harmless)
+            this.warmConnection = connection;
+            for (byte[] script : this.scripts.get()) {
+                connection
+                        .scriptingCommands()
+                        .scriptLoad(ByteBuffer.wrap(script))
+                        .block(WARM_UP_TIMEOUT);
+            }
+        } catch (RuntimeException ex) {
+            // Redis down or a cluster that routes SCRIPT LOAD elsewhere: EVALSHA falls back to EVAL
+        } finally {
+            this.warmUpDone.complete(null);
+        }
+    }
 
-	/** Completes when the warm-up has run. */
-	CompletableFuture<Void> warmUpDone() {
-		return this.warmUpDone;
-	}
+    /** Completes when the warm-up has run. */
+    CompletableFuture<Void> warmUpDone() {
+        return this.warmUpDone;
+    }
 
-	/**
-	 * Loads a newly bound policy's script without waiting for it, once the warm-up has run: the
-	 * store connects (and warms up) as it is created, usually before the throttler binds its
-	 * policies. Best effort, like the warm-up: a script not loaded costs its first call an EVAL.
-	 */
-	void loadScriptIfWarm(byte[] script) {
-		ReactiveRedisConnection connection = this.warmConnection;
-		if (connection != null) {
-			connection.scriptingCommands()
-				.scriptLoad(ByteBuffer.wrap(script))
-				.subscribe((sha) -> {
-				}, (ex) -> {
-				});
-		}
-	}
+    /**
+     * Loads a newly bound policy's script without waiting for it, once the warm-up has run: the
+     * store connects (and warms up) as it is created, usually before the throttler binds its
+     * policies. Best effort, like the warm-up: a script not loaded costs its first call an EVAL.
+     */
+    void loadScriptIfWarm(byte[] script) {
+        ReactiveRedisConnection connection = this.warmConnection;
+        if (connection != null) {
+            connection.scriptingCommands().scriptLoad(ByteBuffer.wrap(script)).subscribe((sha) -> {}, (ex) -> {});
+        }
+    }
 
-	/** Releases the reactive connection handle; a shared native connection stays open (it is the factory's). */
-	void close() {
-		CompletableFuture<ReactiveRedisConnection> pending = this.connecting.getAndSet(null);
-		this.connection.set(null);
-		this.warmConnection = null;
-		if (pending != null) {
-			pending.thenAccept(ReactiveRedisConnection::close);
-		}
-	}
-
+    /** Releases the reactive connection handle; a shared native connection stays open (it is the factory's). */
+    void close() {
+        CompletableFuture<ReactiveRedisConnection> pending = this.connecting.getAndSet(null);
+        this.connection.set(null);
+        this.warmConnection = null;
+        if (pending != null) {
+            pending.thenAccept(ReactiveRedisConnection::close);
+        }
+    }
 }

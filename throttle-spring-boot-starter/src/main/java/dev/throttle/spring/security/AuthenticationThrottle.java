@@ -1,19 +1,5 @@
 package dev.throttle.spring.security;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-
-import jakarta.servlet.http.HttpServletRequest;
-
-import org.jspecify.annotations.Nullable;
-import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
-import org.springframework.security.core.Authentication;
-import org.springframework.web.context.request.RequestAttributes;
-import org.springframework.web.context.request.RequestContextHolder;
-import org.springframework.web.context.request.ServletRequestAttributes;
-
 import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
@@ -25,6 +11,17 @@ import dev.throttle.spring.internal.request.PolicyModes;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
+import org.springframework.security.core.Authentication;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
 
 /**
  * Throttles Spring Security logins: charges each attempt to check a username and password
@@ -43,194 +40,207 @@ import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
  */
 public class AuthenticationThrottle {
 
-	private static final String PREFIX = "throttle.security.authentication.";
+    private static final String PREFIX = "throttle.security.authentication.";
 
-	/** Username policy, then address policy, as configured (null when neither is). */
-	private final @Nullable List<Charge> both;
+    /** Username policy, then address policy, as configured (null when neither is). */
+    private final @Nullable List<Charge> both;
 
-	/** The username policy alone, for an attempt outside an HTTP request (null when not configured). */
-	private final @Nullable List<Charge> usernameOnly;
+    /** The username policy alone, for an attempt outside an HTTP request (null when not configured). */
+    private final @Nullable List<Charge> usernameOnly;
 
-	private final boolean byUsername;
+    private final boolean byUsername;
 
-	private final boolean byAddress;
+    private final boolean byAddress;
 
-	private final ThrottleRequestContext requestContext;
+    private final ThrottleRequestContext requestContext;
 
-	private final ClientAccess clientAccess;
+    private final ClientAccess clientAccess;
 
-	/**
-	 * Creates the throttle that {@code throttle.security.authentication} describes, with {@code #ip}
-	 * and the safelist as {@code throttle.http} configures them.
-	 * @param throttler the throttler whose policies it names
-	 * @param properties the configuration
-	 */
-	public AuthenticationThrottle(Throttler throttler, ThrottleProperties properties) {
-		this(throttler, properties,
-				new ServletThrottleRequestContext(properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
-						properties.getHttp().getIpv6Prefix()),
-				new ClientAccess(properties.getHttp().getSafelist(), properties.getHttp().getBlocklist()));
-	}
+    /**
+     * Creates the throttle that {@code throttle.security.authentication} describes, with {@code #ip}
+     * and the safelist as {@code throttle.http} configures them.
+     * @param throttler the throttler whose policies it names
+     * @param properties the configuration
+     */
+    public AuthenticationThrottle(Throttler throttler, ThrottleProperties properties) {
+        this(
+                throttler,
+                properties,
+                new ServletThrottleRequestContext(
+                        properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
+                        properties.getHttp().getIpv6Prefix()),
+                new ClientAccess(
+                        properties.getHttp().getSafelist(), properties.getHttp().getBlocklist()));
+    }
 
-	/**
-	 * Creates the throttle that {@code throttle.security.authentication} describes.
-	 * @param throttler the throttler whose policies it names
-	 * @param properties the configuration
-	 * @param requestContext the request an attempt runs in: its {@code #ip}, and the RateLimit headers
-	 * of an allowed attempt
-	 * @param clientAccess the safelist
-	 * @throws ThrottleConfigurationException when a property names a policy that is not configured
-	 */
-	public AuthenticationThrottle(Throttler throttler, ThrottleProperties properties,
-			ThrottleRequestContext requestContext, ClientAccess clientAccess) {
-		this(throttler, properties, requestContext, clientAccess, null);
-	}
+    /**
+     * Creates the throttle that {@code throttle.security.authentication} describes.
+     * @param throttler the throttler whose policies it names
+     * @param properties the configuration
+     * @param requestContext the request an attempt runs in: its {@code #ip}, and the RateLimit headers
+     * of an allowed attempt
+     * @param clientAccess the safelist
+     * @throws ThrottleConfigurationException when a property names a policy that is not configured
+     */
+    public AuthenticationThrottle(
+            Throttler throttler,
+            ThrottleProperties properties,
+            ThrottleRequestContext requestContext,
+            ClientAccess clientAccess) {
+        this(throttler, properties, requestContext, clientAccess, null);
+    }
 
-	/**
-	 * Creates the throttle that {@code throttle.security.authentication} describes, its policies each
-	 * in its mode (one in shadow mode counts what it would refuse and refuses nothing).
-	 * @param throttler the throttler whose policies it names
-	 * @param properties the configuration
-	 * @param requestContext the request an attempt runs in: its {@code #ip}, and the RateLimit headers
-	 * of an allowed attempt
-	 * @param clientAccess the safelist
-	 * @param modes which policies are in shadow mode (null: none)
-	 * @throws ThrottleConfigurationException when a property names a policy that is not configured
-	 */
-	public AuthenticationThrottle(Throttler throttler, ThrottleProperties properties,
-			ThrottleRequestContext requestContext, ClientAccess clientAccess, @Nullable PolicyModes modes) {
-		ThrottleProperties.Authentication settings = properties.getSecurity().getAuthentication();
-		Map<String, ThrottleProperties.Policy> configured = properties.getPolicies();
-		String username = policy(throttler, configured, "username-policy", settings.getUsernamePolicy());
-		String address = policy(throttler, configured, "ip-policy", settings.getIpPolicy());
-		List<String> names = new ArrayList<>(2);
-		if (username != null) {
-			names.add(username);
-		}
-		if (address != null) {
-			names.add(address);
-		}
-		this.byUsername = username != null;
-		this.byAddress = address != null;
-		Admissions admissions = new Admissions(throttler,
-				(name) -> onSuccess(configured.get(name), name.equals(address)),
-				(name) -> (modes != null) ? modes.of(name) : () -> false);
-		this.both = names.isEmpty() ? null : names.stream().map(admissions::charge).toList();
-		this.usernameOnly = (username == null) ? null : (address == null) ? this.both
-				: List.of(admissions.charge(username));
-		this.requestContext = requestContext;
-		this.clientAccess = clientAccess;
-	}
+    /**
+     * Creates the throttle that {@code throttle.security.authentication} describes, its policies each
+     * in its mode (one in shadow mode counts what it would refuse and refuses nothing).
+     * @param throttler the throttler whose policies it names
+     * @param properties the configuration
+     * @param requestContext the request an attempt runs in: its {@code #ip}, and the RateLimit headers
+     * of an allowed attempt
+     * @param clientAccess the safelist
+     * @param modes which policies are in shadow mode (null: none)
+     * @throws ThrottleConfigurationException when a property names a policy that is not configured
+     */
+    public AuthenticationThrottle(
+            Throttler throttler,
+            ThrottleProperties properties,
+            ThrottleRequestContext requestContext,
+            ClientAccess clientAccess,
+            @Nullable PolicyModes modes) {
+        ThrottleProperties.Authentication settings = properties.getSecurity().getAuthentication();
+        Map<String, ThrottleProperties.Policy> configured = properties.getPolicies();
+        String username = policy(throttler, configured, "username-policy", settings.getUsernamePolicy());
+        String address = policy(throttler, configured, "ip-policy", settings.getIpPolicy());
+        List<String> names = new ArrayList<>(2);
+        if (username != null) {
+            names.add(username);
+        }
+        if (address != null) {
+            names.add(address);
+        }
+        this.byUsername = username != null;
+        this.byAddress = address != null;
+        Admissions admissions = new Admissions(
+                throttler,
+                (name) -> onSuccess(configured.get(name), name.equals(address)),
+                (name) -> (modes != null) ? modes.of(name) : () -> false);
+        this.both =
+                names.isEmpty() ? null : names.stream().map(admissions::charge).toList();
+        this.usernameOnly =
+                (username == null) ? null : (address == null) ? this.both : List.of(admissions.charge(username));
+        this.requestContext = requestContext;
+        this.clientAccess = clientAccess;
+    }
 
-	/**
-	 * Charges a login attempt before its password is checked.
-	 * @param attempt what an {@code AuthenticationManager} was asked to authenticate
-	 * @return the charged attempt, whose success the caller reports; null when the attempt is not
-	 * throttled (not a username and password, a safelisted client, nothing configured)
-	 * @throws ThrottledException when a policy refuses the attempt (what an earlier policy took is
-	 * given back)
-	 */
-	public @Nullable Attempt charge(Authentication attempt) {
-		if (this.both == null || !isLogin(attempt)) {
-			return null;
-		}
-		HttpServletRequest request = currentRequest();
-		if (request != null && this.clientAccess.isSafelisted(request.getRemoteAddr())) {
-			return null;
-		}
-		String address = (request != null) ? this.requestContext.clientAddress() : null;
-		if (this.byAddress && address == null) {
-			// no client, so no address to key by: outside an HTTP request only the username policy applies
-			return (this.usernameOnly != null) ? charged(this.usernameOnly, new String[] { username(attempt) }) : null;
-		}
-		String[] keys;
-		if (this.byUsername && this.byAddress) {
-			keys = new String[] { username(attempt), address };
-		}
-		else {
-			keys = new String[] { this.byUsername ? username(attempt) : address };
-		}
-		return charged(this.both, keys);
-	}
+    /**
+     * Charges a login attempt before its password is checked.
+     * @param attempt what an {@code AuthenticationManager} was asked to authenticate
+     * @return the charged attempt, whose success the caller reports; null when the attempt is not
+     * throttled (not a username and password, a safelisted client, nothing configured)
+     * @throws ThrottledException when a policy refuses the attempt (what an earlier policy took is
+     * given back)
+     */
+    public @Nullable Attempt charge(Authentication attempt) {
+        if (this.both == null || !isLogin(attempt)) {
+            return null;
+        }
+        HttpServletRequest request = currentRequest();
+        if (request != null && this.clientAccess.isSafelisted(request.getRemoteAddr())) {
+            return null;
+        }
+        String address = (request != null) ? this.requestContext.clientAddress() : null;
+        if (this.byAddress && address == null) {
+            // no client, so no address to key by: outside an HTTP request only the username policy applies
+            return (this.usernameOnly != null) ? charged(this.usernameOnly, new String[] {username(attempt)}) : null;
+        }
+        String[] keys;
+        if (this.byUsername && this.byAddress) {
+            keys = new String[] {username(attempt), address};
+        } else {
+            keys = new String[] {this.byUsername ? username(attempt) : address};
+        }
+        return charged(this.both, keys);
+    }
 
-	private Attempt charged(List<Charge> charges, String[] keys) {
-		Admission admission = this.requestContext.admit(charges, keys);
-		return () -> this.requestContext.succeeded(admission);
-	}
+    private Attempt charged(List<Charge> charges, String[] keys) {
+        Admission admission = this.requestContext.admit(charges, keys);
+        return () -> this.requestContext.succeeded(admission);
+    }
 
-	/**
-	 * Whether an authentication request is a login attempt that this throttle charges: by default
-	 * an unauthenticated {@link UsernamePasswordAuthenticationToken} (not a bearer token or a
-	 * remember-me cookie, which are no guesses at a password).
-	 * @param attempt the authentication request
-	 * @return whether to charge it
-	 */
-	protected boolean isLogin(Authentication attempt) {
-		return attempt instanceof UsernamePasswordAuthenticationToken && !attempt.isAuthenticated();
-	}
+    /**
+     * Whether an authentication request is a login attempt that this throttle charges: by default
+     * an unauthenticated {@link UsernamePasswordAuthenticationToken} (not a bearer token or a
+     * remember-me cookie, which are no guesses at a password).
+     * @param attempt the authentication request
+     * @return whether to charge it
+     */
+    protected boolean isLogin(Authentication attempt) {
+        return attempt instanceof UsernamePasswordAuthenticationToken && !attempt.isAuthenticated();
+    }
 
-	/**
-	 * The username-policy key of an attempt: the username as submitted, Unicode-normalised (NFKC),
-	 * case-folded with {@link Locale#ROOT} (the same in every server locale), without accents or
-	 * invisible characters, and trimmed, so that {@code " Alice "}, {@code "ALICE"}, a fullwidth
-	 * {@code "ａｌｉｃｅ"} and {@code "alicé"} share one key whether or not such a user exists: a user
-	 * store that compares names case- and accent-insensitively finds one account for them all.
-	 * @param attempt the authentication request
-	 * @return the key; null or blank falls into the policy's one shared bucket
-	 */
-	protected @Nullable String username(Authentication attempt) {
-		return LoginNames.key(attempt.getName());
-	}
+    /**
+     * The username-policy key of an attempt: the username as submitted, Unicode-normalised (NFKC),
+     * case-folded with {@link Locale#ROOT} (the same in every server locale), without accents or
+     * invisible characters, and trimmed, so that {@code " Alice "}, {@code "ALICE"}, a fullwidth
+     * {@code "ａｌｉｃｅ"} and {@code "alicé"} share one key whether or not such a user exists: a user
+     * store that compares names case- and accent-insensitively finds one account for them all.
+     * @param attempt the authentication request
+     * @return the key; null or blank falls into the policy's one shared bucket
+     */
+    protected @Nullable String username(Authentication attempt) {
+        return LoginNames.key(attempt.getName());
+    }
 
-	private static @Nullable HttpServletRequest currentRequest() {
-		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
-		return (attributes instanceof ServletRequestAttributes servlet) ? servlet.getRequest() : null;
-	}
+    private static @Nullable HttpServletRequest currentRequest() {
+        RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+        return (attributes instanceof ServletRequestAttributes servlet) ? servlet.getRequest() : null;
+    }
 
-	private static @Nullable String policy(Throttler throttler, Map<String, ThrottleProperties.Policy> configured,
-			String property, @Nullable String name) {
-		if (name == null || name.isBlank()) {
-			return null;
-		}
-		if (!configured.containsKey(name)) {
-			throw new ThrottleConfigurationException(PREFIX + property + " names policy '" + name
-					+ "', which is not configured: add throttle.policies." + name + ".algorithm (configured: "
-					+ String.join(", ", configured.keySet()) + ")");
-		}
-		// a policy whose numbers are invalid is left out here: the startup check reports it with every other mistake
-		return throttler.policies().containsKey(name) ? name : null;
-	}
+    private static @Nullable String policy(
+            Throttler throttler,
+            Map<String, ThrottleProperties.Policy> configured,
+            String property,
+            @Nullable String name) {
+        if (name == null || name.isBlank()) {
+            return null;
+        }
+        if (!configured.containsKey(name)) {
+            throw new ThrottleConfigurationException(PREFIX + property + " names policy '" + name
+                    + "', which is not configured: add throttle.policies." + name + ".algorithm (configured: "
+                    + String.join(", ", configured.keySet()) + ")");
+        }
+        // a policy whose numbers are invalid is left out here: the startup check reports it with every other mistake
+        return throttler.policies().containsKey(name) ? name : null;
+    }
 
-	/**
-	 * How a success settles a policy. The ip-policy counts failures only unless its {@code count} is
-	 * set: every client behind one address (an office, a mobile carrier's NAT) shares its key, and
-	 * with HTTP Basic every request of a signed-in client is a successful login, so counting
-	 * successes would turn a guard against password guessing into a request limit that a busy,
-	 * honest client exhausts for everyone behind its address.
-	 */
-	private static Charge.@Nullable OnSuccess onSuccess(ThrottleProperties.@Nullable Policy policy, boolean ipPolicy) {
-		if (policy == null) {
-			return null;
-		}
-		if (ipPolicy && !policy.hasCount() && !policy.isResetOnSuccess()) {
-			return Charge.OnSuccess.REFUND;
-		}
-		return policy.onSuccess();
-	}
+    /**
+     * How a success settles a policy. The ip-policy counts failures only unless its {@code count} is
+     * set: every client behind one address (an office, a mobile carrier's NAT) shares its key, and
+     * with HTTP Basic every request of a signed-in client is a successful login, so counting
+     * successes would turn a guard against password guessing into a request limit that a busy,
+     * honest client exhausts for everyone behind its address.
+     */
+    private static Charge.@Nullable OnSuccess onSuccess(ThrottleProperties.@Nullable Policy policy, boolean ipPolicy) {
+        if (policy == null) {
+            return null;
+        }
+        if (ipPolicy && !policy.hasCount() && !policy.isResetOnSuccess()) {
+            return Charge.OnSuccess.REFUND;
+        }
+        return policy.onSuccess();
+    }
 
-	/**
-	 * A charged login attempt.
-	 */
-	@FunctionalInterface
-	public interface Attempt {
+    /**
+     * A charged login attempt.
+     */
+    @FunctionalInterface
+    public interface Attempt {
 
-		/**
-		 * Settles an attempt that succeeded: resets the keys of reset-on-success policies and gives
-		 * back what count-failures policies took. Never throws. A failed attempt is simply not
-		 * reported: it keeps its charge.
-		 */
-		void succeeded();
-
-	}
-
+        /**
+         * Settles an attempt that succeeded: resets the keys of reset-on-success policies and gives
+         * back what count-failures policies took. Never throws. A failed attempt is simply not
+         * reported: it keeps its charge.
+         */
+        void succeeded();
+    }
 }

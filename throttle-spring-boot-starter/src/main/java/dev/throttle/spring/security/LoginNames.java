@@ -3,7 +3,6 @@ package dev.throttle.spring.security;
 import java.text.Normalizer;
 import java.util.Locale;
 import java.util.regex.Pattern;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -32,27 +31,26 @@ import org.jspecify.annotations.Nullable;
  */
 final class LoginNames {
 
-	/** Marks (accents, combining and enclosing) and format characters (zero-width, soft hyphen, bidi). */
-	private static final Pattern IGNORED = Pattern.compile("[\\p{M}\\p{Cf}]+");
+    /** Marks (accents, combining and enclosing) and format characters (zero-width, soft hyphen, bidi). */
+    private static final Pattern IGNORED = Pattern.compile("[\\p{M}\\p{Cf}]+");
 
-	private LoginNames() {
-	}
+    private LoginNames() {}
 
-	/**
-	 * The throttling key of a username.
-	 * @param name the username as submitted
-	 * @return its key; null when the name is null (blank and null fall into the policy's one shared
-	 * bucket)
-	 */
-	static @Nullable String key(@Nullable String name) {
-		if (name == null) {
-			return null;
-		}
-		String folded = Normalizer.normalize(name, Normalizer.Form.NFKC)
-			.toUpperCase(Locale.ROOT)
-			.toLowerCase(Locale.ROOT);
-		String bare = IGNORED.matcher(Normalizer.normalize(folded, Normalizer.Form.NFD)).replaceAll("");
-		return Normalizer.normalize(bare, Normalizer.Form.NFC).strip();
-	}
-
+    /**
+     * The throttling key of a username.
+     * @param name the username as submitted
+     * @return its key; null when the name is null (blank and null fall into the policy's one shared
+     * bucket)
+     */
+    static @Nullable String key(@Nullable String name) {
+        if (name == null) {
+            return null;
+        }
+        String folded = Normalizer.normalize(name, Normalizer.Form.NFKC)
+                .toUpperCase(Locale.ROOT)
+                .toLowerCase(Locale.ROOT);
+        String bare = IGNORED.matcher(Normalizer.normalize(folded, Normalizer.Form.NFD))
+                .replaceAll("");
+        return Normalizer.normalize(bare, Normalizer.Form.NFC).strip();
+    }
 }

@@ -1,17 +1,13 @@
 package dev.throttle.spring.web;
 
+import dev.throttle.ThrottledException;
 import java.net.URI;
-
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
-
-import dev.throttle.ThrottledException;
-import dev.throttle.spring.admission.PolicyDecision;
-import dev.throttle.spring.web.RateLimitHeaders;
 
 /**
  * Decides how a {@link ThrottledException} is answered over HTTP: by default {@code 429 Too Many
@@ -28,65 +24,66 @@ import dev.throttle.spring.web.RateLimitHeaders;
  */
 public class ThrottleExceptionHandler {
 
-	/** The problem type of a refusal (RFC 9457 registry). */
-	public static final URI QUOTA_EXCEEDED = URI.create("https://iana.org/assignments/http-problem-types#quota-exceeded");
+    /** The problem type of a refusal (RFC 9457 registry). */
+    public static final URI QUOTA_EXCEEDED =
+            URI.create("https://iana.org/assignments/http-problem-types#quota-exceeded");
 
-	private final boolean writeRateLimitHeaders;
+    private final boolean writeRateLimitHeaders;
 
-	/**
-	 * Creates a handler.
-	 * @param writeRateLimitHeaders whether to send RateLimit-Policy and RateLimit
-	 */
-	public ThrottleExceptionHandler(boolean writeRateLimitHeaders) {
-		this.writeRateLimitHeaders = writeRateLimitHeaders;
-	}
+    /**
+     * Creates a handler.
+     * @param writeRateLimitHeaders whether to send RateLimit-Policy and RateLimit
+     */
+    public ThrottleExceptionHandler(boolean writeRateLimitHeaders) {
+        this.writeRateLimitHeaders = writeRateLimitHeaders;
+    }
 
-	/**
-	 * Builds the answer to a refusal, once per refused call.
-	 * @param ex the refusal
-	 * @return what the response says
-	 */
-	public Refusal refusal(ThrottledException ex) {
-		return Refusal.of(ex.getPolicy(), ex.getDecision(), this.writeRateLimitHeaders, status(ex), detail(ex));
-	}
+    /**
+     * Builds the answer to a refusal, once per refused call.
+     * @param ex the refusal
+     * @return what the response says
+     */
+    public Refusal refusal(ThrottledException ex) {
+        return Refusal.of(ex.getPolicy(), ex.getDecision(), this.writeRateLimitHeaders, status(ex), detail(ex));
+    }
 
-	/**
-	 * The response status.
-	 * @param ex the refusal
-	 * @return {@code 429 Too Many Requests}
-	 */
-	protected HttpStatusCode status(ThrottledException ex) {
-		return HttpStatus.TOO_MANY_REQUESTS;
-	}
+    /**
+     * The response status.
+     * @param ex the refusal
+     * @return {@code 429 Too Many Requests}
+     */
+    protected HttpStatusCode status(ThrottledException ex) {
+        return HttpStatus.TOO_MANY_REQUESTS;
+    }
 
-	/**
-	 * The problem's {@code detail}: says which policy refused and for how long, never the key.
-	 * @param ex the refusal
-	 * @return the detail
-	 */
-	protected String detail(ThrottledException ex) {
-		return Refusal.defaultDetail(ex.getPolicy(), ex.getDecision());
-	}
+    /**
+     * The problem's {@code detail}: says which policy refused and for how long, never the key.
+     * @param ex the refusal
+     * @return the detail
+     */
+    protected String detail(ThrottledException ex) {
+        return Refusal.defaultDetail(ex.getPolicy(), ex.getDecision());
+    }
 
-	/**
-	 * The refusal as a response entity, for an application's own exception handler that wants the
-	 * standard answer (the starter's own handlers render {@link #refusal} directly).
-	 * @param ex the refusal
-	 * @return the response
-	 */
-	public ResponseEntity<ProblemDetail> handleThrottled(ThrottledException ex) {
-		Refusal refusal = refusal(ex);
-		HttpHeaders headers = new HttpHeaders();
-		refusal.retryAfterSeconds().ifPresent((seconds) -> headers.set(HttpHeaders.RETRY_AFTER, Long.toString(seconds)));
-		if (refusal.rateLimit() != null) {
-			headers.set(RateLimitHeaders.POLICY, refusal.rateLimitPolicy());
-			headers.set(RateLimitHeaders.LIMIT, refusal.rateLimit());
-		}
-		// the builder, not a constructor: its signatures are the same on Spring Framework 6 and 7
-		return ResponseEntity.status(refusal.status())
-			.headers(headers)
-			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-			.body(refusal.problem(null));
-	}
-
+    /**
+     * The refusal as a response entity, for an application's own exception handler that wants the
+     * standard answer (the starter's own handlers render {@link #refusal} directly).
+     * @param ex the refusal
+     * @return the response
+     */
+    public ResponseEntity<ProblemDetail> handleThrottled(ThrottledException ex) {
+        Refusal refusal = refusal(ex);
+        HttpHeaders headers = new HttpHeaders();
+        refusal.retryAfterSeconds()
+                .ifPresent((seconds) -> headers.set(HttpHeaders.RETRY_AFTER, Long.toString(seconds)));
+        if (refusal.rateLimit() != null) {
+            headers.set(RateLimitHeaders.POLICY, refusal.rateLimitPolicy());
+            headers.set(RateLimitHeaders.LIMIT, refusal.rateLimit());
+        }
+        // the builder, not a constructor: its signatures are the same on Spring Framework 6 and 7
+        return ResponseEntity.status(refusal.status())
+                .headers(headers)
+                .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .body(refusal.problem(null));
+    }
 }

@@ -1,11 +1,15 @@
 package dev.throttle.spring.actuate;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.throttle.Throttler;
+import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.spring.autoconfigure.ThrottlePolicies;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.Map;
-
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -15,16 +19,10 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
-
-import dev.throttle.Throttler;
-import dev.throttle.memory.MemoryThrottleStore;
-import dev.throttle.spring.autoconfigure.ThrottlePolicies;
-import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Changing a policy at run time: {@code POST /actuator/throttle/{policy}} with the
@@ -34,134 +32,166 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ThrottleEndpointChangeTests {
 
-	private static final HttpClient client = HttpClient.newHttpClient();
+    private static final HttpClient client = HttpClient.newHttpClient();
 
-	static HttpResponse<String> post(int port, String path, String json) throws Exception {
-		return client.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-			.header("Content-Type", "application/json")
-			.POST(HttpRequest.BodyPublishers.ofString(json))
-			.build(), HttpResponse.BodyHandlers.ofString());
-	}
+    static HttpResponse<String> post(int port, String path, String json) throws Exception {
+        return client.send(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(json))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
 
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class EndpointApplication {
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class EndpointApplication {}
 
-	}
+    abstract static class TenCallsUsed {
 
-	abstract static class TenCallsUsed {
+        @LocalServerPort
+        int port;
 
-		@LocalServerPort
-		int port;
+        @Autowired
+        Throttler throttler;
 
-		@Autowired
-		Throttler throttler;
+        @Autowired
+        MemoryThrottleStore store;
 
-		@Autowired
-		MemoryThrottleStore store;
+        @BeforeEach
+        void useTen() {
+            this.store.clear();
+            assertThat(this.throttler.tryAcquire("api", "alice", 10).allowed()).isTrue();
+        }
+    }
 
-		@BeforeEach
-		void useTen() {
-			this.store.clear();
-			assertThat(this.throttler.tryAcquire("api", "alice", 10).allowed()).isTrue();
-		}
+    @Nested
+    @SpringBootTest(
+            classes = EndpointApplication.class,
+            webEnvironment = WebEnvironment.RANDOM_PORT,
+            properties = {
+                "management.endpoints.web.exposure.include=throttle",
+                "management.endpoint.throttle.access=unrestricted",
+                "throttle.policies.api.algorithm=token-bucket",
+                "throttle.policies.api.capacity=10",
+                "throttle.policies.api.refill-period=1m",
+                "throttle.policies.api.plans.pro.capacity=100"
+            })
+    class WriteAccessGranted extends TenCallsUsed {
 
-	}
+        @Autowired
+        ThrottlePolicies policies;
 
-	@Nested
-	@SpringBootTest(classes = EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-			properties = { "management.endpoints.web.exposure.include=throttle",
-					"management.endpoint.throttle.access=unrestricted", "throttle.policies.api.algorithm=token-bucket",
-					"throttle.policies.api.capacity=10", "throttle.policies.api.refill-period=1m",
-					"throttle.policies.api.plans.pro.capacity=100" })
-	class WriteAccessGranted extends TenCallsUsed {
+        @Autowired
+        ConfigurableEnvironment environment;
 
-		@Autowired
-		ThrottlePolicies policies;
+        @Autowired
+        ApplicationEventPublisher events;
 
-		@Autowired
-		ConfigurableEnvironment environment;
+        @BeforeEach
+        void configuredNumbers() {
+            this.policies.update(
+                    "api", Map.of("capacity", 10, "refill-period", "1m", "plans.pro.capacity", 100, "mode", "enforce"));
+        }
 
-		@Autowired
-		ApplicationEventPublisher events;
+        @Test
+        void aChangeAppliesAtOnceAndEveryKeyKeepsWhatItUsed() throws Exception {
+            HttpResponse<String> changed = post(
+                    this.port,
+                    "/actuator/throttle/api",
+                    "{\"capacity\": 30, \"refill-period\": \"30s\", \"plans.pro.capacity\": 300}");
+            assertThat(changed.statusCode()).as(changed.body()).isEqualTo(200);
+            assertThat(changed.body())
+                    .contains(
+                            "\"capacity\":30",
+                            "\"refill-period\":\"PT30S\"",
+                            "\"pro\":{\"capacity\":300",
+                            "\"mode\":\"enforce\"");
+            assertThat(this.throttler.peek("api", "alice").remaining())
+                    .as("30 - 10 used")
+                    .isEqualTo(20);
+            assertThat(this.throttler.tryAcquire("api", "pro", "alice", 1).remaining())
+                    .isEqualTo(289);
+        }
 
-		@BeforeEach
-		void configuredNumbers() {
-			this.policies.update("api",
-					Map.of("capacity", 10, "refill-period", "1m", "plans.pro.capacity", 100, "mode", "enforce"));
-		}
+        @Test
+        void aBadValueIsA400NamingThePropertyAndChangesNothing() throws Exception {
+            for (String json : new String[] {
+                "{\"capacity\": 0}",
+                "{\"capacity\": \"many\"}",
+                "{\"limt\": 3}",
+                "{\"capacity\": 20, \"algorithm\": \"gcra\"}",
+                "{\"plans.pro.limit\": 3}",
+                "{\"plans.pro\": 3}"
+            }) {
+                HttpResponse<String> refused = post(this.port, "/actuator/throttle/api", json);
+                assertThat(refused.statusCode()).as(json).isEqualTo(400);
+                assertThat(refused.body()).as(json).contains("throttle.policies.api.");
+            }
+            assertThat(post(this.port, "/actuator/throttle/api", "{\"capacity\": 0}")
+                            .body())
+                    .contains("throttle.policies.api.capacity must be between 1 and 8388607, was 0");
+            assertThat(post(this.port, "/actuator/throttle/api", "{\"capacity\": \"many\"}")
+                            .body())
+                    .contains("throttle.policies.api.capacity cannot be 'many'");
+            assertThat(post(this.port, "/actuator/throttle/api", "{\"limt\": 3}")
+                            .body())
+                    .contains("throttle.policies.api.limt is not a setting of a policy");
+            assertThat(this.throttler.policy("api").quota())
+                    .as("nothing changed")
+                    .isEqualTo(10);
+            assertThat(this.throttler.plans("api").get("pro").quota()).isEqualTo(100);
+            assertThat(post(this.port, "/actuator/throttle/nope", "{\"capacity\": 3}")
+                            .statusCode())
+                    .isEqualTo(404);
+        }
 
-		@Test
-		void aChangeAppliesAtOnceAndEveryKeyKeepsWhatItUsed() throws Exception {
-			HttpResponse<String> changed = post(this.port, "/actuator/throttle/api",
-					"{\"capacity\": 30, \"refill-period\": \"30s\", \"plans.pro.capacity\": 300}");
-			assertThat(changed.statusCode()).as(changed.body()).isEqualTo(200);
-			assertThat(changed.body()).contains("\"capacity\":30", "\"refill-period\":\"PT30S\"",
-					"\"pro\":{\"capacity\":300", "\"mode\":\"enforce\"");
-			assertThat(this.throttler.peek("api", "alice").remaining()).as("30 - 10 used").isEqualTo(20);
-			assertThat(this.throttler.tryAcquire("api", "pro", "alice", 1).remaining()).isEqualTo(289);
-		}
+        @Test
+        void shadowModeCanBeTurnedOnAndOffAtRunTime() throws Exception {
+            assertThat(post(this.port, "/actuator/throttle/api", "{\"mode\": \"shadow\"}")
+                            .body())
+                    .contains("\"mode\":\"shadow\"");
+            assertThat(this.policies.isShadow("api")).isTrue();
+            assertThat(post(this.port, "/actuator/throttle/api", "{\"mode\": \"enforce\"}")
+                            .body())
+                    .contains("\"mode\":\"enforce\"");
+            assertThat(this.policies.isShadow("api")).isFalse();
+        }
 
-		@Test
-		void aBadValueIsA400NamingThePropertyAndChangesNothing() throws Exception {
-			for (String json : new String[] { "{\"capacity\": 0}", "{\"capacity\": \"many\"}", "{\"limt\": 3}",
-					"{\"capacity\": 20, \"algorithm\": \"gcra\"}", "{\"plans.pro.limit\": 3}", "{\"plans.pro\": 3}" }) {
-				HttpResponse<String> refused = post(this.port, "/actuator/throttle/api", json);
-				assertThat(refused.statusCode()).as(json).isEqualTo(400);
-				assertThat(refused.body()).as(json).contains("throttle.policies.api.");
-			}
-			assertThat(post(this.port, "/actuator/throttle/api", "{\"capacity\": 0}").body())
-				.contains("throttle.policies.api.capacity must be between 1 and 8388607, was 0");
-			assertThat(post(this.port, "/actuator/throttle/api", "{\"capacity\": \"many\"}").body())
-				.contains("throttle.policies.api.capacity cannot be 'many'");
-			assertThat(post(this.port, "/actuator/throttle/api", "{\"limt\": 3}").body())
-				.contains("throttle.policies.api.limt is not a setting of a policy");
-			assertThat(this.throttler.policy("api").quota()).as("nothing changed").isEqualTo(10);
-			assertThat(this.throttler.plans("api").get("pro").quota()).isEqualTo(100);
-			assertThat(post(this.port, "/actuator/throttle/nope", "{\"capacity\": 3}").statusCode()).isEqualTo(404);
-		}
+        @Test
+        void anEnvironmentChangeEventAppliesTheEnvironmentsSettings() {
+            this.environment
+                    .getPropertySources()
+                    .addFirst(new MapPropertySource("changed", Map.of("throttle.policies.api.capacity", "40")));
+            try {
+                this.events.publishEvent(new EnvironmentChangeEvent(this));
+                assertThat(this.throttler.policy("api").quota()).isEqualTo(40);
+                assertThat(this.throttler.peek("api", "alice").remaining()).isEqualTo(30);
+            } finally {
+                this.environment.getPropertySources().remove("changed");
+                this.events.publishEvent(new EnvironmentChangeEvent(this));
+            }
+            assertThat(this.throttler.policy("api").quota()).isEqualTo(10);
+        }
+    }
 
-		@Test
-		void shadowModeCanBeTurnedOnAndOffAtRunTime() throws Exception {
-			assertThat(post(this.port, "/actuator/throttle/api", "{\"mode\": \"shadow\"}").body())
-				.contains("\"mode\":\"shadow\"");
-			assertThat(this.policies.isShadow("api")).isTrue();
-			assertThat(post(this.port, "/actuator/throttle/api", "{\"mode\": \"enforce\"}").body())
-				.contains("\"mode\":\"enforce\"");
-			assertThat(this.policies.isShadow("api")).isFalse();
-		}
+    @Nested
+    @SpringBootTest(
+            classes = EndpointApplication.class,
+            webEnvironment = WebEnvironment.RANDOM_PORT,
+            properties = {
+                "management.endpoints.web.exposure.include=*",
+                "throttle.policies.api.algorithm=token-bucket",
+                "throttle.policies.api.capacity=10",
+                "throttle.policies.api.refill-period=1m"
+            })
+    class ExposedWithoutWriteAccess extends TenCallsUsed {
 
-		@Test
-		void anEnvironmentChangeEventAppliesTheEnvironmentsSettings() {
-			this.environment.getPropertySources()
-				.addFirst(new MapPropertySource("changed", Map.of("throttle.policies.api.capacity", "40")));
-			try {
-				this.events.publishEvent(new EnvironmentChangeEvent(this));
-				assertThat(this.throttler.policy("api").quota()).isEqualTo(40);
-				assertThat(this.throttler.peek("api", "alice").remaining()).isEqualTo(30);
-			}
-			finally {
-				this.environment.getPropertySources().remove("changed");
-				this.events.publishEvent(new EnvironmentChangeEvent(this));
-			}
-			assertThat(this.throttler.policy("api").quota()).isEqualTo(10);
-		}
-
-	}
-
-	@Nested
-	@SpringBootTest(classes = EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-			properties = { "management.endpoints.web.exposure.include=*", "throttle.policies.api.algorithm=token-bucket",
-					"throttle.policies.api.capacity=10", "throttle.policies.api.refill-period=1m" })
-	class ExposedWithoutWriteAccess extends TenCallsUsed {
-
-		@Test
-		void aChangeIsRefusedAndNothingChanges() throws Exception {
-			HttpResponse<String> refused = post(this.port, "/actuator/throttle/api", "{\"capacity\": 1000}");
-			assertThat(refused.statusCode()).isIn(404, 405);
-			assertThat(this.throttler.policy("api").quota()).isEqualTo(10);
-		}
-
-	}
-
+        @Test
+        void aChangeIsRefusedAndNothingChanges() throws Exception {
+            HttpResponse<String> refused = post(this.port, "/actuator/throttle/api", "{\"capacity\": 1000}");
+            assertThat(refused.statusCode()).isIn(404, 405);
+            assertThat(this.throttler.policy("api").quota()).isEqualTo(10);
+        }
+    }
 }

@@ -19,91 +19,106 @@ import org.junit.jupiter.api.Test;
  */
 class ArchitectureTests {
 
-	private static final JavaClasses PRODUCTION = new ClassFileImporter()
-		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TEST_FIXTURES)
-		.importPackages("dev.throttle");
+    private static final JavaClasses PRODUCTION = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TEST_FIXTURES)
+            .importPackages("dev.throttle");
 
-	private static final String ANNOTATION_ADAPTER = "dev.throttle.spring.internal.aop..";
+    private static final String ANNOTATION_ADAPTER = "dev.throttle.spring.internal.aop..";
 
-	private static final String[] SECURITY_ADAPTER = { "dev.throttle.spring.security..",
-			"dev.throttle.spring.internal.security.." };
+    private static final String[] SECURITY_ADAPTER = {
+        "dev.throttle.spring.security..", "dev.throttle.spring.internal.security.."
+    };
 
-	@Test
-	void coreDependsOnNeitherSpringNorRedisNorMicrometer() {
-		noClasses().that()
-			.resideInAPackage("dev.throttle..")
-			.and()
-			.resideOutsideOfPackage("dev.throttle.spring..")
-			.should()
-			.dependOnClassesThat()
-			.resideInAnyPackage("org.springframework..", "io.lettuce..", "io.micrometer..", "reactor..",
-					"jakarta..")
-			.check(PRODUCTION);
-	}
+    @Test
+    void coreDependsOnNeitherSpringNorRedisNorMicrometer() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.throttle..")
+                .and()
+                .resideOutsideOfPackage("dev.throttle.spring..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "org.springframework..", "io.lettuce..", "io.micrometer..", "reactor..", "jakarta..")
+                .check(PRODUCTION);
+    }
 
-	@Test
-	void theAdmissionApiDependsOnNoEntryPointAndNoStore() {
-		noClasses().that()
-			.resideInAPackage("dev.throttle.spring.admission..")
-			.should()
-			.dependOnClassesThat()
-			.resideInAnyPackage("dev.throttle.spring.internal..", "dev.throttle.spring.security..",
-					"dev.throttle.spring.autoconfigure..", "dev.throttle.spring.redis..", "dev.throttle.memory..")
-			.check(PRODUCTION);
-	}
+    @Test
+    void theAdmissionApiDependsOnNoEntryPointAndNoStore() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.throttle.spring.admission..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "dev.throttle.spring.internal..",
+                        "dev.throttle.spring.security..",
+                        "dev.throttle.spring.autoconfigure..",
+                        "dev.throttle.spring.redis..",
+                        "dev.throttle.memory..")
+                .check(PRODUCTION);
+    }
 
-	@Test
-	void theAnnotationAdapterUsesNoOtherEntryPoint() {
-		noClasses().that()
-			.resideInAPackage(ANNOTATION_ADAPTER)
-			.should()
-			.dependOnClassesThat()
-			.resideInAnyPackage("dev.throttle.spring.internal.web..", "dev.throttle.spring.security..",
-					"dev.throttle.spring.internal.security..")
-			.check(PRODUCTION);
-	}
+    @Test
+    void theAnnotationAdapterUsesNoOtherEntryPoint() {
+        noClasses()
+                .that()
+                .resideInAPackage(ANNOTATION_ADAPTER)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "dev.throttle.spring.internal.web..",
+                        "dev.throttle.spring.security..",
+                        "dev.throttle.spring.internal.security..")
+                .check(PRODUCTION);
+    }
 
-	@Test
-	void urlRulesAndSecurityLoginsDoNotUseTheAnnotationAdapter() {
-		noClasses().that()
-			.resideInAnyPackage("dev.throttle.spring.internal.web..", "dev.throttle.spring.security..",
-					"dev.throttle.spring.internal.security..")
-			.and()
-			.doNotHaveSimpleName("WebFluxThrottleRequestContext")
-			.should()
-			.dependOnClassesThat()
-			.resideInAPackage(ANNOTATION_ADAPTER)
-			.check(PRODUCTION);
-		// the WebFlux request context still reads what the annotation adapter decided before argument
-		// binding from an exchange attribute, and nothing else of it; deciding at one point removes this
-		noClasses().that()
-			.haveSimpleName("WebFluxThrottleRequestContext")
-			.should()
-			.dependOnClassesThat(resideInAPackage(ANNOTATION_ADAPTER).and(not(simpleName("EarlyDecisions"))))
-			.check(PRODUCTION);
-	}
+    @Test
+    void urlRulesAndSecurityLoginsDoNotUseTheAnnotationAdapter() {
+        noClasses()
+                .that()
+                .resideInAnyPackage(
+                        "dev.throttle.spring.internal.web..",
+                        "dev.throttle.spring.security..",
+                        "dev.throttle.spring.internal.security..")
+                .and()
+                .doNotHaveSimpleName("WebFluxThrottleRequestContext")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(ANNOTATION_ADAPTER)
+                .check(PRODUCTION);
+        // the WebFlux request context still reads what the annotation adapter decided before argument
+        // binding from an exchange attribute, and nothing else of it; deciding at one point removes this
+        noClasses()
+                .that()
+                .haveSimpleName("WebFluxThrottleRequestContext")
+                .should()
+                .dependOnClassesThat(resideInAPackage(ANNOTATION_ADAPTER).and(not(simpleName("EarlyDecisions"))))
+                .check(PRODUCTION);
+    }
 
-	@Test
-	void urlRulesDoNotUseSecurityLogins() {
-		noClasses().that()
-			.resideInAPackage("dev.throttle.spring.internal.web..")
-			.should()
-			.dependOnClassesThat()
-			.resideInAnyPackage(SECURITY_ADAPTER)
-			.check(PRODUCTION);
-	}
+    @Test
+    void urlRulesDoNotUseSecurityLogins() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.throttle.spring.internal.web..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(SECURITY_ADAPTER)
+                .check(PRODUCTION);
+    }
 
-	@Test
-	void noPackageCycles() {
-		slices().matching("dev.(**)")
-			.should()
-			.beFreeOfCycles()
-			// AuthenticationThrottle's public constructors take the starter's ThrottleProperties, which
-			// the auto-configuration (which builds it) owns; a settings type of its own removes this
-			.ignoreDependency(resideInAPackage("dev.throttle.spring.security.."),
-					resideInAPackage("dev.throttle.spring.autoconfigure.."))
-			.check(PRODUCTION);
-	}
-
+    @Test
+    void noPackageCycles() {
+        slices().matching("dev.(**)")
+                .should()
+                .beFreeOfCycles()
+                // AuthenticationThrottle's public constructors take the starter's ThrottleProperties, which
+                // the auto-configuration (which builds it) owns; a settings type of its own removes this
+                .ignoreDependency(
+                        resideInAPackage("dev.throttle.spring.security.."),
+                        resideInAPackage("dev.throttle.spring.autoconfigure.."))
+                .check(PRODUCTION);
+    }
 }

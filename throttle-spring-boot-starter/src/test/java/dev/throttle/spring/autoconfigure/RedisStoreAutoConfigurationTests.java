@@ -1,19 +1,6 @@
 package dev.throttle.spring.autoconfigure;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.Decision;
 import dev.throttle.Policy;
@@ -25,8 +12,19 @@ import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.redis.RedisClusterProcesses;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.SharedRedis;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * {@code throttle.store.type=redis} through the auto-configuration, on Spring Boot's own Redis
@@ -34,163 +32,205 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RedisStoreAutoConfigurationTests {
 
-	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-				DataRedisReactiveAutoConfiguration.class, ThrottleAutoConfiguration.class,
-				MetricsAutoConfiguration.class, ThrottleMetricsAutoConfiguration.class))
-		.withPropertyValues("throttle.store.type=redis", "throttle.policies.api.algorithm=gcra",
-				"throttle.policies.api.limit=2", "throttle.policies.api.period=1m");
+    private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(
+                    DataRedisAutoConfiguration.class,
+                    DataRedisReactiveAutoConfiguration.class,
+                    ThrottleAutoConfiguration.class,
+                    MetricsAutoConfiguration.class,
+                    ThrottleMetricsAutoConfiguration.class))
+            .withPropertyValues(
+                    "throttle.store.type=redis",
+                    "throttle.policies.api.algorithm=gcra",
+                    "throttle.policies.api.limit=2",
+                    "throttle.policies.api.period=1m");
 
-	/**
-	 * A generous timeout for tests about where state lives, not about a slow first call of a freshly
-	 * started context on a busy machine (a cold start that the failure mode answers is RedisStoreWarmUpTests').
-	 */
-	private static final String SETTLED = "throttle.store.redis.timeout=2s";
+    /**
+     * A generous timeout for tests about where state lives, not about a slow first call of a freshly
+     * started context on a busy machine (a cold start that the failure mode answers is RedisStoreWarmUpTests').
+     */
+    private static final String SETTLED = "throttle.store.redis.timeout=2s";
 
-	@BeforeEach
-	void flush() {
-		SharedRedis.flush();
-	}
+    @BeforeEach
+    void flush() {
+        SharedRedis.flush();
+    }
 
-	@Test
-	void decisionsLiveInRedisUnderTheKeyPrefixWithTheDefaultFailureModeLocal() {
-		RedisEndpoint redis = SharedRedis.endpoint();
-		this.contextRunner.withPropertyValues("spring.data.redis.url=" + redis.url(), SETTLED).run((context) -> {
-			assertThat(context).hasSingleBean(ResilientThrottleStore.class);
-			ResilientThrottleStore store = context.getBean(ResilientThrottleStore.class);
-			assertThat(store.kind()).isEqualTo("redis");
-			assertThat(store.failureMode()).isEqualTo(FailureMode.LOCAL);
-			Throttler throttler = context.getBean(Throttler.class);
-			assertThat(throttler.tryAcquire("api", "alice").allowed()).isTrue();
-			try (var client = redis.newClient(); StatefulRedisConnection<String, String> connection = client.connect()) {
-				assertThat(connection.sync().exists("throttle:{api:alice}")).isEqualTo(1);
-				assertThat(connection.sync().pttl("throttle:{api:alice}")).isBetween(1L, 30_000L);
-			}
-			assertThat(throttler.tryAcquire("api", "alice").allowed()).isTrue();
-			assertThat(throttler.tryAcquire("api", "alice").allowed()).isFalse();
-		});
-	}
+    @Test
+    void decisionsLiveInRedisUnderTheKeyPrefixWithTheDefaultFailureModeLocal() {
+        RedisEndpoint redis = SharedRedis.endpoint();
+        this.contextRunner
+                .withPropertyValues("spring.data.redis.url=" + redis.url(), SETTLED)
+                .run((context) -> {
+                    assertThat(context).hasSingleBean(ResilientThrottleStore.class);
+                    ResilientThrottleStore store = context.getBean(ResilientThrottleStore.class);
+                    assertThat(store.kind()).isEqualTo("redis");
+                    assertThat(store.failureMode()).isEqualTo(FailureMode.LOCAL);
+                    Throttler throttler = context.getBean(Throttler.class);
+                    assertThat(throttler.tryAcquire("api", "alice").allowed()).isTrue();
+                    try (var client = redis.newClient();
+                            StatefulRedisConnection<String, String> connection = client.connect()) {
+                        assertThat(connection.sync().exists("throttle:{api:alice}"))
+                                .isEqualTo(1);
+                        assertThat(connection.sync().pttl("throttle:{api:alice}"))
+                                .isBetween(1L, 30_000L);
+                    }
+                    assertThat(throttler.tryAcquire("api", "alice").allowed()).isTrue();
+                    assertThat(throttler.tryAcquire("api", "alice").allowed()).isFalse();
+                });
+    }
 
-	@Test
-	void twoApplicationsOnOneRedisShareOneLimit() {
-		String url = SharedRedis.endpoint().url();
-		this.contextRunner.withPropertyValues("spring.data.redis.url=" + url, SETTLED).run((first) -> {
-			this.contextRunner.withPropertyValues("spring.data.redis.url=" + url, SETTLED).run((second) -> {
-				assertThat(first.getBean(Throttler.class).tryAcquire("api", "bob").allowed()).isTrue();
-				assertThat(second.getBean(Throttler.class).tryAcquire("api", "bob").allowed()).isTrue();
-				assertThat(first.getBean(Throttler.class).tryAcquire("api", "bob").allowed()).isFalse();
-				assertThat(second.getBean(Throttler.class).tryAcquire("api", "bob").allowed()).isFalse();
-			});
-		});
-	}
+    @Test
+    void twoApplicationsOnOneRedisShareOneLimit() {
+        String url = SharedRedis.endpoint().url();
+        this.contextRunner
+                .withPropertyValues("spring.data.redis.url=" + url, SETTLED)
+                .run((first) -> {
+                    this.contextRunner
+                            .withPropertyValues("spring.data.redis.url=" + url, SETTLED)
+                            .run((second) -> {
+                                assertThat(first.getBean(Throttler.class)
+                                                .tryAcquire("api", "bob")
+                                                .allowed())
+                                        .isTrue();
+                                assertThat(second.getBean(Throttler.class)
+                                                .tryAcquire("api", "bob")
+                                                .allowed())
+                                        .isTrue();
+                                assertThat(first.getBean(Throttler.class)
+                                                .tryAcquire("api", "bob")
+                                                .allowed())
+                                        .isFalse();
+                                assertThat(second.getBean(Throttler.class)
+                                                .tryAcquire("api", "bob")
+                                                .allowed())
+                                        .isFalse();
+                            });
+                });
+    }
 
-	@Test
-	void keyPrefixFailureModeAndTimeoutAreConfigurable() {
-		RedisEndpoint redis = SharedRedis.endpoint();
-		this.contextRunner
-			.withPropertyValues("spring.data.redis.url=" + redis.url(), "throttle.store.redis.key-prefix=shop",
-					"throttle.store.redis.failure-mode=closed", "throttle.store.redis.timeout=2500ms")
-			.run((context) -> {
-				ResilientThrottleStore store = context.getBean(ResilientThrottleStore.class);
-				assertThat(store.failureMode()).isEqualTo(FailureMode.CLOSED);
-				context.getBean(Throttler.class).tryAcquire("api", "carol");
-				try (var client = redis.newClient();
-						StatefulRedisConnection<String, String> connection = client.connect()) {
-					assertThat(connection.sync().exists("shop:{api:carol}")).isEqualTo(1);
-				}
-			});
-	}
+    @Test
+    void keyPrefixFailureModeAndTimeoutAreConfigurable() {
+        RedisEndpoint redis = SharedRedis.endpoint();
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.data.redis.url=" + redis.url(),
+                        "throttle.store.redis.key-prefix=shop",
+                        "throttle.store.redis.failure-mode=closed",
+                        "throttle.store.redis.timeout=2500ms")
+                .run((context) -> {
+                    ResilientThrottleStore store = context.getBean(ResilientThrottleStore.class);
+                    assertThat(store.failureMode()).isEqualTo(FailureMode.CLOSED);
+                    context.getBean(Throttler.class).tryAcquire("api", "carol");
+                    try (var client = redis.newClient();
+                            StatefulRedisConnection<String, String> connection = client.connect()) {
+                        assertThat(connection.sync().exists("shop:{api:carol}")).isEqualTo(1);
+                    }
+                });
+    }
 
-	@Test
-	void aRedisThatIsDownAtStartupIsNotAStartupFailureTheFailureModeDecides() {
-		List<String> errors = new ArrayList<>();
-		ThrottleListener audit = new ThrottleListener() {
+    @Test
+    void aRedisThatIsDownAtStartupIsNotAStartupFailureTheFailureModeDecides() {
+        List<String> errors = new ArrayList<>();
+        ThrottleListener audit = new ThrottleListener() {
 
-			@Override
-			public void onStoreError(Policy policy, RuntimeException error) {
-				errors.add(policy.name());
-			}
+            @Override
+            public void onStoreError(Policy policy, RuntimeException error) {
+                errors.add(policy.name());
+            }
+        };
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.data.redis.url=redis://127.0.0.1:1",
+                        "throttle.store.redis.failure-mode=closed",
+                        "throttle.store.redis.timeout=200ms")
+                .withBean(ThrottleListener.class, () -> audit)
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .run((context) -> {
+                    assertThat(context).hasNotFailed();
+                    long start = System.nanoTime();
+                    Decision decision = context.getBean(Throttler.class).tryAcquire("api", "dave");
+                    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+                    assertThat(decision.allowed())
+                            .as("closed: refused while Redis is down")
+                            .isFalse();
+                    assertThat(decision.retryAfterSeconds()).isEqualTo(1);
+                    assertThat(errors).containsOnly("api");
+                    assertThat(context.getBean(MeterRegistry.class)
+                                    .get("throttle.decisions")
+                                    .tags("policy", "api", "outcome", "error", "store", "redis")
+                                    .counter()
+                                    .count())
+                            .isGreaterThanOrEqualTo(1);
+                    assertThat(context.getBean(MeterRegistry.class)
+                                    .find("throttle.decisions")
+                                    .tags("policy", "api", "outcome", "rejected")
+                                    .counters())
+                            .as("the failure mode's refusal is counted once, as an error")
+                            .allSatisfy((counter) -> assertThat(counter.count()).isZero());
+                });
+    }
 
-		};
-		this.contextRunner
-			.withPropertyValues("spring.data.redis.url=redis://127.0.0.1:1", "throttle.store.redis.failure-mode=closed",
-					"throttle.store.redis.timeout=200ms")
-			.withBean(ThrottleListener.class, () -> audit)
-			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
-			.run((context) -> {
-				assertThat(context).hasNotFailed();
-				long start = System.nanoTime();
-				Decision decision = context.getBean(Throttler.class).tryAcquire("api", "dave");
-				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
-				assertThat(decision.allowed()).as("closed: refused while Redis is down").isFalse();
-				assertThat(decision.retryAfterSeconds()).isEqualTo(1);
-				assertThat(errors).containsOnly("api");
-				assertThat(context.getBean(MeterRegistry.class)
-					.get("throttle.decisions")
-					.tags("policy", "api", "outcome", "error", "store", "redis")
-					.counter()
-					.count()).isGreaterThanOrEqualTo(1);
-				assertThat(context.getBean(MeterRegistry.class)
-					.find("throttle.decisions")
-					.tags("policy", "api", "outcome", "rejected")
-					.counters()).as("the failure mode's refusal is counted once, as an error")
-					.allSatisfy((counter) -> assertThat(counter.count()).isZero());
-			});
-	}
+    @Test
+    void invalidRedisSettingsFailAtStartup() {
+        this.contextRunner
+                .withPropertyValues("throttle.store.redis.key-prefix={x}")
+                .run(
+                        (context) -> assertThat(context)
+                                .hasFailed()
+                                .getFailure()
+                                .rootCause()
+                                .hasMessage(
+                                        "throttle.store.redis.key-prefix must be non-blank and free of '{' and '}', was '{x}'"));
+        this.contextRunner
+                .withPropertyValues("throttle.store.redis.timeout=0ms")
+                .run((context) -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessage("throttle.store.redis.timeout must be positive, was PT0S"));
+    }
 
-	@Test
-	void invalidRedisSettingsFailAtStartup() {
-		this.contextRunner.withPropertyValues("throttle.store.redis.key-prefix={x}")
-			.run((context) -> assertThat(context).hasFailed()
-				.getFailure()
-				.rootCause()
-				.hasMessage("throttle.store.redis.key-prefix must be non-blank and free of '{' and '}', was '{x}'"));
-		this.contextRunner.withPropertyValues("throttle.store.redis.timeout=0ms")
-			.run((context) -> assertThat(context).hasFailed()
-				.getFailure()
-				.rootCause()
-				.hasMessage("throttle.store.redis.timeout must be positive, was PT0S"));
-	}
+    @Test
+    void maximumKeysIsCheckedOnceWithTheMemoryStoresAnswerForTheLocalFallback() {
+        this.contextRunner
+                .withPropertyValues("throttle.store.memory.maximum-keys=0")
+                .run((context) -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessage("throttle.store.memory.maximum-keys must be at least 1, was 0"));
+    }
 
-	@Test
-	void maximumKeysIsCheckedOnceWithTheMemoryStoresAnswerForTheLocalFallback() {
-		this.contextRunner.withPropertyValues("throttle.store.memory.maximum-keys=0")
-			.run((context) -> assertThat(context).hasFailed()
-				.getFailure()
-				.rootCause()
-				.hasMessage("throttle.store.memory.maximum-keys must be at least 1, was 0"));
-	}
-
-	@Test
-	void aClusterFromSpringDataRedisClusterNodesDecidesRightInEverySlotRange() {
-		RedisClusterProcesses cluster = RedisClusterProcesses.shared();
-		cluster.flushAll();
-		this.contextRunner
-			.withPropertyValues("spring.data.redis.cluster.nodes=" + cluster.nodesProperty(),
-					"throttle.store.redis.timeout=2s")
-			.run((context) -> {
-				ThrottleStore store = context.getBean(ThrottleStore.class);
-				Throttler throttler = context.getBean(Throttler.class);
-				java.util.Set<Integer> nodesHit = new java.util.HashSet<>();
-				for (int i = 0; i < 60; i++) {
-					String key = "user-" + i;
-					int slot = io.lettuce.core.cluster.SlotHash.getSlot("throttle:{api:" + key + "}");
-					for (int range = 0; range < RedisClusterProcesses.SLOT_RANGES.length; range++) {
-						if (slot >= RedisClusterProcesses.SLOT_RANGES[range][0]
-								&& slot <= RedisClusterProcesses.SLOT_RANGES[range][1]) {
-							nodesHit.add(range);
-						}
-					}
-					assertThat(throttler.tryAcquire("api", key).allowed()).isTrue();
-					assertThat(throttler.tryAcquire("api", key).allowed()).isTrue();
-					assertThat(throttler.tryAcquire("api", key)).satisfies((decision) -> {
-						assertThat(decision.allowed()).isFalse();
-						assertThat(decision.retryAfterMillis()).isBetween(29_000L, 30_000L);
-					});
-				}
-				assertThat(nodesHit).containsExactlyInAnyOrder(0, 1, 2);
-				assertThat(((ResilientThrottleStore) store).isStoreDown()).isFalse();
-			});
-	}
-
+    @Test
+    void aClusterFromSpringDataRedisClusterNodesDecidesRightInEverySlotRange() {
+        RedisClusterProcesses cluster = RedisClusterProcesses.shared();
+        cluster.flushAll();
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.data.redis.cluster.nodes=" + cluster.nodesProperty(), "throttle.store.redis.timeout=2s")
+                .run((context) -> {
+                    ThrottleStore store = context.getBean(ThrottleStore.class);
+                    Throttler throttler = context.getBean(Throttler.class);
+                    java.util.Set<Integer> nodesHit = new java.util.HashSet<>();
+                    for (int i = 0; i < 60; i++) {
+                        String key = "user-" + i;
+                        int slot = io.lettuce.core.cluster.SlotHash.getSlot("throttle:{api:" + key + "}");
+                        for (int range = 0; range < RedisClusterProcesses.SLOT_RANGES.length; range++) {
+                            if (slot >= RedisClusterProcesses.SLOT_RANGES[range][0]
+                                    && slot <= RedisClusterProcesses.SLOT_RANGES[range][1]) {
+                                nodesHit.add(range);
+                            }
+                        }
+                        assertThat(throttler.tryAcquire("api", key).allowed()).isTrue();
+                        assertThat(throttler.tryAcquire("api", key).allowed()).isTrue();
+                        assertThat(throttler.tryAcquire("api", key)).satisfies((decision) -> {
+                            assertThat(decision.allowed()).isFalse();
+                            assertThat(decision.retryAfterMillis()).isBetween(29_000L, 30_000L);
+                        });
+                    }
+                    assertThat(nodesHit).containsExactlyInAnyOrder(0, 1, 2);
+                    assertThat(((ResilientThrottleStore) store).isStoreDown()).isFalse();
+                });
+    }
 }

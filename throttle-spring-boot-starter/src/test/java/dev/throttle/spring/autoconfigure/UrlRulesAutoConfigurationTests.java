@@ -1,13 +1,6 @@
 package dev.throttle.spring.autoconfigure;
 
-import org.junit.jupiter.api.Test;
-
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.test.context.FilteredClassLoader;
-import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
-import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
-import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
-import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.internal.web.ClientAccess;
@@ -16,8 +9,13 @@ import dev.throttle.spring.internal.web.ServletHttpRulesFilter;
 import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
 import dev.throttle.spring.internal.web.WebFluxRefusals;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 
 /**
  * The URL rules, the safelist and the blocklist as auto-configured: checked at startup, with the
@@ -26,113 +24,153 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class UrlRulesAutoConfigurationTests {
 
-	private final WebApplicationContextRunner servlet = new WebApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleWebMvcAutoConfiguration.class))
-		.withPropertyValues("throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=3",
-				"throttle.policies.api.period=60s");
+    private final WebApplicationContextRunner servlet = new WebApplicationContextRunner()
+            .withConfiguration(
+                    AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleWebMvcAutoConfiguration.class))
+            .withPropertyValues(
+                    "throttle.policies.api.algorithm=gcra",
+                    "throttle.policies.api.limit=3",
+                    "throttle.policies.api.period=60s");
 
-	private final ReactiveWebApplicationContextRunner reactive = new ReactiveWebApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleWebFluxAutoConfiguration.class))
-		.withPropertyValues("throttle.policies.api.algorithm=gcra", "throttle.policies.api.limit=3",
-				"throttle.policies.api.period=60s");
+    private final ReactiveWebApplicationContextRunner reactive = new ReactiveWebApplicationContextRunner()
+            .withConfiguration(
+                    AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleWebFluxAutoConfiguration.class))
+            .withPropertyValues(
+                    "throttle.policies.api.algorithm=gcra",
+                    "throttle.policies.api.limit=3",
+                    "throttle.policies.api.period=60s");
 
-	@Test
-	void theFilterRunsBeforeSpringSecurityAndOnlyWhenThereIsARuleOrABlockedAddress() {
-		this.servlet.run((context) -> {
-			FilterRegistrationBean<?> registration = context.getBean("throttleHttpRulesFilter", FilterRegistrationBean.class);
-			assertThat(registration.getFilter()).isInstanceOf(ServletHttpRulesFilter.class);
-			assertThat(registration.getOrder()).isEqualTo(-110).isLessThan(-100);
-			assertThat(registration.isEnabled()).isFalse();
-		});
-		this.servlet.withPropertyValues("throttle.http.blocklist=203.0.113.0/24", "throttle.http.filter-order=5")
-			.run((context) -> {
-				FilterRegistrationBean<?> registration = context.getBean("throttleHttpRulesFilter",
-						FilterRegistrationBean.class);
-				assertThat(registration.isEnabled()).isTrue();
-				assertThat(registration.getOrder()).isEqualTo(5);
-			});
-		this.servlet.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api")
-			.run((context) -> assertThat(context.getBean("throttleHttpRulesFilter", FilterRegistrationBean.class).isEnabled())
-				.isTrue());
-	}
+    @Test
+    void theFilterRunsBeforeSpringSecurityAndOnlyWhenThereIsARuleOrABlockedAddress() {
+        this.servlet.run((context) -> {
+            FilterRegistrationBean<?> registration =
+                    context.getBean("throttleHttpRulesFilter", FilterRegistrationBean.class);
+            assertThat(registration.getFilter()).isInstanceOf(ServletHttpRulesFilter.class);
+            assertThat(registration.getOrder()).isEqualTo(-110).isLessThan(-100);
+            assertThat(registration.isEnabled()).isFalse();
+        });
+        this.servlet
+                .withPropertyValues("throttle.http.blocklist=203.0.113.0/24", "throttle.http.filter-order=5")
+                .run((context) -> {
+                    FilterRegistrationBean<?> registration =
+                            context.getBean("throttleHttpRulesFilter", FilterRegistrationBean.class);
+                    assertThat(registration.isEnabled()).isTrue();
+                    assertThat(registration.getOrder()).isEqualTo(5);
+                });
+        this.servlet
+                .withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api")
+                .run((context) -> assertThat(context.getBean("throttleHttpRulesFilter", FilterRegistrationBean.class)
+                                .isEnabled())
+                        .isTrue());
+    }
 
-	@Test
-	void aBadRuleFailsStartupNamingItsProperty() {
-		this.servlet
-			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=missing",
-					"throttle.http.rules[1].paths=/x", "throttle.http.rules[1].policy=api",
-					"throttle.http.rules[1].key=#ip +")
-			.run((context) -> assertThat(failure(context).problems())
-				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].policy names 'missing'"))
-				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[1].key '#ip +' does not parse")));
-		this.reactive
-			.withPropertyValues("throttle.http.rules[0].paths=/api/{*a}/b", "throttle.http.rules[0].policy=api")
-			.run((context) -> assertThat(failure(context).problems())
-				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].paths[0] '/api/{*a}/b' is not a path pattern")));
-	}
+    @Test
+    void aBadRuleFailsStartupNamingItsProperty() {
+        this.servlet
+                .withPropertyValues(
+                        "throttle.http.rules[0].paths=/api/**",
+                        "throttle.http.rules[0].policy=missing",
+                        "throttle.http.rules[1].paths=/x",
+                        "throttle.http.rules[1].policy=api",
+                        "throttle.http.rules[1].key=#ip +")
+                .run((context) -> assertThat(failure(context).problems())
+                        .anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].policy names 'missing'"))
+                        .anySatisfy(
+                                (p) -> assertThat(p).startsWith("throttle.http.rules[1].key '#ip +' does not parse")));
+        this.reactive
+                .withPropertyValues("throttle.http.rules[0].paths=/api/{*a}/b", "throttle.http.rules[0].policy=api")
+                .run((context) -> assertThat(failure(context).problems())
+                        .anySatisfy((p) -> assertThat(p)
+                                .startsWith("throttle.http.rules[0].paths[0] '/api/{*a}/b' is not a path pattern")));
+    }
 
-	@Test
-	void aBadPlanOrCostFailsStartupNamingItsProperty() {
-		this.servlet
-			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api",
-					"throttle.http.rules[0].plan=#tier", "throttle.http.rules[0].cost=#headers['X-Cost'",
-					"throttle.http.rules[1].paths=/x", "throttle.http.rules[1].policy=api",
-					"throttle.http.rules[1].plan=#headers[", "throttle.http.rules[1].cost=#weight * 2")
-			.run((context) -> assertThat(failure(context).problems()).hasSize(4)
-				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].plan '#tier' names #tier"))
-				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].cost '#headers['X-Cost'' does not parse"))
-				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[1].plan '#headers[' does not parse"))
-				.anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[1].cost '#weight * 2' names #weight")));
-		this.reactive
-			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api",
-					"throttle.http.rules[0].cost=4")
-			.run((context) -> assertThat(failure(context).problems()).singleElement()
-				.satisfies((p) -> assertThat(p).startsWith("throttle.http.rules[0].cost is 4, but policy 'api'")));
-		this.servlet
-			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api",
-					"throttle.http.rules[0].cost=3", "throttle.http.rules[0].plan=#headers['X-Plan']")
-			.run((context) -> assertThat(context).hasNotFailed());
-	}
+    @Test
+    void aBadPlanOrCostFailsStartupNamingItsProperty() {
+        this.servlet
+                .withPropertyValues(
+                        "throttle.http.rules[0].paths=/api/**",
+                        "throttle.http.rules[0].policy=api",
+                        "throttle.http.rules[0].plan=#tier",
+                        "throttle.http.rules[0].cost=#headers['X-Cost'",
+                        "throttle.http.rules[1].paths=/x",
+                        "throttle.http.rules[1].policy=api",
+                        "throttle.http.rules[1].plan=#headers[",
+                        "throttle.http.rules[1].cost=#weight * 2")
+                .run((context) -> assertThat(failure(context).problems())
+                        .hasSize(4)
+                        .anySatisfy((p) -> assertThat(p).startsWith("throttle.http.rules[0].plan '#tier' names #tier"))
+                        .anySatisfy((p) -> assertThat(p)
+                                .startsWith("throttle.http.rules[0].cost '#headers['X-Cost'' does not parse"))
+                        .anySatisfy((p) ->
+                                assertThat(p).startsWith("throttle.http.rules[1].plan '#headers[' does not parse"))
+                        .anySatisfy((p) ->
+                                assertThat(p).startsWith("throttle.http.rules[1].cost '#weight * 2' names #weight")));
+        this.reactive
+                .withPropertyValues(
+                        "throttle.http.rules[0].paths=/api/**",
+                        "throttle.http.rules[0].policy=api",
+                        "throttle.http.rules[0].cost=4")
+                .run((context) -> assertThat(failure(context).problems())
+                        .singleElement()
+                        .satisfies(
+                                (p) -> assertThat(p).startsWith("throttle.http.rules[0].cost is 4, but policy 'api'")));
+        this.servlet
+                .withPropertyValues(
+                        "throttle.http.rules[0].paths=/api/**",
+                        "throttle.http.rules[0].policy=api",
+                        "throttle.http.rules[0].cost=3",
+                        "throttle.http.rules[0].plan=#headers['X-Plan']")
+                .run((context) -> assertThat(context).hasNotFailed());
+    }
 
-	@Test
-	void aBadCidrFailsStartupNamingItsProperty() {
-		this.servlet.withPropertyValues("throttle.http.safelist=10.0.0.0/8, 10.0.0.0/99")
-			.run((context) -> assertThat(failure(context).problems())
-				.singleElement()
-				.satisfies((p) -> assertThat(p).startsWith("throttle.http.safelist[1] '10.0.0.0/99' is not a CIDR")));
-	}
+    @Test
+    void aBadCidrFailsStartupNamingItsProperty() {
+        this.servlet
+                .withPropertyValues("throttle.http.safelist=10.0.0.0/8, 10.0.0.0/99")
+                .run((context) -> assertThat(failure(context).problems())
+                        .singleElement()
+                        .satisfies((p) ->
+                                assertThat(p).startsWith("throttle.http.safelist[1] '10.0.0.0/99' is not a CIDR")));
+    }
 
-	@Test
-	void aRuleKeyedByPrincipalNeedsSpringSecurityAndAFilterAfterIt() {
-		this.servlet.withClassLoader(new FilteredClassLoader("org.springframework.security"))
-			.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api",
-					"throttle.http.rules[0].key=#principal")
-			.run((context) -> assertThat(failure(context).problems()).singleElement()
-				.satisfies((p) -> assertThat(p).contains("throttle.http.rules[0].key '#principal' uses #principal, but "
-						+ "Spring Security is not on the classpath")));
-	}
+    @Test
+    void aRuleKeyedByPrincipalNeedsSpringSecurityAndAFilterAfterIt() {
+        this.servlet
+                .withClassLoader(new FilteredClassLoader("org.springframework.security"))
+                .withPropertyValues(
+                        "throttle.http.rules[0].paths=/api/**",
+                        "throttle.http.rules[0].policy=api",
+                        "throttle.http.rules[0].key=#principal")
+                .run((context) -> assertThat(failure(context).problems())
+                        .singleElement()
+                        .satisfies((p) -> assertThat(p)
+                                .contains("throttle.http.rules[0].key '#principal' uses #principal, but "
+                                        + "Spring Security is not on the classpath")));
+    }
 
-	@Test
-	void webFluxGetsTheWebFilterAndThePageAdviceBesideTheProblemHandler() {
-		this.reactive.withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api")
-			.run((context) -> {
-				assertThat(context).hasSingleBean(WebFluxHttpRulesFilter.class)
-					.hasSingleBean(HttpRules.class)
-					.hasSingleBean(ClientAccess.class)
-					.hasSingleBean(WebFluxRefusals.class)
-					.hasSingleBean(ThrottleExceptionHandler.class);
-				assertThat(context.getBean(WebFluxHttpRulesFilter.class).getOrder()).isEqualTo(-110);
-			});
-	}
+    @Test
+    void webFluxGetsTheWebFilterAndThePageAdviceBesideTheProblemHandler() {
+        this.reactive
+                .withPropertyValues("throttle.http.rules[0].paths=/api/**", "throttle.http.rules[0].policy=api")
+                .run((context) -> {
+                    assertThat(context)
+                            .hasSingleBean(WebFluxHttpRulesFilter.class)
+                            .hasSingleBean(HttpRules.class)
+                            .hasSingleBean(ClientAccess.class)
+                            .hasSingleBean(WebFluxRefusals.class)
+                            .hasSingleBean(ThrottleExceptionHandler.class);
+                    assertThat(context.getBean(WebFluxHttpRulesFilter.class).getOrder())
+                            .isEqualTo(-110);
+                });
+    }
 
-	private static ThrottleConfigurationException failure(ApplicationContextAssertProvider<?> context) {
-		assertThat(context).hasFailed();
-		for (Throwable current = context.getStartupFailure(); current != null; current = current.getCause()) {
-			if (current instanceof ThrottleConfigurationException found) {
-				return found;
-			}
-		}
-		throw new AssertionError("no ThrottleConfigurationException in", context.getStartupFailure());
-	}
-
+    private static ThrottleConfigurationException failure(ApplicationContextAssertProvider<?> context) {
+        assertThat(context).hasFailed();
+        for (Throwable current = context.getStartupFailure(); current != null; current = current.getCause()) {
+            if (current instanceof ThrottleConfigurationException found) {
+                return found;
+            }
+        }
+        throw new AssertionError("no ThrottleConfigurationException in", context.getStartupFailure());
+    }
 }

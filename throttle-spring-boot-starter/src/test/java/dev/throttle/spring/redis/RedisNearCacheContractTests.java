@@ -1,17 +1,14 @@
 package dev.throttle.spring.redis;
 
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
 import dev.throttle.testing.ThrottleStoreContract;
 import dev.throttle.testing.redis.SharedRedis;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * The whole store contract, unchanged, with the near cache answering every refusal of 1 ms or more:
@@ -21,25 +18,28 @@ import dev.throttle.testing.redis.SharedRedis;
  */
 class RedisNearCacheContractTests extends ThrottleStoreContract {
 
-	private static LettuceConnectionFactory connectionFactory;
+    private static LettuceConnectionFactory connectionFactory;
 
-	@BeforeAll
-	static void connect() {
-		connectionFactory = SharedRedis.endpoint().newConnectionFactory();
-	}
+    @BeforeAll
+    static void connect() {
+        connectionFactory = SharedRedis.endpoint().newConnectionFactory();
+    }
 
-	@AfterAll
-	static void disconnect() {
-		connectionFactory.destroy();
-	}
+    @AfterAll
+    static void disconnect() {
+        connectionFactory.destroy();
+    }
 
-	@Override
-	protected ThrottleStore createStore(TimeSource clock) {
-		SharedRedis.flush();
-		RedisThrottleStore store = new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(5), clock,
-				NearCacheSettings.of(10_000, Duration.ofMillis(1)));
-		store.eventsSubscribed().orTimeout(10, TimeUnit.SECONDS).join();
-		return store;
-	}
-
+    @Override
+    protected ThrottleStore createStore(TimeSource clock) {
+        SharedRedis.flush();
+        RedisThrottleStore store = new RedisThrottleStore(
+                connectionFactory,
+                "throttle",
+                Duration.ofSeconds(5),
+                clock,
+                NearCacheSettings.of(10_000, Duration.ofMillis(1)));
+        store.eventsSubscribed().orTimeout(10, TimeUnit.SECONDS).join();
+        return store;
+    }
 }

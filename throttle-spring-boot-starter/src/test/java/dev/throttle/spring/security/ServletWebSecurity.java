@@ -1,9 +1,7 @@
 package dev.throttle.spring.security;
 
-import java.util.EnumSet;
-
 import jakarta.servlet.DispatcherType;
-
+import java.util.EnumSet;
 import org.springframework.boot.web.servlet.DelegatingFilterProxyRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -19,13 +17,12 @@ import org.springframework.security.config.annotation.web.configuration.EnableWe
 @EnableWebSecurity
 class ServletWebSecurity {
 
-	@Bean
-	DelegatingFilterProxyRegistrationBean securityFilterChainRegistration() {
-		DelegatingFilterProxyRegistrationBean registration = new DelegatingFilterProxyRegistrationBean(
-				"springSecurityFilterChain");
-		registration.setOrder(-100);
-		registration.setDispatcherTypes(EnumSet.allOf(DispatcherType.class));
-		return registration;
-	}
-
+    @Bean
+    DelegatingFilterProxyRegistrationBean securityFilterChainRegistration() {
+        DelegatingFilterProxyRegistrationBean registration =
+                new DelegatingFilterProxyRegistrationBean("springSecurityFilterChain");
+        registration.setOrder(-100);
+        registration.setDispatcherTypes(EnumSet.allOf(DispatcherType.class));
+        return registration;
+    }
 }

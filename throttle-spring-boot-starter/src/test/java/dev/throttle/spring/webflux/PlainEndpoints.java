@@ -1,11 +1,9 @@
 package dev.throttle.spring.webflux;
 
+import dev.throttle.spring.annotation.Throttled;
 import java.util.Map;
-
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
-
-import dev.throttle.spring.annotation.Throttled;
 
 /**
  * A handler returning a plain value: allowed in WebFlux only with a non-blocking (memory) store.
@@ -13,10 +11,9 @@ import dev.throttle.spring.annotation.Throttled;
 @RestController
 class PlainEndpoints {
 
-	@GetMapping("/plain")
-	@Throttled(policy = "api", key = "'plain'")
-	Map<String, String> plain() {
-		return Map.of("message", "plain");
-	}
-
+    @GetMapping("/plain")
+    @Throttled(policy = "api", key = "'plain'")
+    Map<String, String> plain() {
+        return Map.of("message", "plain");
+    }
 }

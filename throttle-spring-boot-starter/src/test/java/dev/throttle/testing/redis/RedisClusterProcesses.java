@@ -1,16 +1,14 @@
 package dev.throttle.testing.redis;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.stream.Collectors;
-
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
-
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -25,161 +23,166 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  */
 public final class RedisClusterProcesses implements AutoCloseable {
 
-	/** The slot ranges of the three masters, inclusive. */
-	public static final int[][] SLOT_RANGES = { { 0, 5460 }, { 5461, 10922 }, { 10923, 16383 } };
+    /** The slot ranges of the three masters, inclusive. */
+    public static final int[][] SLOT_RANGES = {{0, 5460}, {5461, 10922}, {10923, 16383}};
 
-	private static final Duration FORM_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration FORM_TIMEOUT = Duration.ofSeconds(30);
 
-	private final List<RedisProcess> nodes;
+    private final List<RedisProcess> nodes;
 
-	private RedisClusterProcesses(List<RedisProcess> nodes) {
-		this.nodes = List.copyOf(nodes);
-	}
+    private RedisClusterProcesses(List<RedisProcess> nodes) {
+        this.nodes = List.copyOf(nodes);
+    }
 
-	/**
-	 * Returns the cluster that this JVM's tests share, forming it on first use.
-	 * @return the running cluster
-	 */
-	public static RedisClusterProcesses shared() {
-		return Holder.CLUSTER;
-	}
+    /**
+     * Returns the cluster that this JVM's tests share, forming it on first use.
+     * @return the running cluster
+     */
+    public static RedisClusterProcesses shared() {
+        return Holder.CLUSTER;
+    }
 
-	/**
-	 * Starts three nodes on free ports and joins them into a cluster.
-	 * @return the running cluster; close it when done
-	 */
-	public static RedisClusterProcesses start() {
-		List<RedisProcess> nodes = new ArrayList<>();
-		try {
-			for (int i = 0; i < SLOT_RANGES.length; i++) {
-				int port = RedisProcess.freePort(true);
-				RedisProcess node = new RedisProcess(port, List.of("--cluster-enabled", "yes", "--cluster-config-file",
-						"nodes-" + port + ".conf", "--cluster-node-timeout", "5000"));
-				node.start();
-				nodes.add(node);
-			}
-			RedisClusterProcesses cluster = new RedisClusterProcesses(nodes);
-			cluster.form();
-			return cluster;
-		}
-		catch (RuntimeException ex) {
-			nodes.forEach(RedisProcess::stop);
-			throw ex;
-		}
-	}
+    /**
+     * Starts three nodes on free ports and joins them into a cluster.
+     * @return the running cluster; close it when done
+     */
+    public static RedisClusterProcesses start() {
+        List<RedisProcess> nodes = new ArrayList<>();
+        try {
+            for (int i = 0; i < SLOT_RANGES.length; i++) {
+                int port = RedisProcess.freePort(true);
+                RedisProcess node = new RedisProcess(
+                        port,
+                        List.of(
+                                "--cluster-enabled",
+                                "yes",
+                                "--cluster-config-file",
+                                "nodes-" + port + ".conf",
+                                "--cluster-node-timeout",
+                                "5000"));
+                node.start();
+                nodes.add(node);
+            }
+            RedisClusterProcesses cluster = new RedisClusterProcesses(nodes);
+            cluster.form();
+            return cluster;
+        } catch (RuntimeException ex) {
+            nodes.forEach(RedisProcess::stop);
+            throw ex;
+        }
+    }
 
-	private void form() {
-		RedisClient client = RedisClient.create();
-		try {
-			List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
-			for (RedisProcess node : this.nodes) {
-				connections.add(client.connect(RedisURI.create("127.0.0.1", node.port())));
-			}
-			RedisCommands<String, String> first = connections.get(0).sync();
-			for (int i = 1; i < this.nodes.size(); i++) {
-				first.clusterMeet("127.0.0.1", this.nodes.get(i).port());
-			}
-			for (int i = 0; i < this.nodes.size(); i++) {
-				int[] range = SLOT_RANGES[i];
-				int[] slots = new int[range[1] - range[0] + 1];
-				for (int slot = range[0]; slot <= range[1]; slot++) {
-					slots[slot - range[0]] = slot;
-				}
-				connections.get(i).sync().clusterAddSlots(slots);
-			}
-			long deadline = System.nanoTime() + FORM_TIMEOUT.toNanos();
-			while (!connections.stream().allMatch((c) -> isOk(c.sync()))) {
-				if (System.nanoTime() > deadline) {
-					throw new IllegalStateException("cluster did not reach cluster_state:ok: " + connections.stream()
-						.map((c) -> c.sync().clusterInfo())
-						.collect(Collectors.joining("\n---\n")));
-				}
-				Thread.sleep(50);
-			}
-			connections.forEach(StatefulRedisConnection::close);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-		finally {
-			client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-		}
-	}
+    private void form() {
+        RedisClient client = RedisClient.create();
+        try {
+            List<StatefulRedisConnection<String, String>> connections = new ArrayList<>();
+            for (RedisProcess node : this.nodes) {
+                connections.add(client.connect(RedisURI.create("127.0.0.1", node.port())));
+            }
+            RedisCommands<String, String> first = connections.get(0).sync();
+            for (int i = 1; i < this.nodes.size(); i++) {
+                first.clusterMeet("127.0.0.1", this.nodes.get(i).port());
+            }
+            for (int i = 0; i < this.nodes.size(); i++) {
+                int[] range = SLOT_RANGES[i];
+                int[] slots = new int[range[1] - range[0] + 1];
+                for (int slot = range[0]; slot <= range[1]; slot++) {
+                    slots[slot - range[0]] = slot;
+                }
+                connections.get(i).sync().clusterAddSlots(slots);
+            }
+            long deadline = System.nanoTime() + FORM_TIMEOUT.toNanos();
+            while (!connections.stream().allMatch((c) -> isOk(c.sync()))) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("cluster did not reach cluster_state:ok: "
+                            + connections.stream()
+                                    .map((c) -> c.sync().clusterInfo())
+                                    .collect(Collectors.joining("\n---\n")));
+                }
+                Thread.sleep(50);
+            }
+            connections.forEach(StatefulRedisConnection::close);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(ex);
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        }
+    }
 
-	private static boolean isOk(RedisCommands<String, String> commands) {
-		String info = commands.clusterInfo();
-		if (!info.contains("cluster_state:ok") || !info.contains("cluster_known_nodes:3")) {
-			return false;
-		}
-		// every node must also see all slots assigned
-		return info.contains("cluster_slots_ok:16384");
-	}
+    private static boolean isOk(RedisCommands<String, String> commands) {
+        String info = commands.clusterInfo();
+        if (!info.contains("cluster_state:ok") || !info.contains("cluster_known_nodes:3")) {
+            return false;
+        }
+        // every node must also see all slots assigned
+        return info.contains("cluster_slots_ok:16384");
+    }
 
-	/**
-	 * Returns the nodes.
-	 * @return the three nodes, in slot-range order
-	 */
-	public List<RedisProcess> nodes() {
-		return this.nodes;
-	}
+    /**
+     * Returns the nodes.
+     * @return the three nodes, in slot-range order
+     */
+    public List<RedisProcess> nodes() {
+        return this.nodes;
+    }
 
-	/**
-	 * Returns the nodes as {@code host:port}, as in {@code spring.data.redis.cluster.nodes}.
-	 * @return for example {@code 127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002}
-	 */
-	public String nodesProperty() {
-		return this.nodes.stream().map((n) -> "127.0.0.1:" + n.port()).collect(Collectors.joining(","));
-	}
+    /**
+     * Returns the nodes as {@code host:port}, as in {@code spring.data.redis.cluster.nodes}.
+     * @return for example {@code 127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002}
+     */
+    public String nodesProperty() {
+        return this.nodes.stream().map((n) -> "127.0.0.1:" + n.port()).collect(Collectors.joining(","));
+    }
 
-	/**
-	 * Returns a Lettuce cluster client seeded with every node; shut it down when done.
-	 * @return the client
-	 */
-	public RedisClusterClient newClient() {
-		return RedisClusterClient.create(this.nodes.stream().map((n) -> RedisURI.create("127.0.0.1", n.port())).toList());
-	}
+    /**
+     * Returns a Lettuce cluster client seeded with every node; shut it down when done.
+     * @return the client
+     */
+    public RedisClusterClient newClient() {
+        return RedisClusterClient.create(this.nodes.stream()
+                .map((n) -> RedisURI.create("127.0.0.1", n.port()))
+                .toList());
+    }
 
-	/**
-	 * Builds and starts a Spring connection factory for the cluster, as Spring Boot would from
-	 * {@code spring.data.redis.cluster.nodes}. Destroy it when done.
-	 * @return a started factory
-	 */
-	public LettuceConnectionFactory newConnectionFactory() {
-		RedisClusterConfiguration configuration = new RedisClusterConfiguration(
-				List.of(nodesProperty().split(",")));
-		LettuceClientConfiguration clientConfiguration = LettuceClientConfiguration.builder()
-			.clientResources(RedisEndpoint.Resources.SHARED)
-			.commandTimeout(Duration.ofSeconds(5))
-			.build();
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(configuration, clientConfiguration);
-		factory.afterPropertiesSet();
-		factory.start();
-		return factory;
-	}
+    /**
+     * Builds and starts a Spring connection factory for the cluster, as Spring Boot would from
+     * {@code spring.data.redis.cluster.nodes}. Destroy it when done.
+     * @return a started factory
+     */
+    public LettuceConnectionFactory newConnectionFactory() {
+        RedisClusterConfiguration configuration =
+                new RedisClusterConfiguration(List.of(nodesProperty().split(",")));
+        LettuceClientConfiguration clientConfiguration = LettuceClientConfiguration.builder()
+                .clientResources(RedisEndpoint.Resources.SHARED)
+                .commandTimeout(Duration.ofSeconds(5))
+                .build();
+        LettuceConnectionFactory factory = new LettuceConnectionFactory(configuration, clientConfiguration);
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
+    }
 
-	/**
-	 * Runs {@code FLUSHALL} on every node.
-	 */
-	public void flushAll() {
-		this.nodes.forEach((node) -> node.endpoint().flushAll());
-	}
+    /**
+     * Runs {@code FLUSHALL} on every node.
+     */
+    public void flushAll() {
+        this.nodes.forEach((node) -> node.endpoint().flushAll());
+    }
 
-	@Override
-	public void close() {
-		this.nodes.forEach(RedisProcess::stop);
-	}
+    @Override
+    public void close() {
+        this.nodes.forEach(RedisProcess::stop);
+    }
 
-	private static final class Holder {
+    private static final class Holder {
 
-		static final RedisClusterProcesses CLUSTER = startShared();
+        static final RedisClusterProcesses CLUSTER = startShared();
 
-		private static RedisClusterProcesses startShared() {
-			RedisClusterProcesses cluster = start();
-			Runtime.getRuntime().addShutdownHook(new Thread(cluster::close, "shared-redis-cluster-stop"));
-			return cluster;
-		}
-
-	}
-
+        private static RedisClusterProcesses startShared() {
+            RedisClusterProcesses cluster = start();
+            Runtime.getRuntime().addShutdownHook(new Thread(cluster::close, "shared-redis-cluster-stop"));
+            return cluster;
+        }
+    }
 }

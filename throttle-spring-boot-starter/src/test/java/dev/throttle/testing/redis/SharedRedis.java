@@ -5,7 +5,6 @@ import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
-
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -25,88 +24,82 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 public final class SharedRedis {
 
-	/** The environment variable naming an external Redis to use instead of an embedded one. */
-	public static final String REDIS_URL = "REDIS_URL";
+    /** The environment variable naming an external Redis to use instead of an embedded one. */
+    public static final String REDIS_URL = "REDIS_URL";
 
-	private SharedRedis() {
-	}
+    private SharedRedis() {}
 
-	/**
-	 * Returns the shared Redis, starting it on first use.
-	 * @return where it answers
-	 */
-	public static RedisEndpoint endpoint() {
-		return Holder.ENDPOINT;
-	}
+    /**
+     * Returns the shared Redis, starting it on first use.
+     * @return where it answers
+     */
+    public static RedisEndpoint endpoint() {
+        return Holder.ENDPOINT;
+    }
 
-	/**
-	 * Returns whether the shared Redis is external ({@code REDIS_URL}) rather than embedded.
-	 * @return whether {@code REDIS_URL} is set
-	 */
-	public static boolean isExternal() {
-		return externalUrl() != null;
-	}
+    /**
+     * Returns whether the shared Redis is external ({@code REDIS_URL}) rather than embedded.
+     * @return whether {@code REDIS_URL} is set
+     */
+    public static boolean isExternal() {
+        return externalUrl() != null;
+    }
 
-	/**
-	 * Runs {@code FLUSHALL} on the shared Redis.
-	 */
-	public static void flush() {
-		endpoint().flushAll();
-	}
+    /**
+     * Runs {@code FLUSHALL} on the shared Redis.
+     */
+    public static void flush() {
+        endpoint().flushAll();
+    }
 
-	private static String externalUrl() {
-		String url = System.getenv(REDIS_URL);
-		return (url != null && !url.isBlank()) ? url.trim() : null;
-	}
+    private static String externalUrl() {
+        String url = System.getenv(REDIS_URL);
+        return (url != null && !url.isBlank()) ? url.trim() : null;
+    }
 
-	private static final class Holder {
+    private static final class Holder {
 
-		static final RedisEndpoint ENDPOINT = start();
+        static final RedisEndpoint ENDPOINT = start();
 
-		private static RedisEndpoint start() {
-			String url = externalUrl();
-			if (url != null) {
-				return RedisEndpoint.parse(url);
-			}
-			RedisProcess redis = RedisProcess.startStandalone();
-			Runtime.getRuntime().addShutdownHook(new Thread(redis::stop, "shared-redis-stop"));
-			return redis.endpoint();
-		}
+        private static RedisEndpoint start() {
+            String url = externalUrl();
+            if (url != null) {
+                return RedisEndpoint.parse(url);
+            }
+            RedisProcess redis = RedisProcess.startStandalone();
+            Runtime.getRuntime().addShutdownHook(new Thread(redis::stop, "shared-redis-stop"));
+            return redis.endpoint();
+        }
+    }
 
-	}
+    /**
+     * Gives a test class the shared Redis: flushed before each test, injectable as a
+     * {@link RedisEndpoint} parameter.
+     */
+    @Target(ElementType.TYPE)
+    @Retention(RetentionPolicy.RUNTIME)
+    @Documented
+    @ExtendWith(Extension.class)
+    public @interface WithRedis {}
 
-	/**
-	 * Gives a test class the shared Redis: flushed before each test, injectable as a
-	 * {@link RedisEndpoint} parameter.
-	 */
-	@Target(ElementType.TYPE)
-	@Retention(RetentionPolicy.RUNTIME)
-	@Documented
-	@ExtendWith(Extension.class)
-	public @interface WithRedis {
+    /**
+     * The JUnit 5 extension behind {@link WithRedis}.
+     */
+    public static final class Extension implements BeforeEachCallback, ParameterResolver {
 
-	}
+        @Override
+        public void beforeEach(ExtensionContext context) {
+            flush();
+        }
 
-	/**
-	 * The JUnit 5 extension behind {@link WithRedis}.
-	 */
-	public static final class Extension implements BeforeEachCallback, ParameterResolver {
+        @Override
+        public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+            return parameter.getParameter().getType() == RedisEndpoint.class;
+        }
 
-		@Override
-		public void beforeEach(ExtensionContext context) {
-			flush();
-		}
-
-		@Override
-		public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
-			return parameter.getParameter().getType() == RedisEndpoint.class;
-		}
-
-		@Override
-		public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-			return endpoint();
-		}
-
-	}
-
+        @Override
+        public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+            return endpoint();
+        }
+    }
 }

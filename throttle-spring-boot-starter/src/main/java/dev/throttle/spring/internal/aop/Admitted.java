@@ -11,21 +11,20 @@ import dev.throttle.spring.internal.request.ThrottleRequestContext;
  */
 record Admitted(Admission admission, ThrottleRequestContext request) {
 
-	/** Nothing taken: a safelisted client's call, which is not throttled and settles nothing. */
-	static final Admitted NOTHING = new Admitted(Admission.none(), ThrottleRequestContext.NONE);
+    /** Nothing taken: a safelisted client's call, which is not throttled and settles nothing. */
+    static final Admitted NOTHING = new Admitted(Admission.none(), ThrottleRequestContext.NONE);
 
-	/**
-	 * The same admission, settled through another context of its request.
-	 * @param other a context of the same request (one bound to it, to be used on another thread)
-	 * @return the admission with {@code other} as its request
-	 */
-	Admitted in(ThrottleRequestContext other) {
-		return new Admitted(this.admission, other);
-	}
+    /**
+     * The same admission, settled through another context of its request.
+     * @param other a context of the same request (one bound to it, to be used on another thread)
+     * @return the admission with {@code other} as its request
+     */
+    Admitted in(ThrottleRequestContext other) {
+        return new Admitted(this.admission, other);
+    }
 
-	/** Ends a call that succeeded, and tells the request the reset states. */
-	void succeeded() {
-		this.request.succeeded(this.admission);
-	}
-
+    /** Ends a call that succeeded, and tells the request the reset states. */
+    void succeeded() {
+        this.request.succeeded(this.admission);
+    }
 }

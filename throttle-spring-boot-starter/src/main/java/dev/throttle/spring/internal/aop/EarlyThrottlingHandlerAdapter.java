@@ -1,11 +1,9 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.ThrottledException;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-
-import reactor.core.publisher.Mono;
-import reactor.util.context.Context;
-
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.Ordered;
 import org.springframework.util.function.SingletonSupplier;
@@ -17,9 +15,8 @@ import org.springframework.web.reactive.HandlerAdapter;
 import org.springframework.web.reactive.HandlerResult;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.server.ServerWebExchange;
-
-import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 
 /**
  * The WebFlux counterpart of {@link EarlyThrottlingInterceptor}, which WebFlux has no place for:
@@ -36,61 +33,67 @@ import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
  */
 public final class EarlyThrottlingHandlerAdapter implements HandlerAdapter, DispatchExceptionHandler, Ordered {
 
-	private final ReactiveThrottleRequestContext requests;
+    private final ReactiveThrottleRequestContext requests;
 
-	// both looked up on first dispatch: the DispatcherHandler collects the adapters early in the
-	// context's refresh, before the throttled methods and Spring's adapter need to exist
-	private final SingletonSupplier<EarlyDecisions> decisions;
+    // both looked up on first dispatch: the DispatcherHandler collects the adapters early in the
+    // context's refresh, before the throttled methods and Spring's adapter need to exist
+    private final SingletonSupplier<EarlyDecisions> decisions;
 
-	private final SingletonSupplier<RequestMappingHandlerAdapter> delegate;
+    private final SingletonSupplier<RequestMappingHandlerAdapter> delegate;
 
-	/** Per controller class: whether one of its own methods handles a ThrottledException. */
-	private final Map<Class<?>, Boolean> handlesRefusals = new ConcurrentHashMap<>();
+    /** Per controller class: whether one of its own methods handles a ThrottledException. */
+    private final Map<Class<?>, Boolean> handlesRefusals = new ConcurrentHashMap<>();
 
-	/**
-	 * Creates the adapter.
-	 * @param methods the annotated methods
-	 * @param requests the exchange's request context ({@code #ip}, {@code #principal}, headers)
-	 * @param delegate Spring's adapter, which every call is handed to
-	 */
-	public EarlyThrottlingHandlerAdapter(ObjectProvider<ThrottledMethods> methods,
-			ReactiveThrottleRequestContext requests, ObjectProvider<RequestMappingHandlerAdapter> delegate) {
-		this.requests = requests;
-		this.decisions = SingletonSupplier.of(() -> new EarlyDecisions(methods.getObject()));
-		this.delegate = SingletonSupplier.of(delegate::getIfUnique);
-	}
+    /**
+     * Creates the adapter.
+     * @param methods the annotated methods
+     * @param requests the exchange's request context ({@code #ip}, {@code #principal}, headers)
+     * @param delegate Spring's adapter, which every call is handed to
+     */
+    public EarlyThrottlingHandlerAdapter(
+            ObjectProvider<ThrottledMethods> methods,
+            ReactiveThrottleRequestContext requests,
+            ObjectProvider<RequestMappingHandlerAdapter> delegate) {
+        this.requests = requests;
+        this.decisions = SingletonSupplier.of(() -> new EarlyDecisions(methods.getObject()));
+        this.delegate = SingletonSupplier.of(delegate::getIfUnique);
+    }
 
-	@Override
-	public boolean supports(Object handler) {
-		RequestMappingHandlerAdapter adapter = this.delegate.get();
-		return adapter != null && handler instanceof HandlerMethod method && adapter.supports(handler)
-				&& this.decisions.obtain().decidesReactiveEarly(method.getMethod(), method.getBeanType())
-				&& !this.handlesRefusals.computeIfAbsent(method.getBeanType(), EarlyThrottlingHandlerAdapter::handlesRefusals);
-	}
+    @Override
+    public boolean supports(Object handler) {
+        RequestMappingHandlerAdapter adapter = this.delegate.get();
+        return adapter != null
+                && handler instanceof HandlerMethod method
+                && adapter.supports(handler)
+                && this.decisions.obtain().decidesReactiveEarly(method.getMethod(), method.getBeanType())
+                && !this.handlesRefusals.computeIfAbsent(
+                        method.getBeanType(), EarlyThrottlingHandlerAdapter::handlesRefusals);
+    }
 
-	@Override
-	public Mono<HandlerResult> handle(ServerWebExchange exchange, Object handler) {
-		HandlerMethod method = (HandlerMethod) handler;
-		Context context = Context.of(ServerWebExchangeContextFilter.EXCHANGE_CONTEXT_ATTRIBUTE, exchange);
-		return this.requests.current(context)
-			.flatMap((request) -> Mono.fromCompletionStage(
-					() -> this.decisions.obtain().decideAsync(method.getMethod(), method.getBeanType(), request)))
-			.doOnNext((decided) -> exchange.getAttributes().put(EarlyDecisions.ATTRIBUTE, decided))
-			.then(Mono.defer(() -> this.delegate.obtain().handle(exchange, handler)));
-	}
+    @Override
+    public Mono<HandlerResult> handle(ServerWebExchange exchange, Object handler) {
+        HandlerMethod method = (HandlerMethod) handler;
+        Context context = Context.of(ServerWebExchangeContextFilter.EXCHANGE_CONTEXT_ATTRIBUTE, exchange);
+        return this.requests
+                .current(context)
+                .flatMap((request) -> Mono.fromCompletionStage(
+                        () -> this.decisions.obtain().decideAsync(method.getMethod(), method.getBeanType(), request)))
+                .doOnNext((decided) -> exchange.getAttributes().put(EarlyDecisions.ATTRIBUTE, decided))
+                .then(Mono.defer(() -> this.delegate.obtain().handle(exchange, handler)));
+    }
 
-	@Override
-	public Mono<HandlerResult> handleError(ServerWebExchange exchange, Throwable ex) {
-		return this.delegate.obtain().handleError(exchange, ex);
-	}
+    @Override
+    public Mono<HandlerResult> handleError(ServerWebExchange exchange, Throwable ex) {
+        return this.delegate.obtain().handleError(exchange, ex);
+    }
 
-	@Override
-	public int getOrder() {
-		return Ordered.HIGHEST_PRECEDENCE;
-	}
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE;
+    }
 
-	private static boolean handlesRefusals(Class<?> beanType) {
-		return new ExceptionHandlerMethodResolver(beanType).resolveMethodByExceptionType(ThrottledException.class) != null;
-	}
-
+    private static boolean handlesRefusals(Class<?> beanType) {
+        return new ExceptionHandlerMethodResolver(beanType).resolveMethodByExceptionType(ThrottledException.class)
+                != null;
+    }
 }

@@ -1,13 +1,11 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
-
-import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * Decides a Spring MVC handler's {@code @Throttled} in {@code preHandle}, before its arguments are
@@ -19,30 +17,29 @@ import dev.throttle.spring.internal.request.ThrottleRequestContext;
  */
 public final class EarlyThrottlingInterceptor implements HandlerInterceptor {
 
-	private final EarlyDecisions decisions;
+    private final EarlyDecisions decisions;
 
-	private final ThrottleRequestContext requestContext;
+    private final ThrottleRequestContext requestContext;
 
-	/**
-	 * Creates the interceptor.
-	 * @param methods the annotated methods
-	 * @param requestContext the servlet request context ({@code #ip}, {@code #principal}, headers)
-	 */
-	public EarlyThrottlingInterceptor(ThrottledMethods methods, ThrottleRequestContext requestContext) {
-		this.decisions = new EarlyDecisions(methods);
-		this.requestContext = requestContext;
-	}
+    /**
+     * Creates the interceptor.
+     * @param methods the annotated methods
+     * @param requestContext the servlet request context ({@code #ip}, {@code #principal}, headers)
+     */
+    public EarlyThrottlingInterceptor(ThrottledMethods methods, ThrottleRequestContext requestContext) {
+        this.decisions = new EarlyDecisions(methods);
+        this.requestContext = requestContext;
+    }
 
-	@Override
-	public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
-		if (request.getDispatcherType() != DispatcherType.REQUEST || !(handler instanceof HandlerMethod method)) {
-			return true;
-		}
-		Object decided = this.decisions.decide(method.getMethod(), method.getBeanType(), this.requestContext);
-		if (decided != null) {
-			request.setAttribute(EarlyDecisions.ATTRIBUTE, decided);
-		}
-		return true;
-	}
-
+    @Override
+    public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
+        if (request.getDispatcherType() != DispatcherType.REQUEST || !(handler instanceof HandlerMethod method)) {
+            return true;
+        }
+        Object decided = this.decisions.decide(method.getMethod(), method.getBeanType(), this.requestContext);
+        if (decided != null) {
+            request.setAttribute(EarlyDecisions.ATTRIBUTE, decided);
+        }
+        return true;
+    }
 }

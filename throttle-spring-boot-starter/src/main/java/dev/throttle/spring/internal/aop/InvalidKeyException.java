@@ -8,23 +8,22 @@ import org.jspecify.annotations.Nullable;
  */
 final class InvalidKeyException extends RuntimeException {
 
-	private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 1L;
 
-	private final int index;
+    private final int index;
 
-	/**
-	 * Creates an exception.
-	 * @param index the throttle's index
-	 * @param problem what is wrong, to follow the annotation's description
-	 * @param cause what the parser threw, or null
-	 */
-	InvalidKeyException(int index, String problem, @Nullable Throwable cause) {
-		super(problem, cause);
-		this.index = index;
-	}
+    /**
+     * Creates an exception.
+     * @param index the throttle's index
+     * @param problem what is wrong, to follow the annotation's description
+     * @param cause what the parser threw, or null
+     */
+    InvalidKeyException(int index, String problem, @Nullable Throwable cause) {
+        super(problem, cause);
+        this.index = index;
+    }
 
-	int index() {
-		return this.index;
-	}
-
+    int index() {
+        return this.index;
+    }
 }

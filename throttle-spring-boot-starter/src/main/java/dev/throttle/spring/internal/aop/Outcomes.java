@@ -1,14 +1,12 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.spring.admission.Charge;
 import java.util.concurrent.CompletionStage;
 import java.util.stream.Collectors;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.http.ResponseEntity;
-
-import dev.throttle.spring.admission.Charge;
 
 /**
  * Settles a call that was throttled before it ran (a plain call, blocking if the store does) by
@@ -20,110 +18,110 @@ import dev.throttle.spring.admission.Charge;
  */
 final class Outcomes {
 
-	private static final Log logger = LogFactory.getLog(Outcomes.class);
+    private static final Log logger = LogFactory.getLog(Outcomes.class);
 
-	private Outcomes() {
-	}
+    private Outcomes() {}
 
-	/**
-	 * Settles a call that returned normally, now or when its outcome is known.
-	 * @param throttled the method
-	 * @param taken what the call took, and its request
-	 * @param result what the call returned
-	 * @return what the caller gets: the result, or one that settles the call on its outcome
-	 */
-	static Object settle(ThrottledMethod throttled, Admitted taken, Object result) {
-		return switch (throttled.plan().kind()) {
-			case STAGE -> (result instanceof CompletionStage<?> stage) ? stage(throttled, taken, stage) : now(throttled, taken, result);
-			case FOLLOWED -> follow(throttled, taken, result);
-			default -> now(throttled, taken, result);
-		};
-	}
+    /**
+     * Settles a call that returned normally, now or when its outcome is known.
+     * @param throttled the method
+     * @param taken what the call took, and its request
+     * @param result what the call returned
+     * @return what the caller gets: the result, or one that settles the call on its outcome
+     */
+    static Object settle(ThrottledMethod throttled, Admitted taken, Object result) {
+        return switch (throttled.plan().kind()) {
+            case STAGE ->
+                (result instanceof CompletionStage<?> stage)
+                        ? stage(throttled, taken, stage)
+                        : now(throttled, taken, result);
+            case FOLLOWED -> follow(throttled, taken, result);
+            default -> now(throttled, taken, result);
+        };
+    }
 
-	private static Object now(ThrottledMethod throttled, Admitted taken, Object result) {
-		if (!ReturnTypes.isFailure(result)) {
-			taken.succeeded();
-		}
-		return result;
-	}
+    private static Object now(ThrottledMethod throttled, Admitted taken, Object result) {
+        if (!ReturnTypes.isFailure(result)) {
+            taken.succeeded();
+        }
+        return result;
+    }
 
-	/** The call's outcome is the stage's: settle when it completes, before the caller sees it. */
-	private static Object stage(ThrottledMethod throttled, Admitted taken, CompletionStage<?> stage) {
-		CompletionStage<?> settled = stage.whenComplete((value, error) -> {
-			if (error == null && !ReturnTypes.isFailure(value)) {
-				taken.succeeded();
-			}
-		});
-		return throttled.method().getReturnType().isInstance(settled) ? settled : stage;
-	}
+    /** The call's outcome is the stage's: settle when it completes, before the caller sees it. */
+    private static Object stage(ThrottledMethod throttled, Admitted taken, CompletionStage<?> stage) {
+        CompletionStage<?> settled = stage.whenComplete((value, error) -> {
+            if (error == null && !ReturnTypes.isFailure(value)) {
+                taken.succeeded();
+            }
+        });
+        return throttled.method().getReturnType().isInstance(settled) ? settled : stage;
+    }
 
-	private static Object follow(ThrottledMethod throttled, Admitted taken, Object result) {
-		if (result instanceof CompletionStage<?> stage) {
-			return stage(throttled, taken, stage);
-		}
-		if (ReturnTypes.isEntity(result)) {
-			return Entities.follow(throttled, taken, result);
-		}
-		Object followed = followed(throttled, taken, result);
-		return (followed != null) ? followed : result;
-	}
+    private static Object follow(ThrottledMethod throttled, Admitted taken, Object result) {
+        if (result instanceof CompletionStage<?> stage) {
+            return stage(throttled, taken, stage);
+        }
+        if (ReturnTypes.isEntity(result)) {
+            return Entities.follow(throttled, taken, result);
+        }
+        Object followed = followed(throttled, taken, result);
+        return (followed != null) ? followed : result;
+    }
 
-	/**
-	 * Follows a value that may be reactive or hide its outcome.
-	 * @return the value that settles the call on its outcome, or null when the call was dealt with
-	 * (settled now, or not at all)
-	 */
-	private static Object followed(ThrottledMethod throttled, Admitted taken, Object value) {
-		if (value != null) {
-			ReactiveAdapter adapter = ReturnTypes.adapterFor(value.getClass());
-			if (adapter != null) {
-				return ReactiveThrottling.follow(value, adapter, taken);
-			}
-			if (ReturnTypes.hides(value.getClass())) {
-				if (throttled.reportHiddenOutcome()) {
-					logger.warn(policies(throttled) + " on " + ThrottledAnnotations.describe(throttled.method())
-							+ " returned a " + value.getClass().getSimpleName() + ", whose outcome cannot be seen: "
-							+ "such calls are never settled as a success (said once per method)");
-				}
-				return null;
-			}
-		}
-		taken.succeeded();
-		return null;
-	}
+    /**
+     * Follows a value that may be reactive or hide its outcome.
+     * @return the value that settles the call on its outcome, or null when the call was dealt with
+     * (settled now, or not at all)
+     */
+    private static Object followed(ThrottledMethod throttled, Admitted taken, Object value) {
+        if (value != null) {
+            ReactiveAdapter adapter = ReturnTypes.adapterFor(value.getClass());
+            if (adapter != null) {
+                return ReactiveThrottling.follow(value, adapter, taken);
+            }
+            if (ReturnTypes.hides(value.getClass())) {
+                if (throttled.reportHiddenOutcome()) {
+                    logger.warn(policies(throttled) + " on " + ThrottledAnnotations.describe(throttled.method())
+                            + " returned a " + value.getClass().getSimpleName() + ", whose outcome cannot be seen: "
+                            + "such calls are never settled as a success (said once per method)");
+                }
+                return null;
+            }
+        }
+        taken.succeeded();
+        return null;
+    }
 
-	private static String policies(ThrottledMethod throttled) {
-		return throttled.throttles()
-			.stream()
-			.filter(Charge::settlesOnSuccess)
-			.map((throttle) -> "@Throttled(policy = \"" + throttle.policy().name() + "\")")
-			.collect(Collectors.joining(", "));
-	}
+    private static String policies(ThrottledMethod throttled) {
+        return throttled.throttles().stream()
+                .filter(Charge::settlesOnSuccess)
+                .map((throttle) -> "@Throttled(policy = \"" + throttle.policy().name() + "\")")
+                .collect(Collectors.joining(", "));
+    }
 
-	/** Kept apart so that Outcomes loads without Spring Web. */
-	private static final class Entities {
+    /** Kept apart so that Outcomes loads without Spring Web. */
+    private static final class Entities {
 
-		/** The status first: an error is a failure; then the body, which may be reactive. */
-		static Object follow(ThrottledMethod throttled, Admitted taken, Object result) {
-			ResponseEntity<?> entity = (ResponseEntity<?>) result;
-			if (entity.getStatusCode().isError()) {
-				return entity;
-			}
-			Object body = entity.getBody();
-			Object followed;
-			if (body instanceof CompletionStage<?> stage) {
-				followed = Outcomes.stage(throttled, taken, stage);
-			}
-			else {
-				followed = followed(throttled, taken, body);
-			}
-			if (followed == null) {
-				return entity;
-			}
-			// the builder, not a constructor: its signatures are the same on Spring Framework 6 and 7
-			return ResponseEntity.status(entity.getStatusCode()).headers(entity.getHeaders()).body(followed);
-		}
-
-	}
-
+        /** The status first: an error is a failure; then the body, which may be reactive. */
+        static Object follow(ThrottledMethod throttled, Admitted taken, Object result) {
+            ResponseEntity<?> entity = (ResponseEntity<?>) result;
+            if (entity.getStatusCode().isError()) {
+                return entity;
+            }
+            Object body = entity.getBody();
+            Object followed;
+            if (body instanceof CompletionStage<?> stage) {
+                followed = Outcomes.stage(throttled, taken, stage);
+            } else {
+                followed = followed(throttled, taken, body);
+            }
+            if (followed == null) {
+                return entity;
+            }
+            // the builder, not a constructor: its signatures are the same on Spring Framework 6 and 7
+            return ResponseEntity.status(entity.getStatusCode())
+                    .headers(entity.getHeaders())
+                    .body(followed);
+        }
+    }
 }

@@ -1,17 +1,14 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.util.List;
-
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
+import org.springframework.core.ReactiveAdapter;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-
-import org.springframework.core.ReactiveAdapter;
-
-import dev.throttle.spring.admission.Charge;
-import dev.throttle.spring.internal.request.ThrottleRequestContext;
-import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 
 /**
  * Throttles methods that return a deferred reactive type (Mono, Flux, any Publisher, or another
@@ -25,127 +22,131 @@ import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
  */
 final class ReactiveThrottling {
 
-	private ReactiveThrottling() {
-	}
+    private ReactiveThrottling() {}
 
-	/**
-	 * Throttles a reactive call.
-	 * @param throttled the method's throttles and keys
-	 * @param arguments the call's arguments
-	 * @param requests finds the request in the subscriber's context (WebFlux), or null
-	 * @param bound the request the call was made in (Spring MVC), used when {@code requests} is null
-	 * @param early what a decision before the handler's arguments were bound took (Spring MVC), or null
-	 * @param call runs the call and returns its publisher
-	 * @return a value of the type the method declares
-	 */
-	static Object throttle(ThrottledMethod throttled, Object[] arguments,
-			@Nullable ReactiveThrottleRequestContext requests, @Nullable ThrottleRequestContext bound,
-			@Nullable Admitted early, Call call) {
-		ReactiveAdapter adapter = throttled.plan().adapter();
-		Mono<ThrottleRequestContext> request = (requests != null) ? Mono.deferContextual(requests::current)
-				: Mono.just(bound);
-		Mono<Admitted> acquired = (early != null) ? Mono.just(early) : request.flatMap((context) -> {
-			if (context.safelisted()) {
-				return Mono.just(Admitted.NOTHING);
-			}
-			// decided before the handler's arguments were resolved (EarlyDecisions): charged once, settled here
-			Admitted claimed = EarlyDecisions.claim(throttled, context);
-			if (claimed != null) {
-				return Mono.just(claimed);
-			}
-			String[] keys = throttled.keys().evaluate(arguments, context);
-			List<Charge> charges = throttled.throttlesFor(arguments, context);
-			return Mono.fromCompletionStage(() -> context.admitAsync(charges, keys))
-				.map((admission) -> new Admitted(admission, context));
-		});
-		Publisher<Object> result;
-		if (throttled.many()) {
-			result = acquired.flatMapMany((taken) -> {
-				Publisher<Object> source = proceed(call, adapter);
-				if (!throttled.settlesOnSuccess() || taken == Admitted.NOTHING) {
-					return source;
-				}
-				// a Publisher that turns out to be a Mono settles on its value, before emitting it: a
-				// caller's Mono.from(..) cancels after the first value and would never see completion
-				return (source instanceof Mono<Object> one) ? settledOnValue(one, taken)
-						: settledOnCompletion(Flux.from(source), taken);
-			});
-		}
-		else if (!throttled.settlesOnSuccess()) {
-			result = acquired.flatMap((taken) -> Mono.from(proceed(call, adapter)));
-		}
-		else {
-			result = acquired.flatMap((taken) -> (taken == Admitted.NOTHING) ? Mono.from(proceed(call, adapter))
-					: settledOnValue(Mono.from(proceed(call, adapter)), taken));
-		}
-		return (adapter != null) ? adapter.fromPublisher(result) : result;
-	}
+    /**
+     * Throttles a reactive call.
+     * @param throttled the method's throttles and keys
+     * @param arguments the call's arguments
+     * @param requests finds the request in the subscriber's context (WebFlux), or null
+     * @param bound the request the call was made in (Spring MVC), used when {@code requests} is null
+     * @param early what a decision before the handler's arguments were bound took (Spring MVC), or null
+     * @param call runs the call and returns its publisher
+     * @return a value of the type the method declares
+     */
+    static Object throttle(
+            ThrottledMethod throttled,
+            Object[] arguments,
+            @Nullable ReactiveThrottleRequestContext requests,
+            @Nullable ThrottleRequestContext bound,
+            @Nullable Admitted early,
+            Call call) {
+        ReactiveAdapter adapter = throttled.plan().adapter();
+        Mono<ThrottleRequestContext> request =
+                (requests != null) ? Mono.deferContextual(requests::current) : Mono.just(bound);
+        Mono<Admitted> acquired = (early != null)
+                ? Mono.just(early)
+                : request.flatMap((context) -> {
+                    if (context.safelisted()) {
+                        return Mono.just(Admitted.NOTHING);
+                    }
+                    // decided before the handler's arguments were resolved (EarlyDecisions): charged once, settled here
+                    Admitted claimed = EarlyDecisions.claim(throttled, context);
+                    if (claimed != null) {
+                        return Mono.just(claimed);
+                    }
+                    String[] keys = throttled.keys().evaluate(arguments, context);
+                    List<Charge> charges = throttled.throttlesFor(arguments, context);
+                    return Mono.fromCompletionStage(() -> context.admitAsync(charges, keys))
+                            .map((admission) -> new Admitted(admission, context));
+                });
+        Publisher<Object> result;
+        if (throttled.many()) {
+            result = acquired.flatMapMany((taken) -> {
+                Publisher<Object> source = proceed(call, adapter);
+                if (!throttled.settlesOnSuccess() || taken == Admitted.NOTHING) {
+                    return source;
+                }
+                // a Publisher that turns out to be a Mono settles on its value, before emitting it: a
+                // caller's Mono.from(..) cancels after the first value and would never see completion
+                return (source instanceof Mono<Object> one)
+                        ? settledOnValue(one, taken)
+                        : settledOnCompletion(Flux.from(source), taken);
+            });
+        } else if (!throttled.settlesOnSuccess()) {
+            result = acquired.flatMap((taken) -> Mono.from(proceed(call, adapter)));
+        } else {
+            result = acquired.flatMap((taken) -> (taken == Admitted.NOTHING)
+                    ? Mono.from(proceed(call, adapter))
+                    : settledOnValue(Mono.from(proceed(call, adapter)), taken));
+        }
+        return (adapter != null) ? adapter.fromPublisher(result) : result;
+    }
 
-	/**
-	 * Follows a reactive value that an already throttled call returned (its units are taken) to its
-	 * outcome, and settles a success then.
-	 * @param value the value, of a type {@code adapter} knows
-	 * @param adapter converts the value to and from a publisher
-	 * @param taken what the call took
-	 * @return a value of the same type, whose outcome settles the call
-	 */
-	static Object follow(Object value, ReactiveAdapter adapter, Admitted taken) {
-		Publisher<Object> source = adapter.toPublisher(value);
-		Publisher<Object> settled = adapter.isMultiValue() ? settledOnCompletion(Flux.from(source), taken)
-				: settledOnValue(Mono.from(source), taken);
-		return adapter.fromPublisher(settled);
-	}
+    /**
+     * Follows a reactive value that an already throttled call returned (its units are taken) to its
+     * outcome, and settles a success then.
+     * @param value the value, of a type {@code adapter} knows
+     * @param adapter converts the value to and from a publisher
+     * @param taken what the call took
+     * @return a value of the same type, whose outcome settles the call
+     */
+    static Object follow(Object value, ReactiveAdapter adapter, Admitted taken) {
+        Publisher<Object> source = adapter.toPublisher(value);
+        Publisher<Object> settled = adapter.isMultiValue()
+                ? settledOnCompletion(Flux.from(source), taken)
+                : settledOnValue(Mono.from(source), taken);
+        return adapter.fromPublisher(settled);
+    }
 
-	/** A single value is a success unless it is a failed ResponseEntity; so is completing empty. */
-	private static Mono<Object> settledOnValue(Mono<Object> value, Admitted taken) {
-		return value
-			.flatMap((emitted) -> ReturnTypes.isFailure(emitted) ? Mono.just(emitted)
-					: settled(taken).thenReturn(emitted))
-			.switchIfEmpty(settled(taken));
-	}
+    /** A single value is a success unless it is a failed ResponseEntity; so is completing empty. */
+    private static Mono<Object> settledOnValue(Mono<Object> value, Admitted taken) {
+        return value.flatMap((emitted) -> ReturnTypes.isFailure(emitted)
+                        ? Mono.just(emitted)
+                        : settled(taken).thenReturn(emitted))
+                .switchIfEmpty(settled(taken));
+    }
 
-	/** Many values are a success when they complete and none was a failed ResponseEntity. */
-	private static Flux<Object> settledOnCompletion(Flux<Object> values, Admitted taken) {
-		return Flux.defer(() -> {
-			boolean[] failed = new boolean[1];
-			return values.doOnNext((emitted) -> failed[0] |= ReturnTypes.isFailure(emitted))
-				.concatWith(Mono.defer(() -> failed[0] ? Mono.empty() : settled(taken)));
-		});
-	}
+    /** Many values are a success when they complete and none was a failed ResponseEntity. */
+    private static Flux<Object> settledOnCompletion(Flux<Object> values, Admitted taken) {
+        return Flux.defer(() -> {
+            boolean[] failed = new boolean[1];
+            return values.doOnNext((emitted) -> failed[0] |= ReturnTypes.isFailure(emitted))
+                    .concatWith(Mono.defer(() -> failed[0] ? Mono.empty() : settled(taken)));
+        });
+    }
 
-	/** Settles a success when subscribed; completes empty, and never fails (see {@link dev.throttle.spring.admission.Admission}). */
-	private static <T> Mono<T> settled(Admitted taken) {
-		return Mono.fromCompletionStage(() -> taken.request().succeededAsync(taken.admission())).then(Mono.empty());
-	}
+    /** Settles a success when subscribed; completes empty, and never fails (see {@link dev.throttle.spring.admission.Admission}). */
+    private static <T> Mono<T> settled(Admitted taken) {
+        return Mono.fromCompletionStage(() -> taken.request().succeededAsync(taken.admission()))
+                .then(Mono.empty());
+    }
 
-	@SuppressWarnings("unchecked")
-	private static Publisher<Object> proceed(Call call, ReactiveAdapter adapter) {
-		try {
-			Object result = call.proceed();
-			if (result == null) {
-				return Mono.empty();
-			}
-			return (adapter != null) ? adapter.toPublisher(result) : (Publisher<Object>) result;
-		}
-		catch (Throwable ex) {
-			return Mono.error(ex);
-		}
-	}
+    @SuppressWarnings("unchecked")
+    private static Publisher<Object> proceed(Call call, ReactiveAdapter adapter) {
+        try {
+            Object result = call.proceed();
+            if (result == null) {
+                return Mono.empty();
+            }
+            return (adapter != null) ? adapter.toPublisher(result) : (Publisher<Object>) result;
+        } catch (Throwable ex) {
+            return Mono.error(ex);
+        }
+    }
 
-	/**
-	 * Runs a throttled call: a method invocation's {@code proceed}, or any step that returns the
-	 * call's publisher.
-	 */
-	@FunctionalInterface
-	interface Call {
+    /**
+     * Runs a throttled call: a method invocation's {@code proceed}, or any step that returns the
+     * call's publisher.
+     */
+    @FunctionalInterface
+    interface Call {
 
-		/**
-		 * Runs the call.
-		 * @return the call's publisher, or a value of a type the method's adapter knows (null counts as empty)
-		 * @throws Throwable what the call threw
-		 */
-		Object proceed() throws Throwable;
-
-	}
-
+        /**
+         * Runs the call.
+         * @return the call's publisher, or a value of a type the method's adapter knows (null counts as empty)
+         * @throws Throwable what the call threw
+         */
+        Object proceed() throws Throwable;
+    }
 }

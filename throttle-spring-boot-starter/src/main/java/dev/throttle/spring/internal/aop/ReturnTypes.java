@@ -4,7 +4,6 @@ import java.lang.reflect.Method;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
-
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.ResolvableType;
@@ -22,178 +21,186 @@ import org.springframework.util.ClassUtils;
  */
 final class ReturnTypes {
 
-	private static final ClassLoader classLoader = ReturnTypes.class.getClassLoader();
+    private static final ClassLoader classLoader = ReturnTypes.class.getClassLoader();
 
-	/** Following a publisher to its outcome needs Reactor's operators. */
-	private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Flux", classLoader);
+    /** Following a publisher to its outcome needs Reactor's operators. */
+    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Flux", classLoader);
 
-	private static final Class<?> MONO = resolve("reactor.core.publisher.Mono");
+    private static final Class<?> MONO = resolve("reactor.core.publisher.Mono");
 
-	private static final Class<?> FLUX = resolve("reactor.core.publisher.Flux");
+    private static final Class<?> FLUX = resolve("reactor.core.publisher.Flux");
 
-	private static final Class<?> RESPONSE_ENTITY = resolve("org.springframework.http.ResponseEntity");
+    private static final Class<?> RESPONSE_ENTITY = resolve("org.springframework.http.ResponseEntity");
 
-	/** Types whose outcome Spring MVC learns by a path the advisor cannot follow. */
-	private static final String[] HIDING = { "org.springframework.web.context.request.async.DeferredResult",
-			"org.springframework.web.context.request.async.WebAsyncTask",
-			"org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
-			"org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody" };
+    /** Types whose outcome Spring MVC learns by a path the advisor cannot follow. */
+    private static final String[] HIDING = {
+        "org.springframework.web.context.request.async.DeferredResult",
+        "org.springframework.web.context.request.async.WebAsyncTask",
+        "org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter",
+        "org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody"
+    };
 
-	private ReturnTypes() {
-	}
+    private ReturnTypes() {}
 
-	/** How a call's outcome is found. */
-	enum Kind {
+    /** How a call's outcome is found. */
+    enum Kind {
 
-		/** The returned value (or a ResponseEntity's status) is the outcome. */
-		VALUE,
+        /** The returned value (or a ResponseEntity's status) is the outcome. */
+        VALUE,
 
-		/** A CompletionStage: settled when it completes. */
-		STAGE,
+        /** A CompletionStage: settled when it completes. */
+        STAGE,
 
-		/** A deferred reactive type: throttled when subscribed, settled by its outcome. */
-		SUBSCRIBED,
+        /** A deferred reactive type: throttled when subscribed, settled by its outcome. */
+        SUBSCRIBED,
 
-		/**
-		 * Decided per call from the value: a ResponseEntity whose body may be reactive, a reactive
-		 * type that is not deferred, or a method declared to return Object.
-		 */
-		FOLLOWED,
+        /**
+         * Decided per call from the value: a ResponseEntity whose body may be reactive, a reactive
+         * type that is not deferred, or a method declared to return Object.
+         */
+        FOLLOWED,
 
-		/** The outcome cannot be seen: refused at startup where the outcome matters. */
-		HIDDEN
+        /** The outcome cannot be seen: refused at startup where the outcome matters. */
+        HIDDEN
+    }
 
-	}
+    /**
+     * How the calls of one method are followed to their outcome.
+     *
+     * @param kind how the outcome is found
+     * @param adapter converts the declared type to and from a publisher; null for {@link Kind#SUBSCRIBED}
+     * types that Reactor's own Mono or Flux can stand for, and for the other kinds
+     * @param many whether a subscribed call emits many values, so that its outcome is its completion
+     * @param description the return type as written in messages
+     */
+    record Plan(Kind kind, ReactiveAdapter adapter, boolean many, String description) {
 
-	/**
-	 * How the calls of one method are followed to their outcome.
-	 *
-	 * @param kind how the outcome is found
-	 * @param adapter converts the declared type to and from a publisher; null for {@link Kind#SUBSCRIBED}
-	 * types that Reactor's own Mono or Flux can stand for, and for the other kinds
-	 * @param many whether a subscribed call emits many values, so that its outcome is its completion
-	 * @param description the return type as written in messages
-	 */
-	record Plan(Kind kind, ReactiveAdapter adapter, boolean many, String description) {
+        /**
+         * Whether a reactive caller's context (WebFlux's exchange) reaches the throttle: true for
+         * Reactor's own types, false through another library's.
+         * @return whether the subscriber's context is seen
+         */
+        boolean carriesContext() {
+            return this.adapter == null;
+        }
+    }
 
-		/**
-		 * Whether a reactive caller's context (WebFlux's exchange) reaches the throttle: true for
-		 * Reactor's own types, false through another library's.
-		 * @return whether the subscriber's context is seen
-		 */
-		boolean carriesContext() {
-			return this.adapter == null;
-		}
+    /**
+     * Decides how calls of a method are followed to their outcome.
+     * @param method the method
+     * @return the plan
+     */
+    static Plan plan(Method method) {
+        Class<?> type = method.getReturnType();
+        String description =
+                ResolvableType.forMethodReturnType(method).toString().replaceAll("[\\w$]+\\.", "");
+        if (CompletionStage.class.isAssignableFrom(type)) {
+            return new Plan(Kind.STAGE, null, false, description);
+        }
+        ReactiveAdapter adapter = adapterFor(type);
+        if (adapter != null) {
+            if (!adapter.getDescriptor().isDeferred()) {
+                return new Plan(Kind.FOLLOWED, null, false, description);
+            }
+            boolean many = adapter.isMultiValue();
+            // Reactor's own Mono or Flux is returned as it is when the declared type allows it
+            Class<?> own = many ? FLUX : MONO;
+            return new Plan(Kind.SUBSCRIBED, type.isAssignableFrom(own) ? null : adapter, many, description);
+        }
+        if (hides(type)) {
+            return new Plan(Kind.HIDDEN, null, false, description);
+        }
+        if (RESPONSE_ENTITY != null && RESPONSE_ENTITY.isAssignableFrom(type)) {
+            Class<?> body = ResolvableType.forMethodReturnType(method)
+                    .as(RESPONSE_ENTITY)
+                    .getGeneric(0)
+                    .resolve();
+            if (body != null && hides(body)) {
+                return new Plan(Kind.HIDDEN, null, false, description);
+            }
+            boolean plain = body != null
+                    && body != Object.class
+                    && !CompletionStage.class.isAssignableFrom(body)
+                    && adapterFor(body) == null;
+            return new Plan(plain ? Kind.VALUE : Kind.FOLLOWED, null, false, description);
+        }
+        return new Plan((type == Object.class) ? Kind.FOLLOWED : Kind.VALUE, null, false, description);
+    }
 
-	}
+    /**
+     * Returns the adapter that follows a value of {@code type} to its outcome.
+     * @param type a type
+     * @return the adapter, or null when the registry does not know the type or Reactor is absent
+     * (a type the registry knows is then one whose outcome is hidden)
+     */
+    static ReactiveAdapter adapterFor(Class<?> type) {
+        if (!REACTOR_PRESENT || type == Object.class || type.isPrimitive()) {
+            return null;
+        }
+        ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(type);
+        return (adapter != null && !CompletionStage.class.isAssignableFrom(adapter.getReactiveType())) ? adapter : null;
+    }
 
-	/**
-	 * Decides how calls of a method are followed to their outcome.
-	 * @param method the method
-	 * @return the plan
-	 */
-	static Plan plan(Method method) {
-		Class<?> type = method.getReturnType();
-		String description = ResolvableType.forMethodReturnType(method).toString().replaceAll("[\\w$]+\\.", "");
-		if (CompletionStage.class.isAssignableFrom(type)) {
-			return new Plan(Kind.STAGE, null, false, description);
-		}
-		ReactiveAdapter adapter = adapterFor(type);
-		if (adapter != null) {
-			if (!adapter.getDescriptor().isDeferred()) {
-				return new Plan(Kind.FOLLOWED, null, false, description);
-			}
-			boolean many = adapter.isMultiValue();
-			// Reactor's own Mono or Flux is returned as it is when the declared type allows it
-			Class<?> own = many ? FLUX : MONO;
-			return new Plan(Kind.SUBSCRIBED, type.isAssignableFrom(own) ? null : adapter, many, description);
-		}
-		if (hides(type)) {
-			return new Plan(Kind.HIDDEN, null, false, description);
-		}
-		if (RESPONSE_ENTITY != null && RESPONSE_ENTITY.isAssignableFrom(type)) {
-			Class<?> body = ResolvableType.forMethodReturnType(method).as(RESPONSE_ENTITY).getGeneric(0).resolve();
-			if (body != null && hides(body)) {
-				return new Plan(Kind.HIDDEN, null, false, description);
-			}
-			boolean plain = body != null && body != Object.class && !CompletionStage.class.isAssignableFrom(body)
-					&& adapterFor(body) == null;
-			return new Plan(plain ? Kind.VALUE : Kind.FOLLOWED, null, false, description);
-		}
-		return new Plan((type == Object.class) ? Kind.FOLLOWED : Kind.VALUE, null, false, description);
-	}
+    /**
+     * Whether the outcome of a value of {@code type} arrives later by a path the advisor cannot
+     * follow: a Callable or a DeferredResult that Spring MVC completes, a plain Future, an
+     * emitter; or a reactive type, without Reactor to follow it.
+     * @param type a type
+     * @return whether the outcome is hidden
+     */
+    static boolean hides(Class<?> type) {
+        if (Callable.class.isAssignableFrom(type)
+                || (Future.class.isAssignableFrom(type) && !CompletionStage.class.isAssignableFrom(type))) {
+            return true;
+        }
+        for (String name : HIDING) {
+            if (isA(type, name)) {
+                return true;
+            }
+        }
+        return !REACTOR_PRESENT && ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
+    }
 
-	/**
-	 * Returns the adapter that follows a value of {@code type} to its outcome.
-	 * @param type a type
-	 * @return the adapter, or null when the registry does not know the type or Reactor is absent
-	 * (a type the registry knows is then one whose outcome is hidden)
-	 */
-	static ReactiveAdapter adapterFor(Class<?> type) {
-		if (!REACTOR_PRESENT || type == Object.class || type.isPrimitive()) {
-			return null;
-		}
-		ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(type);
-		return (adapter != null && !CompletionStage.class.isAssignableFrom(adapter.getReactiveType())) ? adapter
-				: null;
-	}
+    /**
+     * Whether a returned value is a ResponseEntity.
+     * @param value what the call returned
+     * @return whether its status and body are to be looked at
+     */
+    static boolean isEntity(Object value) {
+        return RESPONSE_ENTITY != null && RESPONSE_ENTITY.isInstance(value);
+    }
 
-	/**
-	 * Whether the outcome of a value of {@code type} arrives later by a path the advisor cannot
-	 * follow: a Callable or a DeferredResult that Spring MVC completes, a plain Future, an
-	 * emitter; or a reactive type, without Reactor to follow it.
-	 * @param type a type
-	 * @return whether the outcome is hidden
-	 */
-	static boolean hides(Class<?> type) {
-		if (Callable.class.isAssignableFrom(type)
-				|| (Future.class.isAssignableFrom(type) && !CompletionStage.class.isAssignableFrom(type))) {
-			return true;
-		}
-		for (String name : HIDING) {
-			if (isA(type, name)) {
-				return true;
-			}
-		}
-		return !REACTOR_PRESENT && ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
-	}
+    /**
+     * Whether a returned value is a failed outcome although no exception was thrown: a
+     * {@code ResponseEntity} with an error status.
+     * @param value what the call returned (or a reactive call emitted)
+     * @return whether it counts as a failure
+     */
+    static boolean isFailure(Object value) {
+        return isEntity(value)
+                && ((org.springframework.http.ResponseEntity<?>) value)
+                        .getStatusCode()
+                        .isError();
+    }
 
-	/**
-	 * Whether a returned value is a ResponseEntity.
-	 * @param value what the call returned
-	 * @return whether its status and body are to be looked at
-	 */
-	static boolean isEntity(Object value) {
-		return RESPONSE_ENTITY != null && RESPONSE_ENTITY.isInstance(value);
-	}
+    private static boolean isA(Class<?> type, String className) {
+        if (type == null) {
+            return false;
+        }
+        if (type.getName().equals(className)) {
+            return true;
+        }
+        for (Class<?> contract : type.getInterfaces()) {
+            if (isA(contract, className)) {
+                return true;
+            }
+        }
+        return isA(type.getSuperclass(), className);
+    }
 
-	/**
-	 * Whether a returned value is a failed outcome although no exception was thrown: a
-	 * {@code ResponseEntity} with an error status.
-	 * @param value what the call returned (or a reactive call emitted)
-	 * @return whether it counts as a failure
-	 */
-	static boolean isFailure(Object value) {
-		return isEntity(value) && ((org.springframework.http.ResponseEntity<?>) value).getStatusCode().isError();
-	}
-
-	private static boolean isA(Class<?> type, String className) {
-		if (type == null) {
-			return false;
-		}
-		if (type.getName().equals(className)) {
-			return true;
-		}
-		for (Class<?> contract : type.getInterfaces()) {
-			if (isA(contract, className)) {
-				return true;
-			}
-		}
-		return isA(type.getSuperclass(), className);
-	}
-
-	private static Class<?> resolve(String className) {
-		return ClassUtils.isPresent(className, classLoader) ? ClassUtils.resolveClassName(className, classLoader) : null;
-	}
-
+    private static Class<?> resolve(String className) {
+        return ClassUtils.isPresent(className, classLoader)
+                ? ClassUtils.resolveClassName(className, classLoader)
+                : null;
+    }
 }

@@ -1,17 +1,15 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.util.List;
 import java.util.Optional;
-
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.util.function.SingletonSupplier;
-
-import dev.throttle.spring.admission.Charge;
-import dev.throttle.spring.internal.request.ThrottleRequestContext;
-import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 
 /**
  * Applies the {@code @Throttled} annotations of a call through its {@link dev.throttle.spring.admission.Admission}: a plain
@@ -22,59 +20,65 @@ import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
  */
 final class ThrottleInterceptor implements MethodInterceptor {
 
-	// looked up on first use (the advisor is created before the store exists), then kept: no bean
-	// factory lookup on the hot path
-	private final SingletonSupplier<ThrottledMethods> methods;
+    // looked up on first use (the advisor is created before the store exists), then kept: no bean
+    // factory lookup on the hot path
+    private final SingletonSupplier<ThrottledMethods> methods;
 
-	private final SingletonSupplier<ThrottleRequestContext> requestContext;
+    private final SingletonSupplier<ThrottleRequestContext> requestContext;
 
-	/** Empty in a servlet application, where a reactive handler's request is captured per call instead. */
-	private final SingletonSupplier<Optional<ReactiveThrottleRequestContext>> reactiveRequestContext;
+    /** Empty in a servlet application, where a reactive handler's request is captured per call instead. */
+    private final SingletonSupplier<Optional<ReactiveThrottleRequestContext>> reactiveRequestContext;
 
-	ThrottleInterceptor(ObjectProvider<ThrottledMethods> methods, ObjectProvider<ThrottleRequestContext> requestContext,
-			ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
-		this.methods = SingletonSupplier.of(methods::getObject);
-		this.requestContext = SingletonSupplier
-			.of(() -> requestContext.getIfAvailable(() -> ThrottleRequestContext.NONE));
-		this.reactiveRequestContext = SingletonSupplier
-			.of(() -> Optional.ofNullable(reactiveRequestContext.getIfAvailable()));
-	}
+    ThrottleInterceptor(
+            ObjectProvider<ThrottledMethods> methods,
+            ObjectProvider<ThrottleRequestContext> requestContext,
+            ObjectProvider<ReactiveThrottleRequestContext> reactiveRequestContext) {
+        this.methods = SingletonSupplier.of(methods::getObject);
+        this.requestContext =
+                SingletonSupplier.of(() -> requestContext.getIfAvailable(() -> ThrottleRequestContext.NONE));
+        this.reactiveRequestContext =
+                SingletonSupplier.of(() -> Optional.ofNullable(reactiveRequestContext.getIfAvailable()));
+    }
 
-	@Override
-	public Object invoke(MethodInvocation invocation) throws Throwable {
-		Object target = invocation.getThis();
-		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : null;
-		ThrottledMethod throttled = this.methods.obtain().resolve(invocation.getMethod(), targetClass);
-		if (throttled.throttles().isEmpty()) {
-			return invocation.proceed();
-		}
-		if (throttled.reactive()) {
-			Optional<ReactiveThrottleRequestContext> reactive = this.reactiveRequestContext.obtain();
-			if (reactive.isPresent()) {
-				return ReactiveThrottling.throttle(throttled, invocation.getArguments(), reactive.get(), null, null,
-						invocation::proceed);
-			}
-			// Spring MVC subscribes after the handler returned: bind the servlet request now, and claim
-			// a decision taken before the arguments were bound (settled later through the bound request)
-			ThrottleRequestContext current = this.requestContext.obtain();
-			ThrottleRequestContext servlet = current.snapshot();
-			Admitted early = EarlyDecisions.claim(throttled, current);
-			return ReactiveThrottling.throttle(throttled, invocation.getArguments(), null, servlet,
-					(early != null) ? early.in(servlet) : null, invocation::proceed);
-		}
-		ThrottleRequestContext request = this.requestContext.obtain();
-		if (request.safelisted()) {
-			return invocation.proceed();
-		}
-		// decided before the handler's arguments were bound (EarlyDecisions): charged once, settled here
-		Admitted taken = EarlyDecisions.claim(throttled, request);
-		if (taken == null) {
-			String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
-			List<Charge> charges = throttled.throttlesFor(invocation.getArguments(), request);
-			taken = new Admitted(request.admit(charges, keys), request);
-		}
-		Object result = invocation.proceed();
-		return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, taken, result) : result;
-	}
-
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        Object target = invocation.getThis();
+        Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : null;
+        ThrottledMethod throttled = this.methods.obtain().resolve(invocation.getMethod(), targetClass);
+        if (throttled.throttles().isEmpty()) {
+            return invocation.proceed();
+        }
+        if (throttled.reactive()) {
+            Optional<ReactiveThrottleRequestContext> reactive = this.reactiveRequestContext.obtain();
+            if (reactive.isPresent()) {
+                return ReactiveThrottling.throttle(
+                        throttled, invocation.getArguments(), reactive.get(), null, null, invocation::proceed);
+            }
+            // Spring MVC subscribes after the handler returned: bind the servlet request now, and claim
+            // a decision taken before the arguments were bound (settled later through the bound request)
+            ThrottleRequestContext current = this.requestContext.obtain();
+            ThrottleRequestContext servlet = current.snapshot();
+            Admitted early = EarlyDecisions.claim(throttled, current);
+            return ReactiveThrottling.throttle(
+                    throttled,
+                    invocation.getArguments(),
+                    null,
+                    servlet,
+                    (early != null) ? early.in(servlet) : null,
+                    invocation::proceed);
+        }
+        ThrottleRequestContext request = this.requestContext.obtain();
+        if (request.safelisted()) {
+            return invocation.proceed();
+        }
+        // decided before the handler's arguments were bound (EarlyDecisions): charged once, settled here
+        Admitted taken = EarlyDecisions.claim(throttled, request);
+        if (taken == null) {
+            String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
+            List<Charge> charges = throttled.throttlesFor(invocation.getArguments(), request);
+            taken = new Admitted(request.admit(charges, keys), request);
+        }
+        Object result = invocation.proceed();
+        return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, taken, result) : result;
+    }
 }

@@ -1,11 +1,10 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import dev.throttle.spring.admission.Charge;
-import dev.throttle.spring.internal.request.ThrottleRequestContext;
 
 /**
  * The throttles of one method, resolved and parsed once: what a call needs and nothing it would
@@ -13,120 +12,120 @@ import dev.throttle.spring.internal.request.ThrottleRequestContext;
  */
 final class ThrottledMethod {
 
-	/** A method that no throttle applies to. */
-	static final ThrottledMethod NONE = new ThrottledMethod(null, List.of(), null);
+    /** A method that no throttle applies to. */
+    static final ThrottledMethod NONE = new ThrottledMethod(null, List.of(), null);
 
-	private final Method method;
+    private final Method method;
 
-	private final List<Charge> throttles;
+    private final List<Charge> throttles;
 
-	private final ThrottleKeys keys;
+    private final ThrottleKeys keys;
 
-	/** The plan and cost expressions, or null when no throttle has one: then nothing is chosen per call. */
-	private final ThrottleChoices choices;
+    /** The plan and cost expressions, or null when no throttle has one: then nothing is chosen per call. */
+    private final ThrottleChoices choices;
 
-	private final ReturnTypes.Plan plan;
+    private final ReturnTypes.Plan plan;
 
-	private final boolean settlesOnSuccess;
+    private final boolean settlesOnSuccess;
 
-	/** Set once a call's outcome could not be seen and was not settled: said once per method. */
-	private final AtomicBoolean hiddenOutcomeReported = new AtomicBoolean();
+    /** Set once a call's outcome could not be seen and was not settled: said once per method. */
+    private final AtomicBoolean hiddenOutcomeReported = new AtomicBoolean();
 
-	/**
-	 * Creates a resolved method whose throttles choose nothing per call.
-	 * @param method the method, or null for {@link #NONE}
-	 * @param throttles the throttles, in annotation order
-	 * @param keys their keys, in the same order
-	 */
-	ThrottledMethod(Method method, List<Charge> throttles, ThrottleKeys keys) {
-		this(method, throttles, keys, null);
-	}
+    /**
+     * Creates a resolved method whose throttles choose nothing per call.
+     * @param method the method, or null for {@link #NONE}
+     * @param throttles the throttles, in annotation order
+     * @param keys their keys, in the same order
+     */
+    ThrottledMethod(Method method, List<Charge> throttles, ThrottleKeys keys) {
+        this(method, throttles, keys, null);
+    }
 
-	/**
-	 * Creates a resolved method.
-	 * @param method the method, or null for {@link #NONE}
-	 * @param throttles the throttles, in annotation order
-	 * @param keys their keys, in the same order
-	 * @param choices their plan and cost expressions, or null when none has one
-	 */
-	ThrottledMethod(Method method, List<Charge> throttles, ThrottleKeys keys, ThrottleChoices choices) {
-		this.method = method;
-		this.throttles = List.copyOf(throttles);
-		this.keys = keys;
-		this.choices = choices;
-		this.plan = (method != null) ? ReturnTypes.plan(method)
-				: new ReturnTypes.Plan(ReturnTypes.Kind.VALUE, null, false, "void");
-		this.settlesOnSuccess = this.throttles.stream().anyMatch(Charge::settlesOnSuccess);
-	}
+    /**
+     * Creates a resolved method.
+     * @param method the method, or null for {@link #NONE}
+     * @param throttles the throttles, in annotation order
+     * @param keys their keys, in the same order
+     * @param choices their plan and cost expressions, or null when none has one
+     */
+    ThrottledMethod(Method method, List<Charge> throttles, ThrottleKeys keys, ThrottleChoices choices) {
+        this.method = method;
+        this.throttles = List.copyOf(throttles);
+        this.keys = keys;
+        this.choices = choices;
+        this.plan = (method != null)
+                ? ReturnTypes.plan(method)
+                : new ReturnTypes.Plan(ReturnTypes.Kind.VALUE, null, false, "void");
+        this.settlesOnSuccess = this.throttles.stream().anyMatch(Charge::settlesOnSuccess);
+    }
 
-	Method method() {
-		return this.method;
-	}
+    Method method() {
+        return this.method;
+    }
 
-	List<Charge> throttles() {
-		return this.throttles;
-	}
+    List<Charge> throttles() {
+        return this.throttles;
+    }
 
-	ThrottleKeys keys() {
-		return this.keys;
-	}
+    ThrottleKeys keys() {
+        return this.keys;
+    }
 
-	/** Whether a plan or a cost is chosen per call by an expression. */
-	boolean hasChoices() {
-		return this.choices != null;
-	}
+    /** Whether a plan or a cost is chosen per call by an expression. */
+    boolean hasChoices() {
+        return this.choices != null;
+    }
 
-	/**
-	 * Returns the throttles of one call: {@link #throttles()} itself unless some throttle chooses its
-	 * plan or cost per call.
-	 * @param arguments the call's arguments
-	 * @param request the request the call runs in
-	 * @return the call's throttles, in order
-	 */
-	List<Charge> throttlesFor(Object[] arguments, ThrottleRequestContext request) {
-		return (this.choices == null) ? this.throttles : this.choices.resolve(this.throttles, arguments, request);
-	}
+    /**
+     * Returns the throttles of one call: {@link #throttles()} itself unless some throttle chooses its
+     * plan or cost per call.
+     * @param arguments the call's arguments
+     * @param request the request the call runs in
+     * @return the call's throttles, in order
+     */
+    List<Charge> throttlesFor(Object[] arguments, ThrottleRequestContext request) {
+        return (this.choices == null) ? this.throttles : this.choices.resolve(this.throttles, arguments, request);
+    }
 
-	/**
-	 * How the method's calls are followed to their outcome.
-	 * @return the plan of its return type
-	 */
-	ReturnTypes.Plan plan() {
-		return this.plan;
-	}
+    /**
+     * How the method's calls are followed to their outcome.
+     * @return the plan of its return type
+     */
+    ReturnTypes.Plan plan() {
+        return this.plan;
+    }
 
-	/**
-	 * Whether the method returns a deferred reactive type (Mono, Flux, Publisher, RxJava's...),
-	 * so that it is throttled at subscription.
-	 * @return whether it is reactive
-	 */
-	boolean reactive() {
-		return this.plan.kind() == ReturnTypes.Kind.SUBSCRIBED;
-	}
+    /**
+     * Whether the method returns a deferred reactive type (Mono, Flux, Publisher, RxJava's...),
+     * so that it is throttled at subscription.
+     * @return whether it is reactive
+     */
+    boolean reactive() {
+        return this.plan.kind() == ReturnTypes.Kind.SUBSCRIBED;
+    }
 
-	/**
-	 * Whether the method's publisher emits many values, so that its outcome is its completion.
-	 * @return whether it emits many values
-	 */
-	boolean many() {
-		return this.plan.many();
-	}
+    /**
+     * Whether the method's publisher emits many values, so that its outcome is its completion.
+     * @return whether it emits many values
+     */
+    boolean many() {
+        return this.plan.many();
+    }
 
-	/**
-	 * Claims the one report of a call whose outcome could not be seen.
-	 * @return true the first time only
-	 */
-	boolean reportHiddenOutcome() {
-		return !this.hiddenOutcomeReported.get() && this.hiddenOutcomeReported.compareAndSet(false, true);
-	}
+    /**
+     * Claims the one report of a call whose outcome could not be seen.
+     * @return true the first time only
+     */
+    boolean reportHiddenOutcome() {
+        return !this.hiddenOutcomeReported.get() && this.hiddenOutcomeReported.compareAndSet(false, true);
+    }
 
-	/**
-	 * Whether a normal return changes state (reset-on-success or count: failures), so that the
-	 * call's outcome must be known.
-	 * @return whether any throttle settles on success
-	 */
-	boolean settlesOnSuccess() {
-		return this.settlesOnSuccess;
-	}
-
+    /**
+     * Whether a normal return changes state (reset-on-success or count: failures), so that the
+     * call's outcome must be known.
+     * @return whether any throttle settles on success
+     */
+    boolean settlesOnSuccess() {
+        return this.settlesOnSuccess;
+    }
 }

@@ -1,23 +1,21 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.Policy;
+import dev.throttle.Throttler;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.annotation.Throttled;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.core.MethodClassKey;
 import org.springframework.util.ClassUtils;
-
-import dev.throttle.Policy;
-import dev.throttle.Throttler;
-import dev.throttle.spring.ThrottleConfigurationException;
-import dev.throttle.spring.annotation.Throttled;
-import dev.throttle.spring.admission.Admissions;
-import dev.throttle.spring.admission.Charge;
 
 /**
  * Finds the {@link Throttled} annotations of methods, checks them against the configured
@@ -25,264 +23,264 @@ import dev.throttle.spring.admission.Charge;
  */
 public final class ThrottledMethods {
 
-	private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
+    private static final String SPRING_SECURITY = "org.springframework.security.core.Authentication";
 
-	private static final String NEVER_APPLIES = " would never apply: Spring AOP cannot intercept a private, static or "
-			+ "final method; make it public (or package-private) and not final. Even then, a call from inside its own "
-			+ "class (this.method(..)) is not throttled, since it does not go through the Spring proxy: call it "
-			+ "through the bean, or throttle the public method that calls it";
+    private static final String NEVER_APPLIES = " would never apply: Spring AOP cannot intercept a private, static or "
+            + "final method; make it public (or package-private) and not final. Even then, a call from inside its own "
+            + "class (this.method(..)) is not throttled, since it does not go through the Spring proxy: call it "
+            + "through the bean, or throttle the public method that calls it";
 
-	private final Admissions admissions;
+    private final Admissions admissions;
 
-	private final boolean principalAvailable;
+    private final boolean principalAvailable;
 
-	private final Map<MethodClassKey, ThrottledMethod> cache = new ConcurrentHashMap<>();
+    private final Map<MethodClassKey, ThrottledMethod> cache = new ConcurrentHashMap<>();
 
-	private volatile EventLoopRule eventLoopRule;
+    private volatile EventLoopRule eventLoopRule;
 
-	/** Resolves {@code @name} in keys, plans and costs; null until a bean factory is given. */
-	private volatile BeanFactoryResolver beans;
+    /** Resolves {@code @name} in keys, plans and costs; null until a bean factory is given. */
+    private volatile BeanFactoryResolver beans;
 
-	private record EventLoopRule(boolean storeBlocks) {
-	}
+    private record EventLoopRule(boolean storeBlocks) {}
 
-	/**
-	 * Creates a registry.
-	 * @param admissions the configured policies, which annotations may name
-	 */
-	public ThrottledMethods(Admissions admissions) {
-		this(admissions, ThrottledMethods.class.getClassLoader());
-	}
+    /**
+     * Creates a registry.
+     * @param admissions the configured policies, which annotations may name
+     */
+    public ThrottledMethods(Admissions admissions) {
+        this(admissions, ThrottledMethods.class.getClassLoader());
+    }
 
-	/**
-	 * Creates a registry.
-	 * @param admissions the configured policies, which annotations may name
-	 * @param classLoader the application's class loader: a key may use {@code #principal} only
-	 * where it finds Spring Security, which supplies the principal
-	 */
-	public ThrottledMethods(Admissions admissions, ClassLoader classLoader) {
-		this.admissions = admissions;
-		this.principalAvailable = ClassUtils.isPresent(SPRING_SECURITY, classLoader);
-	}
+    /**
+     * Creates a registry.
+     * @param admissions the configured policies, which annotations may name
+     * @param classLoader the application's class loader: a key may use {@code #principal} only
+     * where it finds Spring Security, which supplies the principal
+     */
+    public ThrottledMethods(Admissions admissions, ClassLoader classLoader) {
+        this.admissions = admissions;
+        this.principalAvailable = ClassUtils.isPresent(SPRING_SECURITY, classLoader);
+    }
 
-	/**
-	 * Lets key, plan and cost expressions name beans ({@code @accounts.planOf(#apiKey)}).
-	 * @param beanFactory the application's bean factory
-	 */
-	public void setBeanFactory(BeanFactory beanFactory) {
-		this.beans = new BeanFactoryResolver(beanFactory);
-	}
+    /**
+     * Lets key, plan and cost expressions name beans ({@code @accounts.planOf(#apiKey)}).
+     * @param beanFactory the application's bean factory
+     */
+    public void setBeanFactory(BeanFactory beanFactory) {
+        this.beans = new BeanFactoryResolver(beanFactory);
+    }
 
-	/**
-	 * Declares that throttled methods may run on event-loop threads (WebFlux): a method that
-	 * returns a plain value there has no reactive context, so it may not use {@code #ip} or
-	 * {@code #principal}, nor a store that blocks. Methods already resolved are checked now, each
-	 * one resolved later as it is resolved; declaring the same rule again changes nothing.
-	 * @param storeBlocks whether the store's synchronous decisions block on I/O
-	 * @throws ThrottleConfigurationException naming every resolved method that breaks the rule
-	 */
-	public void requireReactiveReturnTypes(boolean storeBlocks) {
-		EventLoopRule rule = new EventLoopRule(storeBlocks);
-		if (rule.equals(this.eventLoopRule)) {
-			return;
-		}
-		this.eventLoopRule = rule;
-		List<String> problems = new ArrayList<>();
-		for (ThrottledMethod method : this.cache.values()) {
-			try {
-				checkEventLoopRule(method);
-			}
-			catch (ThrottleConfigurationException ex) {
-				problems.addAll(ex.problems());
-			}
-		}
-		if (!problems.isEmpty()) {
-			throw new ThrottleConfigurationException(problems);
-		}
-	}
+    /**
+     * Declares that throttled methods may run on event-loop threads (WebFlux): a method that
+     * returns a plain value there has no reactive context, so it may not use {@code #ip} or
+     * {@code #principal}, nor a store that blocks. Methods already resolved are checked now, each
+     * one resolved later as it is resolved; declaring the same rule again changes nothing.
+     * @param storeBlocks whether the store's synchronous decisions block on I/O
+     * @throws ThrottleConfigurationException naming every resolved method that breaks the rule
+     */
+    public void requireReactiveReturnTypes(boolean storeBlocks) {
+        EventLoopRule rule = new EventLoopRule(storeBlocks);
+        if (rule.equals(this.eventLoopRule)) {
+            return;
+        }
+        this.eventLoopRule = rule;
+        List<String> problems = new ArrayList<>();
+        for (ThrottledMethod method : this.cache.values()) {
+            try {
+                checkEventLoopRule(method);
+            } catch (ThrottleConfigurationException ex) {
+                problems.addAll(ex.problems());
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new ThrottleConfigurationException(problems);
+        }
+    }
 
-	private void checkEventLoopRule(ThrottledMethod method) {
-		EventLoopRule rule = this.eventLoopRule;
-		if (rule == null || method.throttles().isEmpty()) {
-			return;
-		}
-		if (method.reactive()) {
-			if (!method.plan().carriesContext()) {
-				// subscribed through another library: the subscriber's context (and so the exchange) is lost
-				refuseRequestKeys(method, method.plan().description(), " (only Reactor carries it)");
-			}
-			return;
-		}
-		if (rule.storeBlocks()) {
-			throw new ThrottleConfigurationException("@Throttled on " + describe(method.method())
-					+ " returns a plain value in a WebFlux application, where it would call the store on an event-loop "
-					+ "thread and block it: return Mono or Flux");
-		}
-		refuseRequestKeys(method, "a plain value", "");
-	}
+    private void checkEventLoopRule(ThrottledMethod method) {
+        EventLoopRule rule = this.eventLoopRule;
+        if (rule == null || method.throttles().isEmpty()) {
+            return;
+        }
+        if (method.reactive()) {
+            if (!method.plan().carriesContext()) {
+                // subscribed through another library: the subscriber's context (and so the exchange) is lost
+                refuseRequestKeys(method, method.plan().description(), " (only Reactor carries it)");
+            }
+            return;
+        }
+        if (rule.storeBlocks()) {
+            throw new ThrottleConfigurationException("@Throttled on " + describe(method.method())
+                    + " returns a plain value in a WebFlux application, where it would call the store on an event-loop "
+                    + "thread and block it: return Mono or Flux");
+        }
+        refuseRequestKeys(method, "a plain value", "");
+    }
 
-	private static void refuseRequestKeys(ThrottledMethod method, String returning, String why) {
-		for (int i = 0; i < method.throttles().size(); i++) {
-			if (method.keys().usesRequest(i)) {
-				throw new ThrottleConfigurationException("@Throttled(policy = \"" + method.throttles().get(i).policy().name()
-						+ "\", key = \"" + method.keys().source(i) + "\") on " + describe(method.method())
-						+ " uses the request, which a method returning " + returning
-						+ " cannot see in a WebFlux application" + why + ": return Mono or Flux");
-			}
-		}
-	}
+    private static void refuseRequestKeys(ThrottledMethod method, String returning, String why) {
+        for (int i = 0; i < method.throttles().size(); i++) {
+            if (method.keys().usesRequest(i)) {
+                throw new ThrottleConfigurationException("@Throttled(policy = \""
+                        + method.throttles().get(i).policy().name()
+                        + "\", key = \"" + method.keys().source(i) + "\") on " + describe(method.method())
+                        + " uses the request, which a method returning " + returning
+                        + " cannot see in a WebFlux application" + why + ": return Mono or Flux");
+            }
+        }
+    }
 
-	/**
-	 * Checks every annotated method of {@code type} now, so that mistakes fail at startup.
-	 * @param type a bean's class
-	 * @throws ThrottleConfigurationException naming the method, the policy and the property
-	 */
-	public void validate(Class<?> type) {
-		Class<?> userClass = ClassUtils.getUserClass(type);
-		boolean classLevel = !ThrottledAnnotations.annotations(userClass).isEmpty();
-		boolean controller = classLevel && ThrottledAnnotations.isController(userClass);
-		// every method's mistakes are collected, so that one start reports them all
-		List<String> problems = new ArrayList<>();
-		List<String> hidden = new ArrayList<>();
-		for (Method method : ThrottledAnnotations.methodsOf(userClass)) {
-			try {
-				if (validate(method, userClass, classLevel, controller)
-						&& ThrottledAnnotations.hiddenByFinalClass(method, userClass)) {
-					hidden.add(describe(method));
-				}
-			}
-			catch (ThrottleConfigurationException ex) {
-				problems.addAll(ex.problems());
-			}
-		}
-		if (!hidden.isEmpty()) {
-			problems.add("@Throttled on " + String.join(", ", hidden)
-					+ " would never apply: " + userClass.getSimpleName() + " is a final class (a record, or a Kotlin "
-					+ "class that is not open, is one), which Spring AOP cannot subclass to intercept its calls; "
-					+ "make it a class that is not final");
-		}
-		if (!problems.isEmpty()) {
-			throw new ThrottleConfigurationException(problems);
-		}
-	}
+    /**
+     * Checks every annotated method of {@code type} now, so that mistakes fail at startup.
+     * @param type a bean's class
+     * @throws ThrottleConfigurationException naming the method, the policy and the property
+     */
+    public void validate(Class<?> type) {
+        Class<?> userClass = ClassUtils.getUserClass(type);
+        boolean classLevel = !ThrottledAnnotations.annotations(userClass).isEmpty();
+        boolean controller = classLevel && ThrottledAnnotations.isController(userClass);
+        // every method's mistakes are collected, so that one start reports them all
+        List<String> problems = new ArrayList<>();
+        List<String> hidden = new ArrayList<>();
+        for (Method method : ThrottledAnnotations.methodsOf(userClass)) {
+            try {
+                if (validate(method, userClass, classLevel, controller)
+                        && ThrottledAnnotations.hiddenByFinalClass(method, userClass)) {
+                    hidden.add(describe(method));
+                }
+            } catch (ThrottleConfigurationException ex) {
+                problems.addAll(ex.problems());
+            }
+        }
+        if (!hidden.isEmpty()) {
+            problems.add("@Throttled on " + String.join(", ", hidden)
+                    + " would never apply: " + userClass.getSimpleName() + " is a final class (a record, or a Kotlin "
+                    + "class that is not open, is one), which Spring AOP cannot subclass to intercept its calls; "
+                    + "make it a class that is not final");
+        }
+        if (!problems.isEmpty()) {
+            throw new ThrottleConfigurationException(problems);
+        }
+    }
 
-	/** Checks one method; returns whether it is throttled. */
-	private boolean validate(Method method, Class<?> userClass, boolean classLevel, boolean controller) {
-		boolean annotated = !ThrottledAnnotations.annotations(method).isEmpty();
-		boolean covered = !annotated && classLevel && ThrottledAnnotations.appliesClassLevel(method, userClass);
-		if (!ThrottledAnnotations.canBeIntercepted(method)) {
-			if (annotated) {
-				throw new ThrottleConfigurationException("@Throttled on " + describe(method) + NEVER_APPLIES);
-			}
-			if (covered && controller) {
-				// a handler the class-level annotation was meant to cover: a request path left unthrottled
-				throw new ThrottleConfigurationException("The class-level @Throttled of " + userClass.getSimpleName()
-						+ " covers its handler " + describe(method) + ", but" + NEVER_APPLIES);
-			}
-		}
-		if (annotated || covered) {
-			resolve(method, userClass);
-			return true;
-		}
-		return false;
-	}
+    /** Checks one method; returns whether it is throttled. */
+    private boolean validate(Method method, Class<?> userClass, boolean classLevel, boolean controller) {
+        boolean annotated = !ThrottledAnnotations.annotations(method).isEmpty();
+        boolean covered = !annotated && classLevel && ThrottledAnnotations.appliesClassLevel(method, userClass);
+        if (!ThrottledAnnotations.canBeIntercepted(method)) {
+            if (annotated) {
+                throw new ThrottleConfigurationException("@Throttled on " + describe(method) + NEVER_APPLIES);
+            }
+            if (covered && controller) {
+                // a handler the class-level annotation was meant to cover: a request path left unthrottled
+                throw new ThrottleConfigurationException("The class-level @Throttled of " + userClass.getSimpleName()
+                        + " covers its handler " + describe(method) + ", but" + NEVER_APPLIES);
+            }
+        }
+        if (annotated || covered) {
+            resolve(method, userClass);
+            return true;
+        }
+        return false;
+    }
 
-	/**
-	 * Returns the throttles of a method, resolving them on first use.
-	 * @param method the invoked method
-	 * @param targetClass the class it is called on, or null
-	 * @return the throttles (empty when none apply)
-	 */
-	ThrottledMethod resolve(Method method, Class<?> targetClass) {
-		return this.cache.computeIfAbsent(new MethodClassKey(method, targetClass), (key) -> {
-			ThrottledMethod built = build(method, targetClass);
-			checkEventLoopRule(built);
-			return built;
-		});
-	}
+    /**
+     * Returns the throttles of a method, resolving them on first use.
+     * @param method the invoked method
+     * @param targetClass the class it is called on, or null
+     * @return the throttles (empty when none apply)
+     */
+    ThrottledMethod resolve(Method method, Class<?> targetClass) {
+        return this.cache.computeIfAbsent(new MethodClassKey(method, targetClass), (key) -> {
+            ThrottledMethod built = build(method, targetClass);
+            checkEventLoopRule(built);
+            return built;
+        });
+    }
 
-	private ThrottledMethod build(Method method, Class<?> targetClass) {
-		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
-		List<Throttled> annotations = List.copyOf(ThrottledAnnotations.find(specific, targetClass));
-		if (annotations.isEmpty()) {
-			return ThrottledMethod.NONE;
-		}
-		List<Charge> throttles = new ArrayList<>();
-		String[] keys = new String[annotations.size()];
-		String[] policies = new String[annotations.size()];
-		String[] plans = new String[annotations.size()];
-		String[] costs = new String[annotations.size()];
-		for (int i = 0; i < annotations.size(); i++) {
-			throttles.add(throttle(specific, annotations.get(i)));
-			keys[i] = annotations.get(i).key();
-			policies[i] = annotations.get(i).policy();
-			plans[i] = annotations.get(i).plan();
-			costs[i] = annotations.get(i).costExpression();
-		}
-		ThrottleKeys parsed;
-		ThrottleChoices choices;
-		try {
-			parsed = new ThrottleKeys(specific, keys, policies, this.principalAvailable, this.beans);
-			choices = ThrottleChoices.parse(specific, plans, costs, policies, this.principalAvailable, this.beans);
-		}
-		catch (InvalidKeyException ex) {
-			throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index())) + ex.getMessage());
-		}
-		ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed, choices);
-		checkOutcomeIsVisible(built);
-		return built;
-	}
+    private ThrottledMethod build(Method method, Class<?> targetClass) {
+        Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+        List<Throttled> annotations = List.copyOf(ThrottledAnnotations.find(specific, targetClass));
+        if (annotations.isEmpty()) {
+            return ThrottledMethod.NONE;
+        }
+        List<Charge> throttles = new ArrayList<>();
+        String[] keys = new String[annotations.size()];
+        String[] policies = new String[annotations.size()];
+        String[] plans = new String[annotations.size()];
+        String[] costs = new String[annotations.size()];
+        for (int i = 0; i < annotations.size(); i++) {
+            throttles.add(throttle(specific, annotations.get(i)));
+            keys[i] = annotations.get(i).key();
+            policies[i] = annotations.get(i).policy();
+            plans[i] = annotations.get(i).plan();
+            costs[i] = annotations.get(i).costExpression();
+        }
+        ThrottleKeys parsed;
+        ThrottleChoices choices;
+        try {
+            parsed = new ThrottleKeys(specific, keys, policies, this.principalAvailable, this.beans);
+            choices = ThrottleChoices.parse(specific, plans, costs, policies, this.principalAvailable, this.beans);
+        } catch (InvalidKeyException ex) {
+            throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index())) + ex.getMessage());
+        }
+        ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed, choices);
+        checkOutcomeIsVisible(built);
+        return built;
+    }
 
-	/**
-	 * Reset-on-success and count-failures act on the call's outcome. A return type whose outcome
-	 * arrives later by a path the advisor cannot follow would make every call look like a
-	 * success, so that a lockout resets on every attempt: refused at startup instead.
-	 */
-	private static void checkOutcomeIsVisible(ThrottledMethod method) {
-		ReturnTypes.Plan plan = method.plan();
-		if (plan.kind() != ReturnTypes.Kind.HIDDEN) {
-			return;
-		}
-		for (Charge throttle : method.throttles()) {
-			if (throttle.settlesOnSuccess()) {
-				String property = throttle.resetOnSuccess() ? "reset-on-success" : "count";
-				throw new ThrottleConfigurationException("@Throttled(policy = \"" + throttle.policy().name()
-						+ "\") on " + describe(method.method()) + " returns " + plan.description()
-						+ ", whose outcome the advisor cannot see, but throttle.policies." + throttle.policy().name()
-						+ "." + property + " acts on the outcome: return the value, a ResponseEntity, a "
-						+ "CompletableFuture, or a reactive type (Mono, Flux, Publisher, RxJava's...) instead");
-			}
-		}
-	}
+    /**
+     * Reset-on-success and count-failures act on the call's outcome. A return type whose outcome
+     * arrives later by a path the advisor cannot follow would make every call look like a
+     * success, so that a lockout resets on every attempt: refused at startup instead.
+     */
+    private static void checkOutcomeIsVisible(ThrottledMethod method) {
+        ReturnTypes.Plan plan = method.plan();
+        if (plan.kind() != ReturnTypes.Kind.HIDDEN) {
+            return;
+        }
+        for (Charge throttle : method.throttles()) {
+            if (throttle.settlesOnSuccess()) {
+                String property = throttle.resetOnSuccess() ? "reset-on-success" : "count";
+                throw new ThrottleConfigurationException(
+                        "@Throttled(policy = \"" + throttle.policy().name()
+                                + "\") on " + describe(method.method()) + " returns " + plan.description()
+                                + ", whose outcome the advisor cannot see, but throttle.policies."
+                                + throttle.policy().name()
+                                + "." + property + " acts on the outcome: return the value, a ResponseEntity, a "
+                                + "CompletableFuture, or a reactive type (Mono, Flux, Publisher, RxJava's...) instead");
+            }
+        }
+    }
 
-	private Charge throttle(Method method, Throttled annotation) {
-		Throttler throttler = this.admissions.throttler();
-		Policy policy = throttler.policies().get(annotation.policy());
-		if (policy == null) {
-			throw new ThrottleConfigurationException(where(method, annotation) + " names policy '" + annotation.policy()
-					+ "', which is not configured: add throttle.policies." + annotation.policy()
-					+ ".algorithm (configured: " + String.join(", ", throttler.policies().keySet()) + ")");
-		}
-		if (!annotation.costExpression().isBlank() && annotation.cost() != 1) {
-			throw new ThrottleConfigurationException(where(method, annotation) + " sets both cost ("
-					+ annotation.cost() + ") and costExpression (\"" + annotation.costExpression()
-					+ "\"): set one of them");
-		}
-		if (annotation.cost() < 1 || annotation.cost() > policy.maxCost()) {
-			throw new ThrottleConfigurationException(where(method, annotation) + " has cost " + annotation.cost()
-					+ ", but policy '" + policy.name() + "' (" + policy.algorithm() + ") can only grant a cost from 1 to "
-					+ policy.maxCost());
-		}
-		return this.admissions.charge(policy.name(), annotation.cost());
-	}
+    private Charge throttle(Method method, Throttled annotation) {
+        Throttler throttler = this.admissions.throttler();
+        Policy policy = throttler.policies().get(annotation.policy());
+        if (policy == null) {
+            throw new ThrottleConfigurationException(where(method, annotation) + " names policy '" + annotation.policy()
+                    + "', which is not configured: add throttle.policies." + annotation.policy()
+                    + ".algorithm (configured: "
+                    + String.join(", ", throttler.policies().keySet()) + ")");
+        }
+        if (!annotation.costExpression().isBlank() && annotation.cost() != 1) {
+            throw new ThrottleConfigurationException(where(method, annotation) + " sets both cost ("
+                    + annotation.cost() + ") and costExpression (\"" + annotation.costExpression()
+                    + "\"): set one of them");
+        }
+        if (annotation.cost() < 1 || annotation.cost() > policy.maxCost()) {
+            throw new ThrottleConfigurationException(where(method, annotation) + " has cost " + annotation.cost()
+                    + ", but policy '" + policy.name() + "' (" + policy.algorithm()
+                    + ") can only grant a cost from 1 to "
+                    + policy.maxCost());
+        }
+        return this.admissions.charge(policy.name(), annotation.cost());
+    }
 
-	private static String where(Method method, Throttled annotation) {
-		return "@Throttled(policy = \"" + annotation.policy() + "\", key = \"" + annotation.key() + "\") on "
-				+ describe(method);
-	}
+    private static String where(Method method, Throttled annotation) {
+        return "@Throttled(policy = \"" + annotation.policy() + "\", key = \"" + annotation.key() + "\") on "
+                + describe(method);
+    }
 
-	private static String describe(Method method) {
-		return ThrottledAnnotations.describe(method);
-	}
-
+    private static String describe(Method method) {
+        return ThrottledAnnotations.describe(method);
+    }
 }

@@ -1,7 +1,6 @@
 package dev.throttle.spring.internal.request;
 
 import java.util.concurrent.atomic.AtomicBoolean;
-
 import org.apache.commons.logging.Log;
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.EvaluationContext;
@@ -16,82 +15,79 @@ import org.springframework.expression.Expression;
  */
 public final class ChoiceExpression {
 
-	private final Expression expression;
+    private final Expression expression;
 
-	private final Log logger;
+    private final Log logger;
 
-	private final String subject;
+    private final String subject;
 
-	private final String fallback;
+    private final String fallback;
 
-	private final AtomicBoolean warned = new AtomicBoolean();
+    private final AtomicBoolean warned = new AtomicBoolean();
 
-	/**
-	 * Creates a choice.
-	 * @param expression the parsed expression
-	 * @param logger where to say what went wrong
-	 * @param subject names the expression, to start the message: {@code The cost expression of ...}
-	 * @param fallback what the call gets instead, to end the message: {@code : such calls get ...}
-	 */
-	public ChoiceExpression(Expression expression, Log logger, String subject, String fallback) {
-		this.expression = expression;
-		this.logger = logger;
-		this.subject = subject;
-		this.fallback = fallback;
-	}
+    /**
+     * Creates a choice.
+     * @param expression the parsed expression
+     * @param logger where to say what went wrong
+     * @param subject names the expression, to start the message: {@code The cost expression of ...}
+     * @param fallback what the call gets instead, to end the message: {@code : such calls get ...}
+     */
+    public ChoiceExpression(Expression expression, Log logger, String subject, String fallback) {
+        this.expression = expression;
+        this.logger = logger;
+        this.subject = subject;
+        this.fallback = fallback;
+    }
 
-	/**
-	 * Evaluates the expression.
-	 * @param context the call's variables
-	 * @return its value, or null when it failed (said once)
-	 */
-	public @Nullable Object value(EvaluationContext context) {
-		try {
-			return this.expression.getValue(context);
-		}
-		catch (RuntimeException ex) {
-			// only the exception's type: its message may quote a value
-			warn("could not be evaluated (" + ex.getClass().getSimpleName() + ")");
-			return null;
-		}
-	}
+    /**
+     * Evaluates the expression.
+     * @param context the call's variables
+     * @return its value, or null when it failed (said once)
+     */
+    public @Nullable Object value(EvaluationContext context) {
+        try {
+            return this.expression.getValue(context);
+        } catch (RuntimeException ex) {
+            // only the exception's type: its message may quote a value
+            warn("could not be evaluated (" + ex.getClass().getSimpleName() + ")");
+            return null;
+        }
+    }
 
-	/**
-	 * The units a cost is worth.
-	 * @param value what the expression gave
-	 * @param fallback the cost when the value is no number (and why is said once)
-	 * @return at least 1, or {@code fallback}
-	 */
-	public int units(@Nullable Object value, int fallback) {
-		if (value instanceof Number number) {
-			double units = number.doubleValue();
-			if (!Double.isNaN(units)) {
-				return (int) Math.max(1, Math.min(units, Integer.MAX_VALUE));
-			}
-			warn("was not a number");
-		}
-		else {
-			warn((value != null) ? "was a " + value.getClass().getSimpleName() + ", not a number" : "was null");
-		}
-		return fallback;
-	}
+    /**
+     * The units a cost is worth.
+     * @param value what the expression gave
+     * @param fallback the cost when the value is no number (and why is said once)
+     * @return at least 1, or {@code fallback}
+     */
+    public int units(@Nullable Object value, int fallback) {
+        if (value instanceof Number number) {
+            double units = number.doubleValue();
+            if (!Double.isNaN(units)) {
+                return (int) Math.max(1, Math.min(units, Integer.MAX_VALUE));
+            }
+            warn("was not a number");
+        } else {
+            warn((value != null) ? "was a " + value.getClass().getSimpleName() + ", not a number" : "was null");
+        }
+        return fallback;
+    }
 
-	/**
-	 * Says once why the expression gave nothing usable.
-	 * @param why such as {@code was null}
-	 */
-	public void warn(String why) {
-		if (!this.warned.get() && this.warned.compareAndSet(false, true)) {
-			this.logger.warn(this.subject + " " + why + this.fallback);
-		}
-	}
+    /**
+     * Says once why the expression gave nothing usable.
+     * @param why such as {@code was null}
+     */
+    public void warn(String why) {
+        if (!this.warned.get() && this.warned.compareAndSet(false, true)) {
+            this.logger.warn(this.subject + " " + why + this.fallback);
+        }
+    }
 
-	/**
-	 * Returns the expression as written.
-	 * @return its source
-	 */
-	public String source() {
-		return this.expression.getExpressionString();
-	}
-
+    /**
+     * Returns the expression as written.
+     * @return its source
+     */
+    public String source() {
+        return this.expression.getExpressionString();
+    }
 }

@@ -12,50 +12,48 @@ import java.util.function.BooleanSupplier;
  */
 public final class PolicyModes {
 
-	private final Map<String, Switch> switches = new ConcurrentHashMap<>();
+    private final Map<String, Switch> switches = new ConcurrentHashMap<>();
 
-	/**
-	 * Returns a policy's switch, the same object for the policy's whole life.
-	 * @param policy the policy's name
-	 * @return its switch
-	 */
-	public Switch of(String policy) {
-		return this.switches.computeIfAbsent(policy, (name) -> new Switch());
-	}
+    /**
+     * Returns a policy's switch, the same object for the policy's whole life.
+     * @param policy the policy's name
+     * @return its switch
+     */
+    public Switch of(String policy) {
+        return this.switches.computeIfAbsent(policy, (name) -> new Switch());
+    }
 
-	/**
-	 * Puts a policy in shadow mode, or back to enforcing.
-	 * @param policy the policy's name
-	 * @param shadow whether it only counts what it would refuse
-	 */
-	public void set(String policy, boolean shadow) {
-		of(policy).shadow = shadow;
-	}
+    /**
+     * Puts a policy in shadow mode, or back to enforcing.
+     * @param policy the policy's name
+     * @param shadow whether it only counts what it would refuse
+     */
+    public void set(String policy, boolean shadow) {
+        of(policy).shadow = shadow;
+    }
 
-	/**
-	 * Whether a policy is in shadow mode.
-	 * @param policy the policy's name
-	 * @return whether it never refuses
-	 */
-	public boolean isShadow(String policy) {
-		Switch mode = this.switches.get(policy);
-		return mode != null && mode.shadow;
-	}
+    /**
+     * Whether a policy is in shadow mode.
+     * @param policy the policy's name
+     * @return whether it never refuses
+     */
+    public boolean isShadow(String policy) {
+        Switch mode = this.switches.get(policy);
+        return mode != null && mode.shadow;
+    }
 
-	/** One policy's mode. */
-	public static final class Switch implements BooleanSupplier {
+    /** One policy's mode. */
+    public static final class Switch implements BooleanSupplier {
 
-		private volatile boolean shadow;
+        private volatile boolean shadow;
 
-		/**
-		 * Whether the policy is in shadow mode now.
-		 * @return whether it never refuses
-		 */
-		@Override
-		public boolean getAsBoolean() {
-			return this.shadow;
-		}
-
-	}
-
+        /**
+         * Whether the policy is in shadow mode now.
+         * @return whether it never refuses
+         */
+        @Override
+        public boolean getAsBoolean() {
+            return this.shadow;
+        }
+    }
 }

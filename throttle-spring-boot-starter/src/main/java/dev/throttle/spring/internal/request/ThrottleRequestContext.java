@@ -1,16 +1,14 @@
 package dev.throttle.spring.internal.request;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
-
-import org.jspecify.annotations.Nullable;
-
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.admission.PolicyDecision;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a throttled call learns from, and tells, the request it runs in: the client's address
@@ -20,180 +18,175 @@ import dev.throttle.spring.admission.PolicyDecision;
  */
 public interface ThrottleRequestContext {
 
-	/** No request: {@code #ip} and {@code #principal} are null and nothing is written. */
-	ThrottleRequestContext NONE = new ThrottleRequestContext() {
+    /** No request: {@code #ip} and {@code #principal} are null and nothing is written. */
+    ThrottleRequestContext NONE = new ThrottleRequestContext() {
 
-		@Override
-		public Admission admit(List<Charge> charges, @Nullable String[] keys) {
-			return Admission.decide(charges, keys);
-		}
+        @Override
+        public Admission admit(List<Charge> charges, @Nullable String[] keys) {
+            return Admission.decide(charges, keys);
+        }
 
-		@Override
-		public void succeeded(Admission admission) {
-			admission.succeeded();
-		}
+        @Override
+        public void succeeded(Admission admission) {
+            admission.succeeded();
+        }
+    };
 
-	};
+    /**
+     * Decides a call that runs in this request ({@link Admission#decide}), and tells the request the
+     * decisions of the enforcing policies, or the refusal before it is thrown.
+     * @param charges the call's charges, in order
+     * @param keys their keys, in the same order
+     * @return the admission, to end by the call's outcome
+     * @throws ThrottledException when a policy refuses (what the earlier ones took is given back)
+     */
+    default Admission admit(List<Charge> charges, @Nullable String[] keys) {
+        Admission admission;
+        try {
+            admission = Admission.decide(charges, keys);
+        } catch (ThrottledException refusal) {
+            refused(new PolicyDecision(refusal.getPolicy(), refusal.getDecision()));
+            throw refusal;
+        }
+        allowed(enforced(admission));
+        return admission;
+    }
 
-	/**
-	 * Decides a call that runs in this request ({@link Admission#decide}), and tells the request the
-	 * decisions of the enforcing policies, or the refusal before it is thrown.
-	 * @param charges the call's charges, in order
-	 * @param keys their keys, in the same order
-	 * @return the admission, to end by the call's outcome
-	 * @throws ThrottledException when a policy refuses (what the earlier ones took is given back)
-	 */
-	default Admission admit(List<Charge> charges, @Nullable String[] keys) {
-		Admission admission;
-		try {
-			admission = Admission.decide(charges, keys);
-		}
-		catch (ThrottledException refusal) {
-			refused(new PolicyDecision(refusal.getPolicy(), refusal.getDecision()));
-			throw refusal;
-		}
-		allowed(enforced(admission));
-		return admission;
-	}
+    /**
+     * Like {@link #admit}, without blocking.
+     * @param charges the call's charges, in order
+     * @param keys their keys, in the same order
+     * @return completes with the admission; fails with a {@link ThrottledException} when a policy refuses
+     */
+    default CompletionStage<Admission> admitAsync(List<Charge> charges, @Nullable String[] keys) {
+        return Admission.decideAsync(charges, keys).handle((admission, error) -> {
+            if (error != null) {
+                Throwable cause =
+                        (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
+                if (cause instanceof ThrottledException refusal) {
+                    refused(new PolicyDecision(refusal.getPolicy(), refusal.getDecision()));
+                }
+                throw (error instanceof CompletionException completion) ? completion : new CompletionException(error);
+            }
+            allowed(enforced(admission));
+            return admission;
+        });
+    }
 
-	/**
-	 * Like {@link #admit}, without blocking.
-	 * @param charges the call's charges, in order
-	 * @param keys their keys, in the same order
-	 * @return completes with the admission; fails with a {@link ThrottledException} when a policy refuses
-	 */
-	default CompletionStage<Admission> admitAsync(List<Charge> charges, @Nullable String[] keys) {
-		return Admission.decideAsync(charges, keys).handle((admission, error) -> {
-			if (error != null) {
-				Throwable cause = (error instanceof CompletionException && error.getCause() != null) ? error.getCause()
-						: error;
-				if (cause instanceof ThrottledException refusal) {
-					refused(new PolicyDecision(refusal.getPolicy(), refusal.getDecision()));
-				}
-				throw (error instanceof CompletionException completion) ? completion : new CompletionException(error);
-			}
-			allowed(enforced(admission));
-			return admission;
-		});
-	}
+    /**
+     * Ends a call of this request that succeeded ({@link Admission#succeeded()}), and tells the
+     * request the state of each key a reset-on-success cleared, so that the response's headers
+     * describe the state after the call settled.
+     * @param admission what {@link #admit} returned
+     */
+    default void succeeded(Admission admission) {
+        admission.succeeded();
+        tellResets(admission);
+    }
 
-	/**
-	 * Ends a call of this request that succeeded ({@link Admission#succeeded()}), and tells the
-	 * request the state of each key a reset-on-success cleared, so that the response's headers
-	 * describe the state after the call settled.
-	 * @param admission what {@link #admit} returned
-	 */
-	default void succeeded(Admission admission) {
-		admission.succeeded();
-		tellResets(admission);
-	}
+    /**
+     * Like {@link #succeeded(Admission)}, without blocking.
+     * @param admission what {@link #admitAsync} completed with
+     * @return completes when every settlement is done; never fails
+     */
+    default CompletionStage<Void> succeededAsync(Admission admission) {
+        return admission.succeededAsync().thenRun(() -> tellResets(admission));
+    }
 
-	/**
-	 * Like {@link #succeeded(Admission)}, without blocking.
-	 * @param admission what {@link #admitAsync} completed with
-	 * @return completes when every settlement is done; never fails
-	 */
-	default CompletionStage<Void> succeededAsync(Admission admission) {
-		return admission.succeededAsync().thenRun(() -> tellResets(admission));
-	}
+    private void tellResets(Admission admission) {
+        List<PolicyDecision> reset = null;
+        for (int i = 0; i < admission.size(); i++) {
+            Charge charge = admission.charge(i);
+            if (admission.wasReset(i) && !charge.shadow()) {
+                reset = (reset != null) ? reset : new ArrayList<>(1);
+                reset.add(new PolicyDecision(charge.policy(), charge.neutral()));
+            }
+        }
+        if (reset != null) {
+            allowed(reset);
+        }
+    }
 
-	private void tellResets(Admission admission) {
-		List<PolicyDecision> reset = null;
-		for (int i = 0; i < admission.size(); i++) {
-			Charge charge = admission.charge(i);
-			if (admission.wasReset(i) && !charge.shadow()) {
-				reset = (reset != null) ? reset : new ArrayList<>(1);
-				reset.add(new PolicyDecision(charge.policy(), charge.neutral()));
-			}
-		}
-		if (reset != null) {
-			allowed(reset);
-		}
-	}
+    /** The decisions whose policies enforce: a shadow policy sends no headers. */
+    private static List<PolicyDecision> enforced(Admission admission) {
+        int size = admission.size();
+        if (size == 1) {
+            return admission.charge(0).shadow()
+                    ? List.of()
+                    : List.of(new PolicyDecision(admission.charge(0).policy(), admission.decision(0)));
+        }
+        List<PolicyDecision> enforced = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            if (!admission.charge(i).shadow()) {
+                enforced.add(new PolicyDecision(admission.charge(i).policy(), admission.decision(i)));
+            }
+        }
+        return enforced;
+    }
 
-	/** The decisions whose policies enforce: a shadow policy sends no headers. */
-	private static List<PolicyDecision> enforced(Admission admission) {
-		int size = admission.size();
-		if (size == 1) {
-			return admission.charge(0).shadow() ? List.of()
-					: List.of(new PolicyDecision(admission.charge(0).policy(), admission.decision(0)));
-		}
-		List<PolicyDecision> enforced = new ArrayList<>(size);
-		for (int i = 0; i < size; i++) {
-			if (!admission.charge(i).shadow()) {
-				enforced.add(new PolicyDecision(admission.charge(i).policy(), admission.decision(i)));
-			}
-		}
-		return enforced;
-	}
+    /**
+     * Returns the client address of the current request.
+     * @return the address as the server sees it, or null outside a request
+     */
+    default @Nullable String clientAddress() {
+        return null;
+    }
 
-	/**
-	 * Returns the client address of the current request.
-	 * @return the address as the server sees it, or null outside a request
-	 */
-	default @Nullable String clientAddress() {
-		return null;
-	}
+    /**
+     * Returns the name of the current request's authenticated user.
+     * @return the name, or null when there is none
+     */
+    default @Nullable String principalName() {
+        return null;
+    }
 
-	/**
-	 * Returns the name of the current request's authenticated user.
-	 * @return the name, or null when there is none
-	 */
-	default @Nullable String principalName() {
-		return null;
-	}
+    /**
+     * Hears the decisions of a call that every policy allowed, before the call runs.
+     * @param decisions the decisions, in annotation order
+     */
+    default void allowed(List<PolicyDecision> decisions) {}
 
-	/**
-	 * Hears the decisions of a call that every policy allowed, before the call runs.
-	 * @param decisions the decisions, in annotation order
-	 */
-	default void allowed(List<PolicyDecision> decisions) {
-	}
+    /**
+     * Hears a refusal where it is decided, before the exception that carries it is thrown, so that
+     * the response has {@code Retry-After} and the rate-limit headers whatever renders the refusal
+     * (the starter's handler, or the application's own). The default does nothing.
+     * @param refusal the refusing policy and its decision
+     */
+    default void refused(PolicyDecision refusal) {}
 
-	/**
-	 * Hears a refusal where it is decided, before the exception that carries it is thrown, so that
-	 * the response has {@code Retry-After} and the rate-limit headers whatever renders the refusal
-	 * (the starter's handler, or the application's own). The default does nothing.
-	 * @param refusal the refusing policy and its decision
-	 */
-	default void refused(PolicyDecision refusal) {
-	}
+    /**
+     * Whether the current request's client address is safelisted ({@code throttle.http.safelist}):
+     * such a request is never throttled. The default says no.
+     * @return whether throttling is skipped
+     */
+    default boolean safelisted() {
+        return false;
+    }
 
-	/**
-	 * Whether the current request's client address is safelisted ({@code throttle.http.safelist}):
-	 * such a request is never throttled. The default says no.
-	 * @return whether throttling is skipped
-	 */
-	default boolean safelisted() {
-		return false;
-	}
+    /**
+     * Returns an attribute of the current request: how a decision taken before the handler's
+     * arguments were bound reaches the handler's advice. The default has none.
+     * @param name the attribute's name
+     * @return the attribute, or null
+     */
+    default @Nullable Object getAttribute(String name) {
+        return null;
+    }
 
-	/**
-	 * Returns an attribute of the current request: how a decision taken before the handler's
-	 * arguments were bound reaches the handler's advice. The default has none.
-	 * @param name the attribute's name
-	 * @return the attribute, or null
-	 */
-	default @Nullable Object getAttribute(String name) {
-		return null;
-	}
+    /**
+     * Removes an attribute of the current request. The default does nothing.
+     * @param name the attribute's name
+     */
+    default void removeAttribute(String name) {}
 
-	/**
-	 * Removes an attribute of the current request. The default does nothing.
-	 * @param name the attribute's name
-	 */
-	default void removeAttribute(String name) {
-	}
-
-	/**
-	 * Returns a context bound to the current request that stays right when used later on another
-	 * thread: what a Spring MVC handler returning {@code Mono} or {@code Flux} needs, since its
-	 * publisher is subscribed, and its decisions made, after the handler has returned. The default
-	 * returns this context.
-	 * @return a context for the current request
-	 */
-	default ThrottleRequestContext snapshot() {
-		return this;
-	}
-
+    /**
+     * Returns a context bound to the current request that stays right when used later on another
+     * thread: what a Spring MVC handler returning {@code Mono} or {@code Flux} needs, since its
+     * publisher is subscribed, and its decisions made, after the handler has returned. The default
+     * returns this context.
+     * @return a context for the current request
+     */
+    default ThrottleRequestContext snapshot() {
+        return this;
+    }
 }

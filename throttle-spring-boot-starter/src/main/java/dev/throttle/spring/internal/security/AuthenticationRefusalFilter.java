@@ -1,20 +1,17 @@
 package dev.throttle.spring.internal.security;
 
-import java.io.IOException;
-import java.util.function.Predicate;
-
+import dev.throttle.ThrottledException;
+import dev.throttle.spring.internal.web.OrderedRequestFilter;
+import dev.throttle.spring.internal.web.ServletRefusals;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
+import java.io.IOException;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
-
-import dev.throttle.ThrottledException;
-import dev.throttle.spring.internal.web.OrderedRequestFilter;
-import dev.throttle.spring.internal.web.ServletRefusals;
 
 /**
  * Answers a refused login attempt. The refusal leaves Spring Security's authentication filters as
@@ -34,71 +31,71 @@ import dev.throttle.spring.internal.web.ServletRefusals;
  */
 public final class AuthenticationRefusalFilter extends OrderedRequestFilter {
 
-	private final ServletRefusals refusals;
+    private final ServletRefusals refusals;
 
-	private final Predicate<HttpServletRequest> errorPageAllowed;
+    private final Predicate<HttpServletRequest> errorPageAllowed;
 
-	/**
-	 * Creates the filter.
-	 * @param order its order among servlet filters: before Spring Security's
-	 * @param refusals answers a refused attempt
-	 * @param errorPageAllowed whether the client of a request may see the application's error page
-	 */
-	public AuthenticationRefusalFilter(int order, ServletRefusals refusals,
-			Predicate<HttpServletRequest> errorPageAllowed) {
-		super(order);
-		this.refusals = refusals;
-		this.errorPageAllowed = errorPageAllowed;
-	}
+    /**
+     * Creates the filter.
+     * @param order its order among servlet filters: before Spring Security's
+     * @param refusals answers a refused attempt
+     * @param errorPageAllowed whether the client of a request may see the application's error page
+     */
+    public AuthenticationRefusalFilter(
+            int order, ServletRefusals refusals, Predicate<HttpServletRequest> errorPageAllowed) {
+        super(order);
+        this.refusals = refusals;
+        this.errorPageAllowed = errorPageAllowed;
+    }
 
-	@Override
-	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
-			throws ServletException, IOException {
-		boolean bind = RequestContextHolder.getRequestAttributes() == null;
-		if (bind) {
-			RequestContextHolder.setRequestAttributes(new ServletRequestAttributes(request, response));
-		}
-		try {
-			chain.doFilter(request, response);
-		}
-		catch (ServletException ex) {
-			if (!refused(request, response, refusal(ex))) {
-				throw ex;
-			}
-		}
-		catch (RuntimeException ex) {
-			if (!refused(request, response, refusal(ex))) {
-				throw ex;
-			}
-		}
-		finally {
-			if (bind) {
-				RequestContextHolder.resetRequestAttributes();
-			}
-		}
-	}
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        boolean bind = RequestContextHolder.getRequestAttributes() == null;
+        if (bind) {
+            RequestContextHolder.setRequestAttributes(new ServletRequestAttributes(request, response));
+        }
+        try {
+            chain.doFilter(request, response);
+        } catch (ServletException ex) {
+            if (!refused(request, response, refusal(ex))) {
+                throw ex;
+            }
+        } catch (RuntimeException ex) {
+            if (!refused(request, response, refusal(ex))) {
+                throw ex;
+            }
+        } finally {
+            if (bind) {
+                RequestContextHolder.resetRequestAttributes();
+            }
+        }
+    }
 
-	/** Answers a refusal; false when there is none to answer, or the response has gone already. */
-	private boolean refused(HttpServletRequest request, HttpServletResponse response,
-			@Nullable ThrottledException refusal) throws IOException {
-		if (refusal == null || response.isCommitted()) {
-			return false;
-		}
-		this.refusals.write(request, response, refusal,
-				!ServletRefusals.prefersHtml(request) || this.errorPageAllowed.test(request));
-		return true;
-	}
+    /** Answers a refusal; false when there is none to answer, or the response has gone already. */
+    private boolean refused(
+            HttpServletRequest request, HttpServletResponse response, @Nullable ThrottledException refusal)
+            throws IOException {
+        if (refusal == null || response.isCommitted()) {
+            return false;
+        }
+        this.refusals.write(
+                request,
+                response,
+                refusal,
+                !ServletRefusals.prefersHtml(request) || this.errorPageAllowed.test(request));
+        return true;
+    }
 
-	/** A refusal that a filter or a container wrapped on its way out. */
-	private static @Nullable ThrottledException refusal(Throwable ex) {
-		Throwable cause = ex;
-		for (int depth = 0; cause != null && depth < 8; depth++) {
-			if (cause instanceof ThrottledException refusal) {
-				return refusal;
-			}
-			cause = cause.getCause();
-		}
-		return null;
-	}
-
+    /** A refusal that a filter or a container wrapped on its way out. */
+    private static @Nullable ThrottledException refusal(Throwable ex) {
+        Throwable cause = ex;
+        for (int depth = 0; cause != null && depth < 8; depth++) {
+            if (cause instanceof ThrottledException refusal) {
+                return refusal;
+            }
+            cause = cause.getCause();
+        }
+        return null;
+    }
 }

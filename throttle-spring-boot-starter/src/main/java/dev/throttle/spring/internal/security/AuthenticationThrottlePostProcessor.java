@@ -1,11 +1,10 @@
 package dev.throttle.spring.internal.security;
 
+import dev.throttle.spring.security.AuthenticationThrottle;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.security.authentication.ProviderManager;
 import org.springframework.util.function.SingletonSupplier;
-
-import dev.throttle.spring.security.AuthenticationThrottle;
 
 /**
  * Wraps every {@link ProviderManager} so that its login attempts are charged before a password is
@@ -16,22 +15,21 @@ import dev.throttle.spring.security.AuthenticationThrottle;
  */
 public final class AuthenticationThrottlePostProcessor implements BeanPostProcessor {
 
-	private final SingletonSupplier<AuthenticationThrottle> throttle;
+    private final SingletonSupplier<AuthenticationThrottle> throttle;
 
-	/**
-	 * Creates the post-processor.
-	 * @param throttle the throttle (absent: attempts pass uncharged)
-	 */
-	public AuthenticationThrottlePostProcessor(ObjectProvider<AuthenticationThrottle> throttle) {
-		this.throttle = SingletonSupplier.of(throttle::getIfAvailable);
-	}
+    /**
+     * Creates the post-processor.
+     * @param throttle the throttle (absent: attempts pass uncharged)
+     */
+    public AuthenticationThrottlePostProcessor(ObjectProvider<AuthenticationThrottle> throttle) {
+        this.throttle = SingletonSupplier.of(throttle::getIfAvailable);
+    }
 
-	@Override
-	public Object postProcessAfterInitialization(Object bean, String beanName) {
-		if (bean instanceof ProviderManager manager && !(bean instanceof ThrottledProviderManager)) {
-			return new ThrottledProviderManager(manager, this.throttle);
-		}
-		return bean;
-	}
-
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) {
+        if (bean instanceof ProviderManager manager && !(bean instanceof ThrottledProviderManager)) {
+            return new ThrottledProviderManager(manager, this.throttle);
+        }
+        return bean;
+    }
 }

@@ -1,5 +1,10 @@
 package dev.throttle.spring.internal.web;
 
+import dev.throttle.Policy;
+import dev.throttle.Throttler;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.admission.Charge;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -7,19 +12,12 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
-
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 import org.springframework.web.util.pattern.PatternParseException;
-
-import dev.throttle.Policy;
-import dev.throttle.Throttler;
-import dev.throttle.spring.ThrottleConfigurationException;
-import dev.throttle.spring.admission.Admissions;
-import dev.throttle.spring.admission.Charge;
 
 /**
  * The URL rules of {@code throttle.http.rules}, parsed and checked at startup: every mistake (an
@@ -30,226 +28,253 @@ import dev.throttle.spring.admission.Charge;
  */
 public final class HttpRules {
 
-	private static final BooleanSupplier ENFORCED = () -> false;
+    private static final BooleanSupplier ENFORCED = () -> false;
 
-	private final List<HttpRule> rules;
+    private final List<HttpRule> rules;
 
-	private final boolean usePrincipal;
+    private final boolean usePrincipal;
 
-	/**
-	 * One rule as configured.
-	 *
-	 * @param paths path patterns ({@code /api/reports/**})
-	 * @param methods HTTP methods, or empty for every method
-	 * @param policy the policy's name
-	 * @param key SpEL over the request, or blank for one bucket shared by every request
-	 * @param cost units per request (a whole number), or SpEL over the request giving them, or blank for 1
-	 * @param plan SpEL over the request naming the plan whose numbers apply, or blank for the base numbers
-	 */
-	public record Spec(List<String> paths, List<String> methods, String policy, String key, String cost,
-			String plan) {
+    /**
+     * One rule as configured.
+     *
+     * @param paths path patterns ({@code /api/reports/**})
+     * @param methods HTTP methods, or empty for every method
+     * @param policy the policy's name
+     * @param key SpEL over the request, or blank for one bucket shared by every request
+     * @param cost units per request (a whole number), or SpEL over the request giving them, or blank for 1
+     * @param plan SpEL over the request naming the plan whose numbers apply, or blank for the base numbers
+     */
+    public record Spec(List<String> paths, List<String> methods, String policy, String key, String cost, String plan) {
 
-		/**
-		 * A rule with a numeric cost and no plan.
-		 * @param paths path patterns
-		 * @param methods HTTP methods, or empty for every method
-		 * @param policy the policy's name
-		 * @param key SpEL over the request, or blank for one shared bucket
-		 * @param cost units per request
-		 */
-		public Spec(List<String> paths, List<String> methods, String policy, String key, int cost) {
-			this(paths, methods, policy, key, Integer.toString(cost), "");
-		}
+        /**
+         * A rule with a numeric cost and no plan.
+         * @param paths path patterns
+         * @param methods HTTP methods, or empty for every method
+         * @param policy the policy's name
+         * @param key SpEL over the request, or blank for one shared bucket
+         * @param cost units per request
+         */
+        public Spec(List<String> paths, List<String> methods, String policy, String key, int cost) {
+            this(paths, methods, policy, key, Integer.toString(cost), "");
+        }
+    }
 
-	}
+    /**
+     * Parses and checks the rules.
+     * @param specs the rules, in order
+     * @param admissions the policies the rules may name, each settled as configured
+     * @param principalProblem why {@code #principal} cannot work where the filter runs, or null when it can
+     * @throws ThrottleConfigurationException naming every mistake's property
+     */
+    public HttpRules(List<Spec> specs, Admissions admissions, @Nullable String principalProblem) {
+        PathPatternParser parser = new PathPatternParser();
+        parser.setCaseSensitive(false);
+        List<String> problems = new ArrayList<>();
+        List<HttpRule> rules = new ArrayList<>(specs.size());
+        for (int i = 0; i < specs.size(); i++) {
+            HttpRule rule = parse(
+                    "throttle.http.rules[" + i + "]", specs.get(i), parser, admissions, principalProblem, problems);
+            if (rule != null) {
+                rules.add(rule);
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new ThrottleConfigurationException(problems);
+        }
+        this.rules = List.copyOf(rules);
+        this.usePrincipal = rules.stream().anyMatch(HttpRule::usesPrincipal);
+    }
 
-	/**
-	 * Parses and checks the rules.
-	 * @param specs the rules, in order
-	 * @param admissions the policies the rules may name, each settled as configured
-	 * @param principalProblem why {@code #principal} cannot work where the filter runs, or null when it can
-	 * @throws ThrottleConfigurationException naming every mistake's property
-	 */
-	public HttpRules(List<Spec> specs, Admissions admissions, @Nullable String principalProblem) {
-		PathPatternParser parser = new PathPatternParser();
-		parser.setCaseSensitive(false);
-		List<String> problems = new ArrayList<>();
-		List<HttpRule> rules = new ArrayList<>(specs.size());
-		for (int i = 0; i < specs.size(); i++) {
-			HttpRule rule = parse("throttle.http.rules[" + i + "]", specs.get(i), parser, admissions,
-					principalProblem, problems);
-			if (rule != null) {
-				rules.add(rule);
-			}
-		}
-		if (!problems.isEmpty()) {
-			throw new ThrottleConfigurationException(problems);
-		}
-		this.rules = List.copyOf(rules);
-		this.usePrincipal = rules.stream().anyMatch(HttpRule::usesPrincipal);
-	}
+    /**
+     * Whether there is no rule.
+     * @return whether no request is charged by a rule
+     */
+    public boolean isEmpty() {
+        return this.rules.isEmpty();
+    }
 
-	/**
-	 * Whether there is no rule.
-	 * @return whether no request is charged by a rule
-	 */
-	public boolean isEmpty() {
-		return this.rules.isEmpty();
-	}
+    /**
+     * Whether some rule's key reads {@code #principal}.
+     * @return whether the principal must be found for a matched request
+     */
+    boolean usePrincipal() {
+        return this.usePrincipal;
+    }
 
-	/**
-	 * Whether some rule's key reads {@code #principal}.
-	 * @return whether the principal must be found for a matched request
-	 */
-	boolean usePrincipal() {
-		return this.usePrincipal;
-	}
+    /**
+     * The rules a request matches, in order.
+     * @param method the request's method
+     * @param path the path within the application, parsed from the raw request URI
+     * @return the matches (empty, and nothing allocated, for most requests)
+     */
+    List<Matched> match(String method, PathContainer path) {
+        List<Matched> matched = null;
+        PathContainer normalized = null;
+        boolean normalizedKnown = false;
+        String upper = method.toUpperCase(Locale.ROOT);
+        for (HttpRule rule : this.rules) {
+            if (!rule.appliesTo(upper)) {
+                continue;
+            }
+            if (!normalizedKnown) {
+                normalized = RulePaths.normalized(path);
+                normalizedKnown = true;
+            }
+            Map<String, String> variables = rule.match(path, normalized);
+            if (variables != null) {
+                matched = (matched != null) ? matched : new ArrayList<>(2);
+                matched.add(new Matched(rule, variables));
+            }
+        }
+        return (matched != null) ? matched : List.of();
+    }
 
-	/**
-	 * The rules a request matches, in order.
-	 * @param method the request's method
-	 * @param path the path within the application, parsed from the raw request URI
-	 * @return the matches (empty, and nothing allocated, for most requests)
-	 */
-	List<Matched> match(String method, PathContainer path) {
-		List<Matched> matched = null;
-		PathContainer normalized = null;
-		boolean normalizedKnown = false;
-		String upper = method.toUpperCase(Locale.ROOT);
-		for (HttpRule rule : this.rules) {
-			if (!rule.appliesTo(upper)) {
-				continue;
-			}
-			if (!normalizedKnown) {
-				normalized = RulePaths.normalized(path);
-				normalizedKnown = true;
-			}
-			Map<String, String> variables = rule.match(path, normalized);
-			if (variables != null) {
-				matched = (matched != null) ? matched : new ArrayList<>(2);
-				matched.add(new Matched(rule, variables));
-			}
-		}
-		return (matched != null) ? matched : List.of();
-	}
+    /**
+     * The charges of matched rules, in order, each under the plan and with the cost its rule chooses.
+     * @param matched the matches
+     * @param request the request
+     * @return their charges
+     */
+    static List<Charge> charges(List<Matched> matched, HttpRule.RuleRequest request) {
+        List<Charge> charges = new ArrayList<>(matched.size());
+        for (Matched match : matched) {
+            charges.add(match.rule().charge(request, match.pathVariables()));
+        }
+        return charges;
+    }
 
-	/**
-	 * The charges of matched rules, in order, each under the plan and with the cost its rule chooses.
-	 * @param matched the matches
-	 * @param request the request
-	 * @return their charges
-	 */
-	static List<Charge> charges(List<Matched> matched, HttpRule.RuleRequest request) {
-		List<Charge> charges = new ArrayList<>(matched.size());
-		for (Matched match : matched) {
-			charges.add(match.rule().charge(request, match.pathVariables()));
-		}
-		return charges;
-	}
+    /**
+     * The keys of matched rules, in order.
+     * @param matched the matches
+     * @param request the request
+     * @return their keys
+     */
+    static String[] keys(List<Matched> matched, HttpRule.RuleRequest request) {
+        String[] keys = new String[matched.size()];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = matched.get(i).rule().key(request, matched.get(i).pathVariables());
+        }
+        return keys;
+    }
 
-	/**
-	 * The keys of matched rules, in order.
-	 * @param matched the matches
-	 * @param request the request
-	 * @return their keys
-	 */
-	static String[] keys(List<Matched> matched, HttpRule.RuleRequest request) {
-		String[] keys = new String[matched.size()];
-		for (int i = 0; i < keys.length; i++) {
-			keys[i] = matched.get(i).rule().key(request, matched.get(i).pathVariables());
-		}
-		return keys;
-	}
+    /** A rule that matched, with the URI template variables of its pattern. */
+    record Matched(HttpRule rule, Map<String, String> pathVariables) {}
 
-	/** A rule that matched, with the URI template variables of its pattern. */
-	record Matched(HttpRule rule, Map<String, String> pathVariables) {
-	}
+    private static @Nullable HttpRule parse(
+            String property,
+            Spec spec,
+            PathPatternParser parser,
+            Admissions admissions,
+            @Nullable String principalProblem,
+            List<String> problems) {
+        Throttler throttler = admissions.throttler();
+        int before = problems.size();
+        List<PathPattern> patterns = new ArrayList<>();
+        if (spec.paths() == null || spec.paths().isEmpty()) {
+            problems.add(property + ".paths is missing: name at least one path pattern, such as /api/**");
+        } else {
+            for (int j = 0; j < spec.paths().size(); j++) {
+                String path =
+                        (spec.paths().get(j) != null) ? spec.paths().get(j).trim() : "";
+                if (!path.startsWith("/")) {
+                    problems.add(
+                            property + ".paths[" + j + "] '" + path + "' is not a path pattern: it must start with /");
+                    continue;
+                }
+                try {
+                    patterns.add(parser.parse(path));
+                } catch (PatternParseException ex) {
+                    problems.add(
+                            property + ".paths[" + j + "] '" + path + "' is not a path pattern: " + ex.getMessage());
+                }
+            }
+        }
+        Set<String> methods = null;
+        if (spec.methods() != null && !spec.methods().isEmpty()) {
+            methods = new LinkedHashSet<>();
+            for (int j = 0; j < spec.methods().size(); j++) {
+                String method =
+                        (spec.methods().get(j) != null) ? spec.methods().get(j).trim() : "";
+                if (method.isEmpty() || !method.chars().allMatch((c) -> c < 128 && Character.isLetter(c))) {
+                    problems.add(property + ".methods[" + j + "] '" + method + "' is not an HTTP method");
+                }
+                methods.add(method.toUpperCase(Locale.ROOT));
+            }
+        }
+        Policy policy =
+                (spec.policy() != null) ? throttler.policies().get(spec.policy().trim()) : null;
+        if (policy == null) {
+            problems.add(property + ".policy "
+                    + ((spec.policy() == null || spec.policy().isBlank())
+                            ? "is missing"
+                            : "names '" + spec.policy() + "', which is not configured")
+                    + ": name one of throttle.policies ("
+                    + String.join(", ", throttler.policies().keySet()) + ")");
+        }
+        String costSource = (spec.cost() != null) ? spec.cost().trim() : "";
+        int cost = 1;
+        Expression costExpression = null;
+        Set<String> variables = new LinkedHashSet<>();
+        if (RuleChoices.isNumber(costSource)) {
+            cost = parseCost(property, costSource, policy, problems);
+        } else if (!costSource.isEmpty()) {
+            costExpression = RuleChoices.parse(
+                    property + ".cost", costSource, "it would never apply", principalProblem, variables, problems);
+        }
+        String planSource = (spec.plan() != null) ? spec.plan().trim() : "";
+        Expression planExpression = planSource.isEmpty()
+                ? null
+                : RuleChoices.parse(
+                        property + ".plan", planSource, "it would never apply", principalProblem, variables, problems);
+        String source = (spec.key() != null) ? spec.key().trim() : "";
+        HttpRule.KeyKind kind = source.isEmpty()
+                ? HttpRule.KeyKind.SHARED
+                : source.equals("#ip")
+                        ? HttpRule.KeyKind.IP
+                        : source.equals("#principal") ? HttpRule.KeyKind.PRINCIPAL : HttpRule.KeyKind.EXPRESSION;
+        Expression expression = source.isEmpty()
+                ? null
+                : RuleChoices.parse(
+                        property + ".key",
+                        source,
+                        "every request would share one bucket",
+                        principalProblem,
+                        variables,
+                        problems);
+        boolean usesPrincipal = variables.contains("principal");
+        if (problems.size() > before) {
+            return null;
+        }
+        Charge configured = admissions.charge(policy.name(), cost);
+        // a URL rule has always enforced its policy, whatever the policy's mode
+        Charge charge = Charge.of(configured.bound(), cost, configured.onSuccess(), ENFORCED);
+        RuleChoices choices = (planExpression != null || costExpression != null)
+                ? new RuleChoices(property, planExpression, costExpression)
+                : null;
+        return new HttpRule(
+                property,
+                patterns.toArray(new PathPattern[0]),
+                methods,
+                charge,
+                choices,
+                source,
+                kind,
+                (kind == HttpRule.KeyKind.EXPRESSION) ? expression : null,
+                usesPrincipal,
+                variables.contains("path"));
+    }
 
-	private static @Nullable HttpRule parse(String property, Spec spec, PathPatternParser parser, Admissions admissions,
-			@Nullable String principalProblem, List<String> problems) {
-		Throttler throttler = admissions.throttler();
-		int before = problems.size();
-		List<PathPattern> patterns = new ArrayList<>();
-		if (spec.paths() == null || spec.paths().isEmpty()) {
-			problems.add(property + ".paths is missing: name at least one path pattern, such as /api/**");
-		}
-		else {
-			for (int j = 0; j < spec.paths().size(); j++) {
-				String path = (spec.paths().get(j) != null) ? spec.paths().get(j).trim() : "";
-				if (!path.startsWith("/")) {
-					problems.add(property + ".paths[" + j + "] '" + path + "' is not a path pattern: it must start with /");
-					continue;
-				}
-				try {
-					patterns.add(parser.parse(path));
-				}
-				catch (PatternParseException ex) {
-					problems.add(property + ".paths[" + j + "] '" + path + "' is not a path pattern: " + ex.getMessage());
-				}
-			}
-		}
-		Set<String> methods = null;
-		if (spec.methods() != null && !spec.methods().isEmpty()) {
-			methods = new LinkedHashSet<>();
-			for (int j = 0; j < spec.methods().size(); j++) {
-				String method = (spec.methods().get(j) != null) ? spec.methods().get(j).trim() : "";
-				if (method.isEmpty() || !method.chars().allMatch((c) -> c < 128 && Character.isLetter(c))) {
-					problems.add(property + ".methods[" + j + "] '" + method + "' is not an HTTP method");
-				}
-				methods.add(method.toUpperCase(Locale.ROOT));
-			}
-		}
-		Policy policy = (spec.policy() != null) ? throttler.policies().get(spec.policy().trim()) : null;
-		if (policy == null) {
-			problems.add(property + ".policy " + ((spec.policy() == null || spec.policy().isBlank()) ? "is missing"
-					: "names '" + spec.policy() + "', which is not configured") + ": name one of throttle.policies ("
-					+ String.join(", ", throttler.policies().keySet()) + ")");
-		}
-		String costSource = (spec.cost() != null) ? spec.cost().trim() : "";
-		int cost = 1;
-		Expression costExpression = null;
-		Set<String> variables = new LinkedHashSet<>();
-		if (RuleChoices.isNumber(costSource)) {
-			cost = parseCost(property, costSource, policy, problems);
-		}
-		else if (!costSource.isEmpty()) {
-			costExpression = RuleChoices.parse(property + ".cost", costSource, "it would never apply",
-					principalProblem, variables, problems);
-		}
-		String planSource = (spec.plan() != null) ? spec.plan().trim() : "";
-		Expression planExpression = planSource.isEmpty() ? null : RuleChoices.parse(property + ".plan", planSource,
-				"it would never apply", principalProblem, variables, problems);
-		String source = (spec.key() != null) ? spec.key().trim() : "";
-		HttpRule.KeyKind kind = source.isEmpty() ? HttpRule.KeyKind.SHARED : source.equals("#ip") ? HttpRule.KeyKind.IP
-				: source.equals("#principal") ? HttpRule.KeyKind.PRINCIPAL : HttpRule.KeyKind.EXPRESSION;
-		Expression expression = source.isEmpty() ? null : RuleChoices.parse(property + ".key", source,
-				"every request would share one bucket", principalProblem, variables, problems);
-		boolean usesPrincipal = variables.contains("principal");
-		if (problems.size() > before) {
-			return null;
-		}
-		Charge configured = admissions.charge(policy.name(), cost);
-		// a URL rule has always enforced its policy, whatever the policy's mode
-		Charge charge = Charge.of(configured.bound(), cost, configured.onSuccess(), ENFORCED);
-		RuleChoices choices = (planExpression != null || costExpression != null)
-				? new RuleChoices(property, planExpression, costExpression) : null;
-		return new HttpRule(property, patterns.toArray(new PathPattern[0]), methods, charge, choices, source, kind,
-				(kind == HttpRule.KeyKind.EXPRESSION) ? expression : null, usesPrincipal, variables.contains("path"));
-	}
-
-	private static int parseCost(String property, String source, @Nullable Policy policy, List<String> problems) {
-		int cost;
-		try {
-			cost = Integer.parseInt(source);
-		}
-		catch (NumberFormatException ex) {
-			cost = Integer.MAX_VALUE;
-		}
-		if (policy != null && (cost < 1 || cost > policy.maxCost())) {
-			problems.add(property + ".cost is " + source + ", but policy '" + policy.name() + "' ("
-					+ policy.algorithm() + ") can only grant a cost from 1 to " + policy.maxCost());
-		}
-		return cost;
-	}
-
+    private static int parseCost(String property, String source, @Nullable Policy policy, List<String> problems) {
+        int cost;
+        try {
+            cost = Integer.parseInt(source);
+        } catch (NumberFormatException ex) {
+            cost = Integer.MAX_VALUE;
+        }
+        if (policy != null && (cost < 1 || cost > policy.maxCost())) {
+            problems.add(property + ".cost is " + source + ", but policy '" + policy.name() + "' (" + policy.algorithm()
+                    + ") can only grant a cost from 1 to " + policy.maxCost());
+        }
+        return cost;
+    }
 }

@@ -16,6 +16,10 @@ import java.util.function.Supplier;
  * cross-origin requests
  * @param order the filter's order
  */
-public record HttpRulesFilterConfig<C>(HttpRules rules, ClientAccess access, boolean writeHeaders, int ipv6Prefix,
-		Supplier<List<C>> corsSources, int order) {
-}
+public record HttpRulesFilterConfig<C>(
+        HttpRules rules,
+        ClientAccess access,
+        boolean writeHeaders,
+        int ipv6Prefix,
+        Supplier<List<C>> corsSources,
+        int order) {}

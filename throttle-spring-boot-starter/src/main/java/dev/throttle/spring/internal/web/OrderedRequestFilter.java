@@ -9,19 +9,18 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 public abstract class OrderedRequestFilter extends OncePerRequestFilter implements Ordered {
 
-	private final int order;
+    private final int order;
 
-	/**
-	 * Creates the filter.
-	 * @param order its order among servlet filters
-	 */
-	protected OrderedRequestFilter(int order) {
-		this.order = order;
-	}
+    /**
+     * Creates the filter.
+     * @param order its order among servlet filters
+     */
+    protected OrderedRequestFilter(int order) {
+        this.order = order;
+    }
 
-	@Override
-	public int getOrder() {
-		return this.order;
-	}
-
+    @Override
+    public int getOrder() {
+        return this.order;
+    }
 }

@@ -1,9 +1,10 @@
 package dev.throttle.spring.internal.web;
 
+import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.internal.request.ChoiceExpression;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -14,9 +15,6 @@ import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
-
-import dev.throttle.spring.admission.Charge;
-import dev.throttle.spring.internal.request.ChoiceExpression;
 
 /**
  * What one URL rule chooses per request: the plan ({@code throttle.http.rules[i].plan})
@@ -32,116 +30,120 @@ import dev.throttle.spring.internal.request.ChoiceExpression;
  */
 final class RuleChoices {
 
-	private static final Log logger = LogFactory.getLog(RuleChoices.class);
+    private static final Log logger = LogFactory.getLog(RuleChoices.class);
 
-	/** The variables a rule's expressions may read. */
-	static final Set<String> VARIABLES = Set.of("ip", "principal", "request", "headers", "params", "path", "root",
-			"this");
+    /** The variables a rule's expressions may read. */
+    static final Set<String> VARIABLES =
+            Set.of("ip", "principal", "request", "headers", "params", "path", "root", "this");
 
-	private static final SpelExpressionParser parser = new SpelExpressionParser();
+    private static final SpelExpressionParser parser = new SpelExpressionParser();
 
-	/** The cost of a request whose cost expression gives nothing usable. */
-	private static final int DEFAULT_COST = 1;
+    /** The cost of a request whose cost expression gives nothing usable. */
+    private static final int DEFAULT_COST = 1;
 
-	private final @Nullable ChoiceExpression plan;
+    private final @Nullable ChoiceExpression plan;
 
-	private final @Nullable ChoiceExpression cost;
+    private final @Nullable ChoiceExpression cost;
 
-	RuleChoices(String property, @Nullable Expression plan, @Nullable Expression cost) {
-		this.plan = (plan != null) ? choice(plan, "plan", property, "the policy's base numbers") : null;
-		this.cost = (cost != null) ? choice(cost, "cost", property, "a cost of 1") : null;
-	}
+    RuleChoices(String property, @Nullable Expression plan, @Nullable Expression cost) {
+        this.plan = (plan != null) ? choice(plan, "plan", property, "the policy's base numbers") : null;
+        this.cost = (cost != null) ? choice(cost, "cost", property, "a cost of 1") : null;
+    }
 
-	private static ChoiceExpression choice(Expression expression, String what, String property, String fallback) {
-		return new ChoiceExpression(expression, logger,
-				"The " + what + " '" + expression.getExpressionString() + "' of " + property,
-				": such requests get " + fallback + " (said once per rule)");
-	}
+    private static ChoiceExpression choice(Expression expression, String what, String property, String fallback) {
+        return new ChoiceExpression(
+                expression,
+                logger,
+                "The " + what + " '" + expression.getExpressionString() + "' of " + property,
+                ": such requests get " + fallback + " (said once per rule)");
+    }
 
-	/**
-	 * Parses one of a rule's expressions and checks the variables it reads.
-	 * @param property the property, such as {@code throttle.http.rules[1].plan}
-	 * @param source the expression, trimmed and not empty
-	 * @param consequence what a wrong variable would cause, for the message
-	 * @param principalProblem why {@code #principal} cannot work where the filter runs, or null when it can
-	 * @param variables collects the variables read
-	 * @param problems collects the mistakes, each naming the property
-	 * @return the expression, or null when it is wrong
-	 */
-	static @Nullable Expression parse(String property, String source, String consequence,
-			@Nullable String principalProblem, Set<String> variables, List<String> problems) {
-		Expression expression;
-		Set<String> names = new LinkedHashSet<>();
-		try {
-			expression = parser.parseExpression(source);
-			collect(((SpelExpression) expression).getAST(), names);
-		}
-		catch (ParseException ex) {
-			problems.add(property + " '" + source + "' does not parse: " + ex.getMessage());
-			return null;
-		}
-		int before = problems.size();
-		String what = property.substring(property.lastIndexOf('.') + 1);
-		for (String name : names) {
-			if (!VARIABLES.contains(name)) {
-				problems.add(property + " '" + source + "' names #" + name + ", which a rule's " + what
-						+ " does not have, so " + consequence + ": use #ip, #principal, #request, "
-						+ "#headers['Name'], #params['name'] or #path['variable']");
-			}
-		}
-		if (names.contains("principal") && principalProblem != null) {
-			problems.add(property + " '" + source + "' uses #principal, but " + principalProblem);
-		}
-		variables.addAll(names);
-		return (problems.size() > before) ? null : expression;
-	}
+    /**
+     * Parses one of a rule's expressions and checks the variables it reads.
+     * @param property the property, such as {@code throttle.http.rules[1].plan}
+     * @param source the expression, trimmed and not empty
+     * @param consequence what a wrong variable would cause, for the message
+     * @param principalProblem why {@code #principal} cannot work where the filter runs, or null when it can
+     * @param variables collects the variables read
+     * @param problems collects the mistakes, each naming the property
+     * @return the expression, or null when it is wrong
+     */
+    static @Nullable Expression parse(
+            String property,
+            String source,
+            String consequence,
+            @Nullable String principalProblem,
+            Set<String> variables,
+            List<String> problems) {
+        Expression expression;
+        Set<String> names = new LinkedHashSet<>();
+        try {
+            expression = parser.parseExpression(source);
+            collect(((SpelExpression) expression).getAST(), names);
+        } catch (ParseException ex) {
+            problems.add(property + " '" + source + "' does not parse: " + ex.getMessage());
+            return null;
+        }
+        int before = problems.size();
+        String what = property.substring(property.lastIndexOf('.') + 1);
+        for (String name : names) {
+            if (!VARIABLES.contains(name)) {
+                problems.add(property + " '" + source + "' names #" + name + ", which a rule's " + what
+                        + " does not have, so " + consequence + ": use #ip, #principal, #request, "
+                        + "#headers['Name'], #params['name'] or #path['variable']");
+            }
+        }
+        if (names.contains("principal") && principalProblem != null) {
+            problems.add(property + " '" + source + "' uses #principal, but " + principalProblem);
+        }
+        variables.addAll(names);
+        return (problems.size() > before) ? null : expression;
+    }
 
-	/**
-	 * Whether a cost is a whole number rather than an expression.
-	 * @param source the cost, trimmed
-	 * @return whether it is digits, with an optional sign
-	 */
-	static boolean isNumber(String source) {
-		return source.matches("[+-]?\\d+");
-	}
+    /**
+     * Whether a cost is a whole number rather than an expression.
+     * @param source the cost, trimmed
+     * @return whether it is digits, with an optional sign
+     */
+    static boolean isNumber(String source) {
+        return source.matches("[+-]?\\d+");
+    }
 
-	/**
-	 * The charge of one request: the rule's charge under the chosen plan, with the chosen cost.
-	 * @param charge the rule's charge (its base numbers and numeric cost)
-	 * @param context the request's variables
-	 * @return the charge to take
-	 */
-	Charge choose(Charge charge, EvaluationContext context) {
-		String plan = null;
-		if (this.plan != null) {
-			Object value = this.plan.value(context);
-			plan = (value != null) ? value.toString() : null;
-		}
-		int units = (this.cost != null) ? cost(this.cost, context) : charge.cost();
-		return charge.choose(plan, units);
-	}
+    /**
+     * The charge of one request: the rule's charge under the chosen plan, with the chosen cost.
+     * @param charge the rule's charge (its base numbers and numeric cost)
+     * @param context the request's variables
+     * @return the charge to take
+     */
+    Charge choose(Charge charge, EvaluationContext context) {
+        String plan = null;
+        if (this.plan != null) {
+            Object value = this.plan.value(context);
+            plan = (value != null) ? value.toString() : null;
+        }
+        int units = (this.cost != null) ? cost(this.cost, context) : charge.cost();
+        return charge.choose(plan, units);
+    }
 
-	private static int cost(ChoiceExpression cost, EvaluationContext context) {
-		Object value = cost.value(context);
-		if (value instanceof String text) {
-			try {
-				value = Double.valueOf(text.trim());
-			}
-			catch (NumberFormatException ex) {
-				cost.warn("was text that is not a number");
-				return DEFAULT_COST;
-			}
-		}
-		return cost.units(value, DEFAULT_COST);
-	}
+    private static int cost(ChoiceExpression cost, EvaluationContext context) {
+        Object value = cost.value(context);
+        if (value instanceof String text) {
+            try {
+                value = Double.valueOf(text.trim());
+            } catch (NumberFormatException ex) {
+                cost.warn("was text that is not a number");
+                return DEFAULT_COST;
+            }
+        }
+        return cost.units(value, DEFAULT_COST);
+    }
 
-	private static void collect(SpelNode node, Set<String> names) {
-		if (node instanceof VariableReference) {
-			names.add(node.toStringAST().substring(1));
-		}
-		for (int i = 0; i < node.getChildCount(); i++) {
-			collect(node.getChild(i), names);
-		}
-	}
-
+    private static void collect(SpelNode node, Set<String> names) {
+        if (node instanceof VariableReference) {
+            names.add(node.toStringAST().substring(1));
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            collect(node.getChild(i), names);
+        }
+    }
 }

@@ -1,13 +1,15 @@
 package dev.throttle.spring.internal.web;
 
+import dev.throttle.ThrottledException;
+import dev.throttle.spring.web.RateLimitHeaders;
+import dev.throttle.spring.web.Refusal;
+import dev.throttle.spring.web.ThrottleExceptionHandler;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.Enumeration;
-
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
-
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.core.Ordered;
@@ -18,11 +20,6 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.cors.CorsConfiguration;
 import org.springframework.web.cors.CorsProcessor;
 import org.springframework.web.cors.DefaultCorsProcessor;
-
-import dev.throttle.spring.web.RateLimitHeaders;
-import dev.throttle.ThrottledException;
-import dev.throttle.spring.web.Refusal;
-import dev.throttle.spring.web.ThrottleExceptionHandler;
 
 /**
  * The servlet writer of a {@link Refusal}, for every entry point: Spring MVC's exception handling
@@ -37,151 +34,166 @@ import dev.throttle.spring.web.ThrottleExceptionHandler;
 @ControllerAdvice
 public final class ServletRefusals implements Ordered {
 
-	private static final String PROBLEM_JSON = "application/problem+json";
+    private static final String PROBLEM_JSON = "application/problem+json";
 
-	/** Spring's CORS processing, except that an origin it would reject leaves the refusal as it is. */
-	private static final CorsProcessor CORS = new DefaultCorsProcessor() {
+    /** Spring's CORS processing, except that an origin it would reject leaves the refusal as it is. */
+    private static final CorsProcessor CORS = new DefaultCorsProcessor() {
 
-		@Override
-		protected void rejectRequest(ServerHttpResponse response) {
-		}
+        @Override
+        protected void rejectRequest(ServerHttpResponse response) {}
+    };
 
-	};
+    private final ThrottleExceptionHandler handler;
 
-	private final ThrottleExceptionHandler handler;
+    private final AdviceOrder order;
 
-	private final AdviceOrder order;
+    /**
+     * Creates the writer.
+     * @param handler builds the refusal that is written
+     * @param beanFactory the application's beans, among which its own refusal handler is looked for
+     */
+    public ServletRefusals(ThrottleExceptionHandler handler, @Nullable BeanFactory beanFactory) {
+        this.handler = handler;
+        this.order = new AdviceOrder(beanFactory);
+    }
 
-	/**
-	 * Creates the writer.
-	 * @param handler builds the refusal that is written
-	 * @param beanFactory the application's beans, among which its own refusal handler is looked for
-	 */
-	public ServletRefusals(ThrottleExceptionHandler handler, @Nullable BeanFactory beanFactory) {
-		this.handler = handler;
-		this.order = new AdviceOrder(beanFactory);
-	}
+    @Override
+    public int getOrder() {
+        return this.order.get();
+    }
 
-	@Override
-	public int getOrder() {
-		return this.order.get();
-	}
+    /**
+     * Answers a refusal that left a handler.
+     * @param ex the refusal
+     * @param request the request
+     * @param response the response
+     * @throws IOException when the body cannot be written
+     */
+    @ExceptionHandler(ThrottledException.class)
+    public void handleThrottled(ThrottledException ex, HttpServletRequest request, HttpServletResponse response)
+            throws IOException {
+        write(request, response, ex);
+    }
 
-	/**
-	 * Answers a refusal that left a handler.
-	 * @param ex the refusal
-	 * @param request the request
-	 * @param response the response
-	 * @throws IOException when the body cannot be written
-	 */
-	@ExceptionHandler(ThrottledException.class)
-	public void handleThrottled(ThrottledException ex, HttpServletRequest request, HttpServletResponse response)
-			throws IOException {
-		write(request, response, ex);
-	}
+    /**
+     * Answers a refusal with the application's {@link ThrottleExceptionHandler#refusal}.
+     * @param request the request (its {@code Accept} header chooses the body)
+     * @param response the response; left alone if already committed
+     * @param ex the refusal
+     * @throws IOException when the body cannot be written
+     */
+    public void write(HttpServletRequest request, HttpServletResponse response, ThrottledException ex)
+            throws IOException {
+        write(request, response, ex, true);
+    }
 
-	/**
-	 * Answers a refusal with the application's {@link ThrottleExceptionHandler#refusal}.
-	 * @param request the request (its {@code Accept} header chooses the body)
-	 * @param response the response; left alone if already committed
-	 * @param ex the refusal
-	 * @throws IOException when the body cannot be written
-	 */
-	public void write(HttpServletRequest request, HttpServletResponse response, ThrottledException ex)
-			throws IOException {
-		write(request, response, ex, true);
-	}
+    /**
+     * Answers a refusal with the application's {@link ThrottleExceptionHandler#refusal}.
+     * @param request the request (its {@code Accept} header chooses the body)
+     * @param response the response; left alone if already committed
+     * @param ex the refusal
+     * @param errorPage whether a browser may be shown the application's error page (else it gets
+     * problem+json like any client)
+     * @throws IOException when the body cannot be written
+     */
+    public void write(
+            HttpServletRequest request, HttpServletResponse response, ThrottledException ex, boolean errorPage)
+            throws IOException {
+        if (!response.isCommitted()) {
+            Refusal refusal = this.handler.refusal(ex);
+            headers(response, refusal);
+            answer(
+                    request,
+                    response,
+                    refusal.status().value(),
+                    refusal.detail(),
+                    Refusals.problemJson(refusal, request.getRequestURI()),
+                    errorPage);
+        }
+    }
 
-	/**
-	 * Answers a refusal with the application's {@link ThrottleExceptionHandler#refusal}.
-	 * @param request the request (its {@code Accept} header chooses the body)
-	 * @param response the response; left alone if already committed
-	 * @param ex the refusal
-	 * @param errorPage whether a browser may be shown the application's error page (else it gets
-	 * problem+json like any client)
-	 * @throws IOException when the body cannot be written
-	 */
-	public void write(HttpServletRequest request, HttpServletResponse response, ThrottledException ex,
-			boolean errorPage) throws IOException {
-		if (!response.isCommitted()) {
-			Refusal refusal = this.handler.refusal(ex);
-			headers(response, refusal);
-			answer(request, response, refusal.status().value(), refusal.detail(),
-					Refusals.problemJson(refusal, request.getRequestURI()), errorPage);
-		}
-	}
+    /**
+     * Answers a request from a blocked client address with 403: problem+json, or the 403 error
+     * page for a browser.
+     * @param request the request
+     * @param response the response; left alone if already committed
+     * @throws IOException when the body cannot be written
+     */
+    public static void forbid(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        if (!response.isCommitted()) {
+            answer(
+                    request,
+                    response,
+                    HttpServletResponse.SC_FORBIDDEN,
+                    Refusals.FORBIDDEN_DETAIL,
+                    Refusals.FORBIDDEN_JSON,
+                    true);
+        }
+    }
 
-	/**
-	 * Answers a request from a blocked client address with 403: problem+json, or the 403 error
-	 * page for a browser.
-	 * @param request the request
-	 * @param response the response; left alone if already committed
-	 * @throws IOException when the body cannot be written
-	 */
-	public static void forbid(HttpServletRequest request, HttpServletResponse response) throws IOException {
-		if (!response.isCommitted()) {
-			answer(request, response, HttpServletResponse.SC_FORBIDDEN, Refusals.FORBIDDEN_DETAIL,
-					Refusals.FORBIDDEN_JSON, true);
-		}
-	}
+    /**
+     * Sets {@code Retry-After} and the rate-limit headers of a refusal, replacing any that an
+     * earlier allowed call of the same request set.
+     * @param response the response, or null
+     * @param refusal the refusal
+     */
+    public static void headers(@Nullable HttpServletResponse response, Refusal refusal) {
+        if (response == null || response.isCommitted()) {
+            return;
+        }
+        refusal.retryAfterSeconds()
+                .ifPresent((seconds) -> response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(seconds)));
+        if (refusal.rateLimit() != null) {
+            response.setHeader(RateLimitHeaders.POLICY, refusal.rateLimitPolicy());
+            response.setHeader(RateLimitHeaders.LIMIT, refusal.rateLimit());
+        }
+    }
 
-	/**
-	 * Sets {@code Retry-After} and the rate-limit headers of a refusal, replacing any that an
-	 * earlier allowed call of the same request set.
-	 * @param response the response, or null
-	 * @param refusal the refusal
-	 */
-	public static void headers(@Nullable HttpServletResponse response, Refusal refusal) {
-		if (response == null || response.isCommitted()) {
-			return;
-		}
-		refusal.retryAfterSeconds()
-			.ifPresent((seconds) -> response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(seconds)));
-		if (refusal.rateLimit() != null) {
-			response.setHeader(RateLimitHeaders.POLICY, refusal.rateLimitPolicy());
-			response.setHeader(RateLimitHeaders.LIMIT, refusal.rateLimit());
-		}
-	}
+    /**
+     * The CORS headers of a response decided before any handler mapping ran (a URL rule, a blocked
+     * address), by Spring's own CORS processing, where the application's configuration allows the
+     * origin: {@code Vary} is added to, the rate-limit headers exposed.
+     * @param config the configuration that applies to the request, or null
+     * @param request the request
+     * @param response the response
+     * @throws IOException never in practice: no body is written
+     */
+    public static void cors(
+            @Nullable CorsConfiguration config, HttpServletRequest request, HttpServletResponse response)
+            throws IOException {
+        if (config != null) {
+            CORS.processRequest(CorsExposure.exposing(config), request, response);
+        }
+    }
 
-	/**
-	 * The CORS headers of a response decided before any handler mapping ran (a URL rule, a blocked
-	 * address), by Spring's own CORS processing, where the application's configuration allows the
-	 * origin: {@code Vary} is added to, the rate-limit headers exposed.
-	 * @param config the configuration that applies to the request, or null
-	 * @param request the request
-	 * @param response the response
-	 * @throws IOException never in practice: no body is written
-	 */
-	public static void cors(@Nullable CorsConfiguration config, HttpServletRequest request,
-			HttpServletResponse response) throws IOException {
-		if (config != null) {
-			CORS.processRequest(CorsExposure.exposing(config), request, response);
-		}
-	}
+    /**
+     * Whether the request comes from a browser that asked for HTML and not JSON.
+     * @param request the request
+     * @return whether an error page suits it better than problem+json
+     */
+    public static boolean prefersHtml(HttpServletRequest request) {
+        Enumeration<String> accept = request.getHeaders(HttpHeaders.ACCEPT);
+        return accept != null && Refusals.prefersHtml(Collections.list(accept));
+    }
 
-	/**
-	 * Whether the request comes from a browser that asked for HTML and not JSON.
-	 * @param request the request
-	 * @return whether an error page suits it better than problem+json
-	 */
-	public static boolean prefersHtml(HttpServletRequest request) {
-		Enumeration<String> accept = request.getHeaders(HttpHeaders.ACCEPT);
-		return accept != null && Refusals.prefersHtml(Collections.list(accept));
-	}
-
-	/** The problem, or for a browser that may see it the error page, which Boot renders on sendError. */
-	private static void answer(HttpServletRequest request, HttpServletResponse response, int status, String detail,
-			String json, boolean errorPage) throws IOException {
-		if (errorPage && prefersHtml(request)) {
-			response.sendError(status, detail);
-			return;
-		}
-		byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
-		response.setStatus(status);
-		response.setContentType(PROBLEM_JSON);
-		response.setContentLength(bytes.length);
-		response.getOutputStream().write(bytes);
-		response.flushBuffer();
-	}
-
+    /** The problem, or for a browser that may see it the error page, which Boot renders on sendError. */
+    private static void answer(
+            HttpServletRequest request,
+            HttpServletResponse response,
+            int status,
+            String detail,
+            String json,
+            boolean errorPage)
+            throws IOException {
+        if (errorPage && prefersHtml(request)) {
+            response.sendError(status, detail);
+            return;
+        }
+        byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+        response.setStatus(status);
+        response.setContentType(PROBLEM_JSON);
+        response.setContentLength(bytes.length);
+        response.getOutputStream().write(bytes);
+        response.flushBuffer();
+    }
 }

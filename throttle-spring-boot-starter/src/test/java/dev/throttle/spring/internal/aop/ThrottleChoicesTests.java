@@ -1,10 +1,6 @@
 package dev.throttle.spring.internal.aop;
 
-import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.GcraPolicy;
 import dev.throttle.ManualTimeSource;
@@ -14,8 +10,10 @@ import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.annotation.Throttled;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
 
 /**
  * What a call chooses per call: nothing at all for a method without a plan or cost
@@ -23,44 +21,43 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ThrottleChoicesTests {
 
-	private final Throttler throttler = new Throttler(new MemoryThrottleStore(new ManualTimeSource(), 100),
-			List.of(new GcraPolicy("api", 100, Duration.ofMinutes(1))),
-			Map.of("api", Map.of("pro", new GcraPolicy("api", 1000, Duration.ofMinutes(1)))), List.of());
+    private final Throttler throttler = new Throttler(
+            new MemoryThrottleStore(new ManualTimeSource(), 100),
+            List.of(new GcraPolicy("api", 100, Duration.ofMinutes(1))),
+            Map.of("api", Map.of("pro", new GcraPolicy("api", 1000, Duration.ofMinutes(1)))),
+            List.of());
 
-	private final ThrottledMethods methods = new ThrottledMethods(Admissions.of(this.throttler));
+    private final ThrottledMethods methods = new ThrottledMethods(Admissions.of(this.throttler));
 
-	@Test
-	void aMethodWithoutPlanOrCostExpressionsUsesItsThrottlesAsTheyAreWithNothingPerCall() throws Exception {
-		ThrottledMethod plain = this.methods.resolve(Calls.class.getMethod("plain", String.class), Calls.class);
-		assertThat(plain.throttlesFor(new Object[] { "k" }, ThrottleRequestContext.NONE)).isSameAs(plain.throttles());
-	}
+    @Test
+    void aMethodWithoutPlanOrCostExpressionsUsesItsThrottlesAsTheyAreWithNothingPerCall() throws Exception {
+        ThrottledMethod plain = this.methods.resolve(Calls.class.getMethod("plain", String.class), Calls.class);
+        assertThat(plain.throttlesFor(new Object[] {"k"}, ThrottleRequestContext.NONE))
+                .isSameAs(plain.throttles());
+    }
 
-	@Test
-	void aPlanAndACostAreChosenPerCall() throws Exception {
-		ThrottledMethod chosen = this.methods.resolve(Calls.class.getMethod("chosen", String.class, int.class),
-				Calls.class);
-		List<Charge> pro = chosen.throttlesFor(new Object[] { "pro", 7 }, ThrottleRequestContext.NONE);
-		assertThat(pro).singleElement().satisfies((throttle) -> {
-			assertThat(throttle.policy().quota()).isEqualTo(1000);
-			assertThat(throttle.cost()).isEqualTo(7);
-		});
-		List<Charge> base = chosen.throttlesFor(new Object[] { null, -3 }, ThrottleRequestContext.NONE);
-		assertThat(base).singleElement().satisfies((throttle) -> {
-			assertThat(throttle.policy().quota()).isEqualTo(100);
-			assertThat(throttle.cost()).as("at least 1").isEqualTo(1);
-		});
-	}
+    @Test
+    void aPlanAndACostAreChosenPerCall() throws Exception {
+        ThrottledMethod chosen =
+                this.methods.resolve(Calls.class.getMethod("chosen", String.class, int.class), Calls.class);
+        List<Charge> pro = chosen.throttlesFor(new Object[] {"pro", 7}, ThrottleRequestContext.NONE);
+        assertThat(pro).singleElement().satisfies((throttle) -> {
+            assertThat(throttle.policy().quota()).isEqualTo(1000);
+            assertThat(throttle.cost()).isEqualTo(7);
+        });
+        List<Charge> base = chosen.throttlesFor(new Object[] {null, -3}, ThrottleRequestContext.NONE);
+        assertThat(base).singleElement().satisfies((throttle) -> {
+            assertThat(throttle.policy().quota()).isEqualTo(100);
+            assertThat(throttle.cost()).as("at least 1").isEqualTo(1);
+        });
+    }
 
-	public static class Calls {
+    public static class Calls {
 
-		@Throttled(policy = "api", key = "#key")
-		public void plain(String key) {
-		}
+        @Throttled(policy = "api", key = "#key")
+        public void plain(String key) {}
 
-		@Throttled(policy = "api", key = "#plan", plan = "#plan", costExpression = "#units")
-		public void chosen(String plan, int units) {
-		}
-
-	}
-
+        @Throttled(policy = "api", key = "#plan", plan = "#plan", costExpression = "#units")
+        public void chosen(String plan, int units) {}
+    }
 }

@@ -8,10 +8,9 @@ import org.springframework.context.ApplicationEvent;
  */
 public class EnvironmentChangeEvent extends ApplicationEvent {
 
-	private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 1L;
 
-	public EnvironmentChangeEvent(Object source) {
-		super(source);
-	}
-
+    public EnvironmentChangeEvent(Object source) {
+        super(source);
+    }
 }
