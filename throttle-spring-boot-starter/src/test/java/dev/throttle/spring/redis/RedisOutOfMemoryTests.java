@@ -111,6 +111,8 @@ class RedisOutOfMemoryTests {
             api.tryAcquire("user-0", 1);
             return !store.isStoreDown();
         });
+        // the outage ends before its INFO is written, on the probe's thread
+        await("the end of the outage is logged", () -> !infos().isEmpty());
         assertThat(warnings()).hasSize(1);
         assertThat(infos())
                 .singleElement()
