@@ -291,7 +291,7 @@ public final class RedisLoad {
                 LettuceConnectionFactory factory = factory(port);
                 boolean nearCache = variant.startsWith("nearcache-");
                 // nearcache-: the store as the starter configures it by default (near cache of 100,000 keys
-                // per policy, refusals of 50 ms or more); throttle-: without a near cache, as before issue 14
+                // per policy, refusals of 50 ms or more); throttle-: the store without a near cache
                 RedisThrottleStore store = nearCache
                         ? new RedisThrottleStore(
                                 factory,

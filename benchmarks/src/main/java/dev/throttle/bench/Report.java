@@ -15,7 +15,7 @@ import java.util.Map;
 /**
  * Turns the raw results of one {@code run.sh} under {@code results/} into {@code summary.md}: the
  * tables, each row with its ratio against the peer and the baseline of the same run, and whether
- * each target of issue 6 is met.
+ * each of the project's performance targets is met.
  *
  * <p>Usage: {@code Report <results-dir>}.
  */
