@@ -10,6 +10,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -46,7 +47,7 @@ class WebFluxUrlRulesTests {
     static HttpResponse<String> send(int port, String method, String path, String... headers) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .method(method, HttpRequest.BodyPublishers.noBody())
-                .timeout(Duration.ofSeconds(30));
+                .timeout(Duration.ofSeconds(10));
         if (headers.length > 0) {
             request.headers(headers);
         }
@@ -56,7 +57,17 @@ class WebFluxUrlRulesTests {
         // browser's request goes on a connection of its own, never reused by the next test step.
         boolean browser = List.of(headers).stream().anyMatch((value) -> value.startsWith("text/html"));
         HttpClient sender = browser ? HttpClient.newHttpClient() : client;
-        return sender.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        try {
+            return sender.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (HttpTimeoutException ex) {
+            // The same Reactor Netty keep-alive hang has been seen once after a plain 429 on a reused
+            // connection: the request is sent again on a connection of its own, so a hung connection
+            // is told from a hung server (which does not answer this one either, and fails the test).
+            System.err.println(
+                    "no answer on a reused connection within 10 s, sent again on a new one: " + method + " " + path);
+            return HttpClient.newHttpClient()
+                    .send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+        }
     }
 
     static HttpResponse<String> get(int port, String path, String... headers) throws Exception {
