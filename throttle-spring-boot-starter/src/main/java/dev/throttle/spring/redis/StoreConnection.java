@@ -108,7 +108,6 @@ final class StoreConnection {
     private void warmUp(ReactiveRedisConnection connection) {
         try {
             connection.ping().block(WARM_UP_TIMEOUT);
-            this.memoryPolicy.check(connection, WARM_UP_TIMEOUT);
             // from here on a policy bound later has its script loaded as it is bound; the ones bound
             // so far are loaded now (a policy bound meanwhile may be loaded twice, which is harmless)
             this.warmConnection = connection;
@@ -121,6 +120,11 @@ final class StoreConnection {
         } catch (RuntimeException ex) {
             // Redis down or a cluster that routes SCRIPT LOAD elsewhere: EVALSHA falls back to EVAL
         } finally {
+            // after the scripts, so that decisions find them loaded as early as without this look,
+            // and only once Redis has answered the ping; never throws
+            if (this.warmConnection == connection) {
+                this.memoryPolicy.check(connection, WARM_UP_TIMEOUT);
+            }
             this.warmUpDone.complete(null);
         }
     }

@@ -79,6 +79,8 @@ class RedisNearCacheTests {
         RedisThrottleStore store =
                 new RedisThrottleStore(connectionFactory, "throttle", Duration.ofSeconds(5), this.clock, settings);
         this.stores.add(store);
+        // its warm-up (a ping, its scripts, a look at Redis's settings) is not what these tests watch
+        store.warmUpDone().orTimeout(10, TimeUnit.SECONDS).join();
         if (settings.isEnabled()) {
             // subscribing forgets everything (events may have been missed before): wait for it
             store.eventsSubscribed().orTimeout(10, TimeUnit.SECONDS).join();
