@@ -81,7 +81,7 @@ final class SettlementCalls {
      * is reported), or it is owed earlier settlements (then this one waits its turn behind them).
      */
     private boolean sendNow(String key, boolean reset, int cost, long receipt) {
-        RuntimeException error = this.calls.skipStore(key);
+        RuntimeException error = this.calls.skipStore();
         if (error != null) {
             missed(error, false, key, reset, cost, receipt);
             return false;

@@ -36,7 +36,7 @@ final class StoreCalls {
     }
 
     <T> T call(String key, Supplier<T> store, Supplier<T> fallback) {
-        RuntimeException error = skipStore(key);
+        RuntimeException error = skipStore();
         if (error == null) {
             T result;
             try {
@@ -51,7 +51,7 @@ final class StoreCalls {
     }
 
     <T> CompletionStage<T> callAsync(String key, Supplier<CompletionStage<T>> store, Supplier<T> fallback) {
-        RuntimeException error = skipStore(key);
+        RuntimeException error = skipStore();
         if (error == null) {
             try {
                 return store.get().handle((result, failure) -> {
@@ -73,7 +73,7 @@ final class StoreCalls {
      * report, and starts a probe so that the outage ends as soon as the store answers.
      */
     @Nullable
-    RuntimeException skipStore(String key) {
+    RuntimeException skipStore() {
         if (!this.health.isDown()) {
             return null;
         }
