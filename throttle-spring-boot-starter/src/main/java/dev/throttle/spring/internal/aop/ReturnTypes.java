@@ -4,6 +4,8 @@ import java.lang.reflect.Method;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.ResolvableType;
@@ -31,6 +33,16 @@ final class ReturnTypes {
     private static final Class<?> FLUX = resolve("reactor.core.publisher.Flux");
 
     private static final Class<?> RESPONSE_ENTITY = resolve("org.springframework.http.ResponseEntity");
+
+    /**
+     * With kotlinx-coroutines-reactor, Spring AOP runs a Kotlin {@code suspend fun} as a Mono (a
+     * Flux when it returns a {@code Flow}) that its proxy awaits, and carries the coroutine's
+     * Reactor context (WebFlux's exchange) into it and into a {@code Flow} collected through Reactor.
+     */
+    private static final boolean COROUTINES_REACTOR_PRESENT =
+            REACTOR_PRESENT && ClassUtils.isPresent("kotlinx.coroutines.reactor.MonoKt", classLoader);
+
+    private static final Class<?> FLOW = resolve("kotlinx.coroutines.flow.Flow");
 
     /** Types whose outcome Spring MVC learns by a path the advisor cannot follow. */
     private static final String[] HIDING = {
@@ -81,7 +93,7 @@ final class ReturnTypes {
          * @return whether the subscriber's context is seen
          */
         boolean carriesContext() {
-            return this.adapter == null;
+            return this.adapter == null || (COROUTINES_REACTOR_PRESENT && this.adapter.getReactiveType() == FLOW);
         }
     }
 
@@ -91,6 +103,9 @@ final class ReturnTypes {
      * @return the plan
      */
     static Plan plan(Method method) {
+        if (KotlinDetector.isSuspendingFunction(method)) {
+            return suspending(method);
+        }
         Class<?> type = method.getReturnType();
         String description =
                 ResolvableType.forMethodReturnType(method).toString().replaceAll("[\\w$]+\\.", "");
@@ -125,6 +140,21 @@ final class ReturnTypes {
             return new Plan(plain ? Kind.VALUE : Kind.FOLLOWED, null, false, description);
         }
         return new Plan((type == Object.class) ? Kind.FOLLOWED : Kind.VALUE, null, false, description);
+    }
+
+    /**
+     * A Kotlin {@code suspend fun}: Spring AOP hands its advice a Mono of the function's result (a
+     * Flux of a returned {@code Flow}'s values) and its proxy awaits that publisher, so the call
+     * is throttled at subscription like a method returning Mono. Without kotlinx-coroutines-reactor
+     * the advice sees only the suspended call's marker, and the outcome is hidden.
+     */
+    private static Plan suspending(Method method) {
+        Class<?> result = MethodParameter.forExecutable(method, -1).getParameterType();
+        String description = "suspend fun (" + result.getSimpleName() + ")";
+        if (!COROUTINES_REACTOR_PRESENT) {
+            return new Plan(Kind.HIDDEN, null, false, description + " without kotlinx-coroutines-reactor");
+        }
+        return new Plan(Kind.SUBSCRIBED, null, FLOW != null && FLOW.isAssignableFrom(result), description);
     }
 
     /**

@@ -142,6 +142,17 @@ final class ThrottledAnnotations {
         return true;
     }
 
+    /**
+     * Whether a method is the body Kotlin compiles a {@code suspend fun} of an open class into: a
+     * static {@code name$suspendImpl} that carries the function's annotations and is called by the
+     * public method of the same name, which is the one a proxy intercepts.
+     * @param method a method
+     * @return whether it is such a body
+     */
+    static boolean isSuspendBody(Method method) {
+        return Modifier.isStatic(method.getModifiers()) && method.getName().endsWith("$suspendImpl");
+    }
+
     static boolean canBeIntercepted(Method method) {
         int modifiers = method.getModifiers();
         return !Modifier.isPrivate(modifiers) && !Modifier.isStatic(modifiers) && !Modifier.isFinal(modifiers);

@@ -142,6 +142,9 @@ public final class ThrottledMethods {
         List<String> problems = new ArrayList<>();
         List<String> hidden = new ArrayList<>();
         for (Method method : ThrottledAnnotations.methodsOf(userClass)) {
+            if (ThrottledAnnotations.isSuspendBody(method)) {
+                continue;
+            }
             try {
                 if (validate(method, userClass, classLevel, controller)
                         && ThrottledAnnotations.hiddenByFinalClass(method, userClass)) {
