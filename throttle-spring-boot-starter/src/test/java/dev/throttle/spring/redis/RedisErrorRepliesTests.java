@@ -1,0 +1,251 @@
+package dev.throttle.spring.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.throttle.BoundPolicy;
+import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.Throttler;
+import dev.throttle.TimeSource;
+import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
+import dev.throttle.testing.Eventually;
+import dev.throttle.testing.redis.RedisProcess;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * The error replies a running Redis sends when it cannot take a write: {@code READONLY} from a
+ * master demoted to a replica, {@code MASTERDOWN} from a replica that lost its master, and
+ * {@code LOADING} while a server loads its dataset. Each is an outage of its own: decisions answer by
+ * the failure mode at once (an error reply is no timeout: nobody waits for {@code timeout}), one
+ * WARN names Redis's own error, and Redis decides again as soon as it can write.
+ */
+class RedisErrorRepliesTests {
+
+    private static final FixedWindowPolicy POLICY = new FixedWindowPolicy("api", 1_000_000, Duration.ofHours(1));
+
+    /** The store's timeout: an answer by the failure mode comes far sooner. */
+    private static final Duration TIMEOUT = Duration.ofSeconds(3);
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+
+    private ListAppender<ILoggingEvent> logs;
+
+    @BeforeAll
+    static void routeJavaLoggingToLogback() {
+        // the failure policy lives in core and logs through System.Logger (java.util.logging here)
+        if (!SLF4JBridgeHandler.isInstalled()) {
+            SLF4JBridgeHandler.removeHandlersForRootLogger();
+            SLF4JBridgeHandler.install();
+        }
+    }
+
+    @BeforeEach
+    void captureLogs() {
+        this.logs = new ListAppender<>();
+        this.logs.start();
+        ((Logger) LoggerFactory.getLogger("dev.throttle")).addAppender(this.logs);
+    }
+
+    @AfterEach
+    void stopEverything() throws Exception {
+        ((Logger) LoggerFactory.getLogger("dev.throttle")).detachAppender(this.logs);
+        for (int i = this.resources.size() - 1; i >= 0; i--) {
+            this.resources.get(i).close();
+        }
+    }
+
+    @Test
+    void aDemotedMasterAnswersReadOnlyWhichIsOneOutageUntilItIsMasterAgain() {
+        RedisProcess redis = start(List.of());
+        RedisProcess other = start(List.of());
+        RedisCommands<String, String> commands = commands(redis);
+        ResilientThrottleStore store = store(redis);
+        BoundPolicy api = warmedUp(store);
+
+        commands.replicaof("127.0.0.1", other.port());
+        assertEveryDecisionAnswersAtOnceByTheFailureMode(api, store);
+        assertThat(warnings())
+                .singleElement()
+                .satisfies((message) -> assertThat(message).contains("READONLY"));
+
+        commands.replicaofNoOne();
+        assertDecidesOnRedisAgain(api, store);
+    }
+
+    @Test
+    void aReplicaThatLostItsMasterAnswersMasterDownWhichIsAnOutageNamedByIt() {
+        RedisProcess master = start(List.of());
+        RedisProcess replica =
+                start(List.of("--replicaof", "127.0.0.1 " + master.port(), "--replica-serve-stale-data", "no"));
+        RedisCommands<String, String> replicaCommands = commands(replica);
+        Eventually.until(
+                "the replica is in sync",
+                () -> replicaCommands.info("replication").contains("master_link_status:up"));
+        master.stop();
+        Eventually.until(
+                "the replica sees its master gone",
+                () -> replicaCommands.info("replication").contains("master_link_status:down"));
+
+        ResilientThrottleStore store = store(replica);
+        BoundPolicy api = new Throttler(store, List.of(POLICY)).bound("api");
+        assertEveryDecisionAnswersAtOnceByTheFailureMode(api, store);
+        assertThat(warnings())
+                .singleElement()
+                .satisfies((message) -> assertThat(message).contains("MASTERDOWN"));
+    }
+
+    @Test
+    void aServerLoadingItsDatasetAnswersLoadingWhichIsAnOutageThatEndsWhenItHasLoaded() throws Exception {
+        RedisProcess redis = start(List.of(
+                "--enable-debug-command", "yes",
+                "--key-load-delay", "50",
+                "--loading-process-events-interval-bytes", "1024"));
+        RedisCommands<String, String> commands = commands(redis);
+        ResilientThrottleStore store = store(redis);
+        BoundPolicy api = warmedUp(store);
+        commands.eval("for i = 1, 40000 do redis.call('SET', 'ballast:' .. i, 'x') end", ScriptOutputType.STATUS);
+
+        // DEBUG RELOAD saves and loads the dataset again on the server's own thread, answering other
+        // clients LOADING meanwhile (40,000 keys at 50 µs each: about two seconds)
+        RedisCommands<String, String> reloader = commands(redis);
+        CompletableFuture<String> reload = CompletableFuture.supplyAsync(reloader::debugReload);
+        Eventually.until("a decision meets the loading server", () -> {
+            api.tryAcquire("user-0", 1);
+            return store.isStoreDown() || reload.isDone();
+        });
+        assertThat(reload).as("the reload was still running").isNotDone();
+        long started = System.nanoTime();
+        Decision decision = api.tryAcquire("user-1", 1);
+        assertThat(decision.allowed()).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .as("answered by the failure mode, not after the timeout")
+                .isLessThan(TIMEOUT.dividedBy(3));
+        assertThat(store.isStoreDown()).isTrue();
+
+        assertThat(reload.get()).isEqualTo("OK");
+        assertDecidesOnRedisAgain(api, store);
+        assertThat(warnings())
+                .singleElement()
+                .satisfies((message) -> assertThat(message).contains("LOADING"));
+    }
+
+    @Test
+    void aPausedRedisCostsThreeCallsTheirTimeoutThenAnswersAtOnceUntilItAnswersAgain() {
+        RedisProcess redis = start(List.of());
+        RedisCommands<String, String> commands = commands(redis);
+        Duration timeout = Duration.ofMillis(300);
+        ResilientThrottleStore store = store(redis, timeout);
+        BoundPolicy api = warmedUp(store);
+        this.logs.list.clear();
+
+        // Redis keeps the connection but answers nobody: a partition, a stalled server
+        commands.clientPause(4_000);
+        List<Duration> waits = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            long started = System.nanoTime();
+            assertThat(api.tryAcquire("user-" + (i % 4), 1).allowed()).isTrue();
+            waits.add(Duration.ofNanos(System.nanoTime() - started));
+        }
+        assertThat(waits.subList(0, 3))
+                .as("no outage at one slow answer: three calls in a row wait their timeout")
+                .allSatisfy((wait) -> assertThat(wait).isGreaterThanOrEqualTo(timeout.minusMillis(50)));
+        assertThat(waits.subList(3, 20))
+                .as("then the failure mode answers at once")
+                .allSatisfy((wait) -> assertThat(wait).isLessThan(timeout.dividedBy(2)));
+        assertThat(store.isStoreDown()).isTrue();
+        assertThat(warnings())
+                .singleElement()
+                .satisfies((message) -> assertThat(message).contains("no answer within 300ms"));
+
+        assertDecidesOnRedisAgain(api, store);
+    }
+
+    private void assertEveryDecisionAnswersAtOnceByTheFailureMode(BoundPolicy api, ResilientThrottleStore store) {
+        this.logs.list.clear();
+        for (int i = 0; i < 50; i++) {
+            long started = System.nanoTime();
+            Decision decision = api.tryAcquire("user-" + (i % 4), 1);
+            assertThat(decision.allowed()).as("call %d: %s", i, decision).isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .as("call %d answered by the failure mode, not after the timeout", i)
+                    .isLessThan(TIMEOUT.dividedBy(3));
+        }
+        assertThat(store.isStoreDown()).isTrue();
+    }
+
+    private void assertDecidesOnRedisAgain(BoundPolicy api, ResilientThrottleStore store) {
+        Eventually.until("Redis decides again", () -> {
+            api.tryAcquire("user-0", 1);
+            return !store.isStoreDown();
+        });
+        Eventually.until(
+                "the end of the outage is logged",
+                () -> messages(Level.INFO).stream().anyMatch((message) -> message.contains("answers again")));
+    }
+
+    private BoundPolicy warmedUp(ResilientThrottleStore store) {
+        BoundPolicy api = new Throttler(store, List.of(POLICY)).bound("api");
+        Eventually.until("Redis decides", () -> api.tryAcquire("warm-up", 1).allowed() && !store.isStoreDown());
+        return api;
+    }
+
+    private RedisProcess start(List<String> args) {
+        RedisProcess redis = new RedisProcess(RedisProcess.freePort(false), args);
+        redis.start();
+        this.resources.add(redis::stop);
+        return redis;
+    }
+
+    private RedisCommands<String, String> commands(RedisProcess redis) {
+        RedisClient client = redis.endpoint().newClient();
+        this.resources.add(() -> client.shutdown(Duration.ZERO, Duration.ofSeconds(1)));
+        StatefulRedisConnection<String, String> connection = client.connect();
+        return connection.sync();
+    }
+
+    private ResilientThrottleStore store(RedisProcess redis) {
+        return store(redis, TIMEOUT);
+    }
+
+    private ResilientThrottleStore store(RedisProcess redis, Duration timeout) {
+        LettuceConnectionFactory connectionFactory = redis.endpoint().newConnectionFactory();
+        this.resources.add(connectionFactory::destroy);
+        return new ResilientThrottleStore(
+                new RedisThrottleStore(connectionFactory, "throttle", timeout),
+                FailureMode.LOCAL,
+                new MemoryThrottleStore(TimeSource.system(), 10_000));
+    }
+
+    private List<String> warnings() {
+        return messages(Level.WARN);
+    }
+
+    private List<String> messages(Level level) {
+        synchronized (this.logs.list) {
+            return this.logs.list.stream()
+                    .filter((event) -> event.getLevel() == level)
+                    .map(ILoggingEvent::getFormattedMessage)
+                    .toList();
+        }
+    }
+}
