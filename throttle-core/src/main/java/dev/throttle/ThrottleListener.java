@@ -55,4 +55,13 @@ public interface ThrottleListener {
      * and was not asked
      */
     default void onStoreError(Policy policy, RuntimeException error) {}
+
+    /**
+     * Hears a policy changed at run time ({@link Throttler#update}): through the actuator, the
+     * environment, or a change another instance of the fleet stored. Keys keep their state. An
+     * exception thrown here is ignored.
+     * @param before the policy's numbers until now
+     * @param after the numbers it applies from now on
+     */
+    default void onPolicyChanged(Policy before, Policy after) {}
 }

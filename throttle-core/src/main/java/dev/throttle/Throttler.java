@@ -27,6 +27,9 @@ public final class Throttler {
 
     private final Map<String, BoundPolicy> bound;
 
+    /** Hear decisions, refusals, store errors and changes of policies, in order. */
+    private final ThrottleListener[] listeners;
+
     /**
      * Binds {@code policies} to {@code store}.
      * @param store where state lives
@@ -92,6 +95,7 @@ public final class Throttler {
             }
         }
         this.bound = Collections.unmodifiableMap(bound);
+        this.listeners = heard;
     }
 
     /**
@@ -141,7 +145,15 @@ public final class Throttler {
                             + bound.policy().algorithm() + " to " + policy.algorithm()
                             + "): its keys' state would mean nothing");
         }
+        Policy before = bound.policy();
         bound.update(policy, plans);
+        for (ThrottleListener listener : this.listeners) {
+            try {
+                listener.onPolicyChanged(before, policy);
+            } catch (RuntimeException ex) {
+                // a listener's failure must not undo a change that is applied
+            }
+        }
     }
 
     /**

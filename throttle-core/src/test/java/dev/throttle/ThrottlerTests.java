@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -317,5 +318,20 @@ class ThrottlerTests {
                 throw new IllegalStateException(ex);
             }
         }
+    }
+
+    @Test
+    void aPolicyChangedAtRunTimeIsHeardByTheListenersWithItsNumbersBeforeAndAfter() {
+        List<String> heard = new ArrayList<>();
+        ThrottleListener listener = new ThrottleListener() {
+            @Override
+            public void onPolicyChanged(Policy before, Policy after) {
+                heard.add(before.name() + ": " + before + " -> " + after);
+            }
+        };
+        Throttler throttler = new Throttler(this.store, List.of(API), List.of(listener));
+        Policy changed = new GcraPolicy(API.name(), 7, Duration.ofSeconds(10));
+        throttler.update(changed, Map.of());
+        assertThat(heard).containsExactly(API.name() + ": " + API + " -> " + changed);
     }
 }

@@ -4,6 +4,8 @@ import dev.throttle.Decision;
 import dev.throttle.Policy;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.fleet.StoredPolicyChange;
+import java.security.Principal;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -152,6 +154,19 @@ public class ThrottleEndpoint {
      * unknown policy (404)
      */
     public WebEndpointResponse<Map<String, Object>> update(String policy, Map<String, Object> changes) {
+        return update(policy, changes, null);
+    }
+
+    /**
+     * Changes settings of a policy as {@link #update(String, Map)} does, naming who changes it: on a
+     * store a fleet shares (Redis), the change is stored and reaches every instance.
+     * @param policy the policy's name
+     * @param changes YAML setting names to new values
+     * @param principal the caller, or null
+     * @return as {@link #update(String, Map)}
+     */
+    public WebEndpointResponse<Map<String, Object>> update(
+            String policy, Map<String, Object> changes, @Nullable Principal principal) {
         Map<String, Object> body = new LinkedHashMap<>();
         if (!this.throttler.policies().containsKey(policy)) {
             body.put(
@@ -166,16 +181,64 @@ public class ThrottleEndpoint {
                 return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
             }
             try {
-                this.changes.update(policy, changes);
+                this.changes.update(policy, changes, by(principal));
             } catch (ThrottleConfigurationException ex) {
                 body.put("policy", policy);
                 body.put("problems", ex.problems());
                 return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
+            } catch (RuntimeException ex) {
+                return unstored(policy, ex);
             }
         }
         body.put("policy", policy);
         body.putAll(applied(policy));
         return new WebEndpointResponse<>(body);
+    }
+
+    /**
+     * Reverts a policy to its configuration (write access only): on a store a fleet shares, on every
+     * instance.
+     * @param policy the policy's name
+     * @param principal the caller, or null
+     * @return the policy as now applied (200); an unknown policy (404); a store that could not take
+     * the revert (503, nothing changed)
+     */
+    @DeleteOperation
+    public WebEndpointResponse<Map<String, Object>> revert(@Selector String policy, @Nullable Principal principal) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        if (!this.throttler.policies().containsKey(policy)) {
+            body.put(
+                    "message",
+                    "No throttle policy '" + policy + "' (configured: "
+                            + String.join(", ", this.throttler.policies().keySet()) + ")");
+            return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_NOT_FOUND);
+        }
+        if (this.changes == null) {
+            body.put("message", "This application does not change throttle policies at run time");
+            return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
+        try {
+            this.changes.revert(policy, by(principal));
+        } catch (RuntimeException ex) {
+            return unstored(policy, ex);
+        }
+        body.put("policy", policy);
+        body.putAll(applied(policy));
+        return new WebEndpointResponse<>(body);
+    }
+
+    private static WebEndpointResponse<Map<String, Object>> unstored(String policy, RuntimeException ex) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("policy", policy);
+        body.put(
+                "message",
+                "The change of policy '" + policy + "' could not be stored (" + ex.getMessage()
+                        + "); nothing changed. Retry once the store answers.");
+        return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+    }
+
+    private static String by(@Nullable Principal principal) {
+        return (principal != null && principal.getName() != null) ? principal.getName() : "unknown";
     }
 
     /** A policy as it applies now: algorithm, settings, plans' numbers and mode. */
@@ -193,6 +256,21 @@ public class ThrottleEndpoint {
         }
         if (this.changes != null) {
             described.put("mode", this.changes.isShadow(name) ? "shadow" : "enforce");
+            StoredPolicyChange change = this.changes.lastChange(name);
+            if (change != null) {
+                Map<String, Object> changed = new LinkedHashMap<>();
+                changed.put("by", change.by());
+                changed.put("at", change.at().toString());
+                changed.put("version", change.version());
+                changed.put("settings", change.settings());
+                described.put("changed", changed);
+                Map<String, Object> configured = this.changes.configured(name);
+                if (configured != null) {
+                    Map<String, Object> numbers = new LinkedHashMap<>();
+                    configured.forEach((setting, value) -> numbers.put(setting, text(value)));
+                    described.put("configured", numbers);
+                }
+            }
         }
         return described;
     }

@@ -1,5 +1,6 @@
 package dev.throttle.spring.actuate;
 
+import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
@@ -44,7 +45,10 @@ public final class ThrottleEndpointChanges implements OperationInvokerAdvisor {
             if (endpoint == null || policy == null) {
                 return invoker.invoke(context);
             }
-            return endpoint.update(policy.toString(), changes);
+            return endpoint.update(
+                    policy.toString(),
+                    changes,
+                    context.canResolve(Principal.class) ? context.resolveArgument(Principal.class) : null);
         };
     }
 }

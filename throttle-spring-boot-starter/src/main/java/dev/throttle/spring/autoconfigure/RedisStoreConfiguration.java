@@ -7,11 +7,14 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.fleet.SharedPolicyChanges;
 import dev.throttle.spring.redis.NearCacheSettings;
+import dev.throttle.spring.redis.RedisSharedPolicyChanges;
 import dev.throttle.spring.redis.RedisThrottleStore;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
@@ -19,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * The Redis store, with {@code throttle.store.type=redis}, on Spring Boot's own Redis connection
@@ -115,6 +119,18 @@ class RedisStoreConfiguration {
                     + "pass the application's time with each call instead (decisions then shift by the clock skew "
                     + "between application servers)");
         }
+    }
+
+    /**
+     * Policy changes made at run time, stored in Redis and heard by every instance sharing it.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(SharedPolicyChanges.class)
+    @ConditionalOnBean(RedisConnectionFactory.class)
+    SharedPolicyChanges throttleSharedPolicyChanges(
+            RedisConnectionFactory connectionFactory, ThrottleProperties properties) {
+        return new RedisSharedPolicyChanges(
+                connectionFactory, properties.getStore().getRedis().getKeyPrefix());
     }
 
     @Bean

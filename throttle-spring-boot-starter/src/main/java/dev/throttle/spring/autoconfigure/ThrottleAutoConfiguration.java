@@ -6,6 +6,7 @@ import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.fleet.SharedPolicyChanges;
 import dev.throttle.spring.internal.aop.ThrottledAdvisor;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.request.PolicyModes;
@@ -97,8 +98,14 @@ public final class ThrottleAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    ThrottlePolicies throttlePolicies(Throttler throttler, ThrottleProperties properties, PolicyModes modes) {
-        return new ThrottlePolicies(throttler, properties, modes);
+    ThrottlePolicies throttlePolicies(
+            Throttler throttler,
+            ThrottleProperties properties,
+            PolicyModes modes,
+            ObjectProvider<SharedPolicyChanges> shared) {
+        ThrottlePolicies policies = new ThrottlePolicies(throttler, properties, modes);
+        shared.ifAvailable(policies::shareThrough);
+        return policies;
     }
 
     @Bean

@@ -3,6 +3,8 @@ package dev.throttle.spring.autoconfigure;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.actuate.PolicyChanges;
+import dev.throttle.spring.fleet.SharedPolicyChanges;
+import dev.throttle.spring.fleet.StoredPolicyChange;
 import dev.throttle.spring.internal.request.PolicyModes;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -11,6 +13,7 @@ import java.util.Map;
 import java.util.Objects;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeanUtils;
 import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.boot.context.properties.bind.BindException;
@@ -29,14 +32,21 @@ import org.springframework.core.env.Environment;
  *
  * <p>What changes a policy: {@code POST /actuator/throttle/{policy}}, a change of the application's
  * environment (Spring Cloud's {@code EnvironmentChangeEvent}, heard without depending on Spring
- * Cloud), or the application calling {@link #update} or {@link #refresh}. Changes apply to this
- * instance only. Thread-safe: changes are applied one at a time.
+ * Cloud), or the application calling {@link #update} or {@link #refresh}. On a store that a fleet
+ * shares ({@link SharedPolicyChanges}: Redis), a change through {@link #update(String, Map, String)}
+ * or {@link #revert} is stored with a version and reaches every instance, which applies the highest
+ * version it has heard of (so that every instance ends on the same numbers), loads the stored
+ * changes before it serves, and reads them all again when it was deaf for a while. Otherwise changes
+ * apply to this instance only. Thread-safe: changes are applied one at a time.
  */
 public final class ThrottlePolicies implements PolicyChanges {
 
     private static final Log logger = LogFactory.getLog(ThrottlePolicies.class);
 
     private static final String PREFIX = "throttle.policies.";
+
+    /** Who made a change when nobody is named (a change made by the application itself). */
+    private static final String UNKNOWN = "unknown";
 
     private final Throttler throttler;
 
@@ -47,6 +57,18 @@ public final class ThrottlePolicies implements PolicyChanges {
     /** The settings in force, by policy name: copies, never the bound properties themselves. */
     private final Map<String, ThrottleProperties.Policy> settings = new LinkedHashMap<>();
 
+    /** The settings as configured (the environment's), by policy name: what a revert goes back to. */
+    private final Map<String, ThrottleProperties.Policy> configured = new LinkedHashMap<>();
+
+    /** The fleet's change applied to each policy, by policy name; none for a policy as configured. */
+    private final Map<String, StoredPolicyChange> applied = new LinkedHashMap<>();
+
+    /** The highest version heard of per policy, applied or skipped: an older one is never applied after it. */
+    private final Map<String, Long> heard = new LinkedHashMap<>();
+
+    /** Where the fleet's changes live, or null when changes stay in this instance. */
+    private @Nullable SharedPolicyChanges shared;
+
     ThrottlePolicies(Throttler throttler, ThrottleProperties properties, PolicyModes modes) {
         this.throttler = throttler;
         this.modes = modes;
@@ -54,6 +76,7 @@ public final class ThrottlePolicies implements PolicyChanges {
         properties.getPolicies().forEach((name, policy) -> {
             if (throttler.policies().containsKey(name)) {
                 this.settings.put(name, copy(policy));
+                this.configured.put(name, copy(policy));
             }
         });
     }
@@ -68,7 +91,22 @@ public final class ThrottlePolicies implements PolicyChanges {
      * @throws ThrottleConfigurationException naming each property that is wrong; nothing changed
      */
     @Override
-    public synchronized void update(String policy, Map<String, ?> changes) {
+    public void update(String policy, Map<String, ?> changes) {
+        update(policy, changes, UNKNOWN);
+    }
+
+    /**
+     * Changes some settings of a policy, as {@link #update(String, Map)} does, on every instance of
+     * the fleet where the store is shared: the change is validated here, stored with a version, and
+     * applied by every instance (this one included) when it hears of it.
+     * @param policy the policy's name
+     * @param changes setting to new value; nested maps for plans
+     * @param by who makes the change (the actuator caller's principal), for the record
+     * @throws IllegalArgumentException when no policy has that name
+     * @throws ThrottleConfigurationException naming each property that is wrong; nothing changed
+     */
+    @Override
+    public synchronized void update(String policy, Map<String, ?> changes, String by) {
         ThrottleProperties.Policy current = this.settings.get(policy);
         if (current == null) {
             throw new IllegalArgumentException("No throttle policy '" + policy + "' (configured: "
@@ -80,7 +118,174 @@ public final class ThrottlePolicies implements PolicyChanges {
         if (!problems.isEmpty()) {
             throw new ThrottleConfigurationException(problems);
         }
-        ThrottleProperties.Policy changed = copy(current);
+        ThrottleProperties.Policy changed = bind(policy, copy(current), flat);
+        SharedPolicyChanges shared = this.shared;
+        if (shared == null) {
+            apply(Map.of(policy, changed));
+            return;
+        }
+        // validated as a whole before it is stored: a change with a mistake reaches no instance
+        check(Map.of(policy, changed));
+        StoredPolicyChange stored = shared.save(policy, delta(policy, flat), by);
+        applyStored(stored);
+    }
+
+    /**
+     * Reverts a policy to its configuration: on every instance where the store is shared, otherwise here.
+     * @param policy the policy's name
+     * @param by who reverts it, for the record
+     * @throws IllegalArgumentException when no policy has that name
+     */
+    @Override
+    public synchronized void revert(String policy, String by) {
+        ThrottleProperties.Policy configured = this.configured.get(policy);
+        if (configured == null) {
+            throw new IllegalArgumentException("No throttle policy '" + policy + "' (configured: "
+                    + String.join(", ", this.settings.keySet()) + ")");
+        }
+        SharedPolicyChanges shared = this.shared;
+        if (shared == null) {
+            apply(Map.of(policy, copy(configured)));
+            this.applied.remove(policy);
+            return;
+        }
+        applyStored(shared.save(policy, null, by));
+    }
+
+    @Override
+    public synchronized @Nullable StoredPolicyChange lastChange(String policy) {
+        return this.applied.get(policy);
+    }
+
+    @Override
+    public synchronized @Nullable Map<String, Object> configured(String policy) {
+        ThrottleProperties.Policy configured = this.configured.get(policy);
+        if (configured == null) {
+            return null;
+        }
+        PolicyFactory.Planned planned = PolicyFactory.createOne(policy, configured);
+        Map<String, Object> numbers =
+                new LinkedHashMap<>(planned.policy().algorithm().settings(planned.policy()));
+        if (!planned.plans().isEmpty()) {
+            Map<String, Object> plans = new LinkedHashMap<>();
+            planned.plans().forEach((plan, numbered) -> {
+                Map<String, Object> settings =
+                        new LinkedHashMap<>(numbered.algorithm().settings(numbered));
+                plans.put(plan, settings);
+            });
+            numbers.put("plans", plans);
+        }
+        return numbers;
+    }
+
+    /**
+     * Shares this instance's policy changes with the fleet through {@code shared}: reads the changes
+     * stored so far and applies them now (before the application serves), then hears every later
+     * one. A store that cannot be read now is read again when it is reached.
+     * @param shared where the fleet's changes live
+     */
+    public void shareThrough(SharedPolicyChanges shared) {
+        synchronized (this) {
+            this.shared = shared;
+        }
+        try {
+            applyAllStored(shared);
+        } catch (RuntimeException ex) {
+            logger.warn("Could not read the fleet's policy changes (" + ex.getMessage() + "); this instance applies "
+                    + "them once the store answers");
+        }
+        shared.listen(new SharedPolicyChanges.Listener() {
+            @Override
+            public void changed(String policy) {
+                applyAllStored(shared);
+            }
+
+            @Override
+            public void reconnected() {
+                applyAllStored(shared);
+            }
+        });
+    }
+
+    private void applyAllStored(SharedPolicyChanges shared) {
+        for (StoredPolicyChange change : shared.loadAll()) {
+            applyStored(change);
+        }
+    }
+
+    /**
+     * Applies a change of the fleet unless one as new or newer was heard of: a change that this
+     * instance cannot apply (a policy or a setting it does not know, during a rolling deploy) is
+     * logged and skipped, never thrown.
+     */
+    synchronized void applyStored(StoredPolicyChange change) {
+        String policy = change.policy();
+        Long heard = this.heard.get(policy);
+        if (heard != null && heard >= change.version()) {
+            return;
+        }
+        this.heard.put(policy, change.version());
+        ThrottleProperties.Policy configured = this.configured.get(policy);
+        String what = "Change " + change.version() + " of policy '" + policy + "' (by " + change.by() + " at "
+                + change.at() + ")";
+        if (configured == null) {
+            logger.warn(what + " names a policy this instance does not have; skipped");
+            return;
+        }
+        try {
+            ThrottleProperties.Policy target;
+            if (change.isRevert()) {
+                target = copy(configured);
+            } else {
+                Map<String, Object> flat = new LinkedHashMap<>();
+                change.settings().forEach((name, value) -> flat.put("p." + name, value));
+                target = bind(policy, copy(configured), flat);
+            }
+            apply(Map.of(policy, target));
+        } catch (ThrottleConfigurationException ex) {
+            logger.warn(what + " cannot apply on this instance, skipped: " + String.join("; ", ex.problems()));
+            return;
+        } catch (RuntimeException ex) {
+            logger.warn(what + " cannot apply on this instance, skipped: " + ex.getMessage());
+            return;
+        }
+        if (change.isRevert()) {
+            this.applied.remove(policy);
+            logger.info(what + " reverted it to its configuration");
+        } else {
+            this.applied.put(policy, change);
+            logger.info(what + " applied: " + change.settings());
+        }
+    }
+
+    /**
+     * The settings that differ from the configuration after a change: those of the change applied
+     * before, with the ones this change names replacing theirs (a list or a plan it names as a whole).
+     */
+    private Map<String, String> delta(String policy, Map<String, Object> flat) {
+        Map<String, String> delta = new LinkedHashMap<>();
+        StoredPolicyChange before = this.applied.get(policy);
+        if (before != null && before.settings() != null) {
+            delta.putAll(before.settings());
+        }
+        flat.keySet()
+                .forEach((name) -> delta.keySet().removeIf((old) -> group(old).equals(group(name.substring(2)))));
+        flat.forEach((name, value) -> delta.put(name.substring(2), String.valueOf(value)));
+        return delta;
+    }
+
+    /** What a setting belongs to as a whole: a plan ({@code plans.pro}), a list ({@code timeouts}), or itself. */
+    private static String group(String name) {
+        String[] parts = name.split("\\.", -1);
+        if ("plans".equals(parts[0]) && parts.length > 1) {
+            return "plans." + parts[1].replaceAll("\\[\\d+]", "");
+        }
+        return parts[0].replaceAll("\\[\\d+]", "");
+    }
+
+    /** Binds flattened settings ({@code p.<name>}) onto a copy of a policy's settings. */
+    private static ThrottleProperties.Policy bind(
+            String policy, ThrottleProperties.Policy changed, Map<String, Object> flat) {
         try {
             new Binder(new MapConfigurationPropertySource(flat)).bind("p", Bindable.ofInstance(changed));
         } catch (BindException ex) {
@@ -93,7 +298,7 @@ public final class ThrottlePolicies implements PolicyChanges {
             throw new ThrottleConfigurationException(
                     PREFIX + policy + "." + property + " cannot be '" + value + "': " + cause.getMessage());
         }
-        apply(Map.of(policy, changed));
+        return changed;
     }
 
     /**
@@ -110,12 +315,25 @@ public final class ThrottlePolicies implements PolicyChanges {
             Map<String, ThrottleProperties.Policy> known = new LinkedHashMap<>();
             bound.getPolicies().forEach((name, settings) -> {
                 if (this.settings.containsKey(name)) {
-                    known.put(name, settings);
+                    StoredPolicyChange change = this.applied.get(name);
+                    if (change != null && change.settings() != null) {
+                        // the fleet's change still applies, now on top of the new configuration
+                        Map<String, Object> flat = new LinkedHashMap<>();
+                        change.settings().forEach((setting, value) -> flat.put("p." + setting, value));
+                        known.put(name, bind(name, copy(settings), flat));
+                    } else {
+                        known.put(name, settings);
+                    }
                 } else {
                     logger.warn("Policy '" + name + "' was added to the environment; a restart applies it");
                 }
             });
             apply(known);
+            bound.getPolicies().forEach((name, settings) -> {
+                if (this.configured.containsKey(name)) {
+                    this.configured.put(name, copy(settings));
+                }
+            });
         } catch (RuntimeException ex) {
             this.defaultMode = previous;
             throw ex;
@@ -133,8 +351,34 @@ public final class ThrottlePolicies implements PolicyChanges {
         return this.modes.isShadow(policy);
     }
 
+    /** Validates every policy given, as {@link #apply} does, and applies none. */
+    private void check(Map<String, ThrottleProperties.Policy> policies) {
+        built(policies);
+    }
+
     /** Validates every policy given, then applies those whose settings changed; none when one has a mistake. */
     private void apply(Map<String, ThrottleProperties.Policy> policies) {
+        Map<String, PolicyFactory.Planned> built = built(policies);
+        built.forEach((name, planned) -> {
+            ThrottleProperties.Policy changed = policies.get(name);
+            boolean numbers = !planned.policy().equals(this.throttler.policy(name))
+                    || !planned.plans().equals(this.throttler.plans(name));
+            if (numbers) {
+                this.throttler.update(planned.policy(), planned.plans());
+                logger.info("Policy '" + name + "' now applies " + planned.policy()
+                        + (planned.plans().isEmpty() ? "" : " with plans " + planned.plans()));
+            }
+            boolean shadow = isShadow(changed);
+            if (shadow != this.modes.isShadow(name)) {
+                this.modes.set(name, shadow);
+                logger.info("Policy '" + name + "' is now in " + (shadow ? "shadow" : "enforce") + " mode");
+            }
+            this.settings.put(name, copy(changed));
+        });
+    }
+
+    /** Builds every policy given, naming every mistake; throws before anything is applied. */
+    private Map<String, PolicyFactory.Planned> built(Map<String, ThrottleProperties.Policy> policies) {
         List<String> problems = new ArrayList<>();
         Map<String, PolicyFactory.Planned> built = new LinkedHashMap<>();
         policies.forEach((name, changed) -> {
@@ -161,22 +405,7 @@ public final class ThrottlePolicies implements PolicyChanges {
         if (!problems.isEmpty()) {
             throw new ThrottleConfigurationException(problems);
         }
-        built.forEach((name, planned) -> {
-            ThrottleProperties.Policy changed = policies.get(name);
-            boolean numbers = !planned.policy().equals(this.throttler.policy(name))
-                    || !planned.plans().equals(this.throttler.plans(name));
-            if (numbers) {
-                this.throttler.update(planned.policy(), planned.plans());
-                logger.info("Policy '" + name + "' now applies " + planned.policy()
-                        + (planned.plans().isEmpty() ? "" : " with plans " + planned.plans()));
-            }
-            boolean shadow = isShadow(changed);
-            if (shadow != this.modes.isShadow(name)) {
-                this.modes.set(name, shadow);
-                logger.info("Policy '" + name + "' is now in " + (shadow ? "shadow" : "enforce") + " mode");
-            }
-            this.settings.put(name, copy(changed));
-        });
+        return built;
     }
 
     private boolean isShadow(ThrottleProperties.Policy settings) {
