@@ -115,8 +115,14 @@ class WebFluxEarlyDecisionRedisTests {
             List<Integer> statuses = burst.stream()
                     .map((response) -> response.join().statusCode())
                     .toList();
-            assertThat(statuses).filteredOn((status) -> status == 200).hasSize(3);
-            assertThat(statuses).filteredOn((status) -> status == 429).hasSize(17);
+            assertThat(statuses)
+                    .as("statuses: %s", statuses)
+                    .filteredOn((status) -> status == 200)
+                    .hasSize(3);
+            assertThat(statuses)
+                    .as("statuses: %s", statuses)
+                    .filteredOn((status) -> status == 429)
+                    .hasSize(17);
             assertThat(WebFluxEarlyDecisionTests.decisions)
                     .as("one decision per request")
                     .hasValue(20);
