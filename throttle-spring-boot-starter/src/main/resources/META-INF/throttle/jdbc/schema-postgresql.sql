@@ -23,10 +23,10 @@
 
 CREATE TABLE IF NOT EXISTS throttle_state (
     policy_name text NOT NULL,
-    throttle_key text NOT NULL,
+    limit_key text NOT NULL,
     state bigint[] NOT NULL,
     expires_at bigint NOT NULL,
-    PRIMARY KEY (policy_name, throttle_key)
+    PRIMARY KEY (policy_name, limit_key)
 );
 
 CREATE INDEX IF NOT EXISTS throttle_state_expires_at ON throttle_state (expires_at);
@@ -543,21 +543,21 @@ BEGIN
     -- the key's row, locked (a peek reads without a lock and writes nothing)
     IF p_op = 'p' THEN
         SELECT state, expires_at INTO st, expires FROM throttle_state
-            WHERE policy_name = p_policy AND throttle_key = p_key;
+            WHERE policy_name = p_policy AND limit_key = p_key;
         found_row := FOUND;
     ELSE
         -- at most three turns: a second only when the row was deleted (a reset, a purge) between
         -- the INSERT that found it and the SELECT that would lock it
         FOR attempt IN 1..3 LOOP
             SELECT state, expires_at INTO st, expires FROM throttle_state
-                WHERE policy_name = p_policy AND throttle_key = p_key FOR UPDATE;
+                WHERE policy_name = p_policy AND limit_key = p_key FOR UPDATE;
             IF FOUND THEN
                 found_row := true;
                 EXIT;
             END IF;
             -- a refund of a key that holds nothing gives nothing back
             EXIT WHEN p_op = 'r';
-            INSERT INTO throttle_state (policy_name, throttle_key, state, expires_at)
+            INSERT INTO throttle_state (policy_name, limit_key, state, expires_at)
                 VALUES (p_policy, p_key, '{}', 0) ON CONFLICT DO NOTHING;
             IF FOUND THEN
                 found_row := true;
@@ -651,7 +651,7 @@ BEGIN
             END LOOP;
         END IF;
         IF inserted THEN
-            DELETE FROM throttle_state WHERE policy_name = p_policy AND throttle_key = p_key;
+            DELETE FROM throttle_state WHERE policy_name = p_policy AND limit_key = p_key;
         END IF;
         RETURN replies;
     END IF;
@@ -682,13 +682,13 @@ BEGIN
                 any_state := true;
             END IF;
             IF NOT any_state THEN
-                DELETE FROM throttle_state WHERE policy_name = p_policy AND throttle_key = p_key;
+                DELETE FROM throttle_state WHERE policy_name = p_policy AND limit_key = p_key;
             ELSIF px > 0 THEN
                 UPDATE throttle_state SET state = whole, expires_at = now_ms + px
-                    WHERE policy_name = p_policy AND throttle_key = p_key;
+                    WHERE policy_name = p_policy AND limit_key = p_key;
             END IF;
         ELSIF inserted THEN
-            DELETE FROM throttle_state WHERE policy_name = p_policy AND throttle_key = p_key;
+            DELETE FROM throttle_state WHERE policy_name = p_policy AND limit_key = p_key;
         END IF;
     END IF;
     IF p_op = 'r' THEN

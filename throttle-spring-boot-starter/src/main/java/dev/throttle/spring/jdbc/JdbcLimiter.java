@@ -40,7 +40,7 @@ final class JdbcLimiter implements Limiter {
         this.algorithm = policy.algorithm().id();
         this.limits = limitsOf(policy);
         this.decideSql = "SELECT " + calls.tablePrefix() + "decide(?, ?, ?, ?::bigint[], ?, ?, ?, ?::bigint[])";
-        this.resetSql = "DELETE FROM " + calls.tablePrefix() + "state WHERE policy_name = ? AND throttle_key = ?";
+        this.resetSql = "DELETE FROM " + calls.tablePrefix() + "state WHERE policy_name = ? AND limit_key = ?";
     }
 
     /** {@code {len1, numbers1..., len2, numbers2...}}: one limit, or each of several. */
