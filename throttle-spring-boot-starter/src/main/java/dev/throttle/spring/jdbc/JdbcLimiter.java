@@ -158,10 +158,23 @@ final class JdbcLimiter implements Limiter {
         try (PreparedStatement statement = connection.prepareStatement(this.resetSql)) {
             statement.setQueryTimeout(this.calls.queryTimeoutSeconds());
             statement.setString(1, this.policy.name());
-            statement.setString(2, key);
+            statement.setString(2, storedKey(key));
             statement.executeUpdate();
         }
         return null;
+    }
+
+    /**
+     * The key as stored: PostgreSQL's text holds no NUL character, which a key may have (the failure
+     * policy's probes use one, to stay clear of every application key). A NUL is written {@code \0}
+     * and a backslash {@code \\}, so two keys never share a row; a key with neither, any key an
+     * application usually has, is stored as it is.
+     */
+    static String storedKey(String key) {
+        if (key.indexOf('\0') < 0 && key.indexOf('\\') < 0) {
+            return key;
+        }
+        return key.replace("\\", "\\\\").replace("\0", "\\0");
     }
 
     /** One call of the decide function; a refund answers null. */
@@ -171,7 +184,7 @@ final class JdbcLimiter implements Limiter {
         try (PreparedStatement statement = connection.prepareStatement(this.decideSql)) {
             statement.setQueryTimeout(this.calls.queryTimeoutSeconds());
             statement.setString(1, this.policy.name());
-            statement.setString(2, key);
+            statement.setString(2, storedKey(key));
             statement.setString(3, this.algorithm);
             statement.setString(4, this.limits);
             statement.setString(5, operation);
