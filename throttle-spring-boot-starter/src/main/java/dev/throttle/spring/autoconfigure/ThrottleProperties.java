@@ -841,8 +841,8 @@ public class ThrottleProperties {
         // per-policy store settings
 
         /**
-         * What this policy's decisions do while Redis cannot be reached, instead of
-         * throttle.store.redis.failure-mode.
+         * What this policy's decisions do while Redis (or the jdbc store's database) cannot be
+         * reached, instead of throttle.store.redis.failure-mode (or throttle.store.jdbc.failure-mode).
          */
         private FailureMode failureMode;
 
