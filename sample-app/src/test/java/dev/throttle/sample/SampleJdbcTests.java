@@ -29,7 +29,8 @@ class SampleJdbcTests {
             "--throttle.store.type=jdbc",
             "--spring.datasource.url=" + SharedPostgres.url(),
             "--throttle.store.jdbc.timeout=3s",
-            "--throttle.policies.api.limit=3"
+            "--throttle.policies.api.limit=3",
+            "--throttle.policies.login.timeouts=1m,2m"
         };
         String[] all = new String[args.length + more.length];
         System.arraycopy(args, 0, all, 0, args.length);
@@ -41,6 +42,18 @@ class SampleJdbcTests {
         int port = ((WebServerApplicationContext) context).getWebServer().getPort();
         return client.send(
                 HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/api/hello"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpResponse<String> login(ConfigurableApplicationContext context, String password)
+            throws Exception {
+        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+        return client.send(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/api/login"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"email\":\"alice@example.com\",\"password\":\"" + password + "\"}"))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
@@ -57,6 +70,17 @@ class SampleJdbcTests {
             HttpResponse<String> refused = hello(second);
             assertThat(refused.statusCode()).isEqualTo(429);
             assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+
+            assertThat(login(first, "wonderland").statusCode()).isEqualTo(200);
+            assertThat(login(second, "wonderland").statusCode())
+                    .as("a success resets the lockout (reset-on-success), and its ip-policy counts failures only")
+                    .isEqualTo(200);
+            assertThat(login(first, "guess").statusCode()).isEqualTo(401);
+            HttpResponse<String> locked = login(second, "wonderland");
+            assertThat(locked.statusCode())
+                    .as("the lockout started on the other instance")
+                    .isEqualTo(429);
+            assertThat(locked.body()).contains("\"violated-policies\":[\"login\"]");
         }
     }
 
