@@ -38,7 +38,7 @@ import org.springframework.core.type.AnnotationMetadata;
 
 /**
  * Auto-configuration of throttling: policies from {@code throttle.policies}, a store (memory by
- * default, Redis with {@code throttle.store.type=redis}), the {@link Throttler}, and the advisor
+ * default, Redis with {@code throttle.store.type=redis}, PostgreSQL with {@code throttle.store.type=jdbc}), the {@link Throttler}, and the advisor
  * that applies {@link Throttled}. Every bean backs off when the application defines its own.
  */
 @AutoConfiguration(
@@ -46,7 +46,9 @@ import org.springframework.core.type.AnnotationMetadata;
             "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
             "org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration",
             "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
-            "org.springframework.boot.autoconfigure.data.redis.RedisReactiveAutoConfiguration"
+            "org.springframework.boot.autoconfigure.data.redis.RedisReactiveAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"
         })
 @ConditionalOnBooleanProperty(name = "throttle.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(ThrottleProperties.class)
@@ -54,7 +56,8 @@ import org.springframework.core.type.AnnotationMetadata;
     ThrottleAutoConfiguration.AutoProxyRegistrar.class,
     MemoryStoreConfiguration.class,
     RedisStoreConfiguration.class,
-    RedisStoreConfiguration.RedisMissingConfiguration.class
+    RedisStoreConfiguration.RedisMissingConfiguration.class,
+    JdbcStoreConfiguration.class
 })
 public final class ThrottleAutoConfiguration {
 

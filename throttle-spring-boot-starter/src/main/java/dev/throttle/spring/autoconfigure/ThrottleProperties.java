@@ -92,6 +92,8 @@ public class ThrottleProperties {
 
         private final Redis redis = new Redis();
 
+        private final Jdbc jdbc = new Jdbc();
+
         public StoreType getType() {
             return this.type;
         }
@@ -107,6 +109,10 @@ public class ThrottleProperties {
         public Redis getRedis() {
             return this.redis;
         }
+
+        public Jdbc getJdbc() {
+            return this.jdbc;
+        }
     }
 
     /**
@@ -118,7 +124,127 @@ public class ThrottleProperties {
         MEMORY,
 
         /** Redis through Spring Data Redis; every instance shares one limit. */
-        REDIS
+        REDIS,
+
+        /** The application's own PostgreSQL database through its DataSource; every instance shares one limit. */
+        JDBC
+    }
+
+    /**
+     * Settings of the jdbc store.
+     */
+    public static class Jdbc {
+
+        /**
+         * What the table's and the functions' names start with: lower-case letters, digits and
+         * underscores.
+         */
+        private String tablePrefix = "throttle_";
+
+        /**
+         * When the store creates its table and functions at startup: only on an embedded database
+         * (which PostgreSQL never is, so then the schema is the application's migrations' to create),
+         * always (creating what is missing and replacing the functions), or never.
+         */
+        private InitializeSchema initializeSchema = InitializeSchema.EMBEDDED;
+
+        /**
+         * What a decision does when the database cannot be reached in time.
+         */
+        private FailureMode failureMode = FailureMode.LOCAL;
+
+        /**
+         * Longest wait for the database per decision before the failure mode applies.
+         */
+        private Duration timeout = Duration.ofSeconds(1);
+
+        /**
+         * Most connections of the application's pool that the store holds at once; its calls beyond
+         * that wait their turn (within the timeout).
+         */
+        private int maxConnections = 4;
+
+        /**
+         * How often rows whose state has expired are deleted.
+         */
+        private Duration purgeInterval = Duration.ofMinutes(1);
+
+        /**
+         * Most rows one delete of expired rows removes; batches follow each other while they come back
+         * full.
+         */
+        private int purgeBatchSize = 500;
+
+        public String getTablePrefix() {
+            return this.tablePrefix;
+        }
+
+        public void setTablePrefix(String tablePrefix) {
+            this.tablePrefix = tablePrefix;
+        }
+
+        public InitializeSchema getInitializeSchema() {
+            return this.initializeSchema;
+        }
+
+        public void setInitializeSchema(InitializeSchema initializeSchema) {
+            this.initializeSchema = initializeSchema;
+        }
+
+        public FailureMode getFailureMode() {
+            return this.failureMode;
+        }
+
+        public void setFailureMode(FailureMode failureMode) {
+            this.failureMode = failureMode;
+        }
+
+        public Duration getTimeout() {
+            return this.timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
+
+        public int getMaxConnections() {
+            return this.maxConnections;
+        }
+
+        public void setMaxConnections(int maxConnections) {
+            this.maxConnections = maxConnections;
+        }
+
+        public Duration getPurgeInterval() {
+            return this.purgeInterval;
+        }
+
+        public void setPurgeInterval(Duration purgeInterval) {
+            this.purgeInterval = purgeInterval;
+        }
+
+        public int getPurgeBatchSize() {
+            return this.purgeBatchSize;
+        }
+
+        public void setPurgeBatchSize(int purgeBatchSize) {
+            this.purgeBatchSize = purgeBatchSize;
+        }
+    }
+
+    /**
+     * When the jdbc store creates its schema.
+     */
+    public enum InitializeSchema {
+
+        /** Only on an embedded database (H2, HSQLDB, Derby): never on PostgreSQL. */
+        EMBEDDED,
+
+        /** At every start: what is missing is created, the functions replaced. */
+        ALWAYS,
+
+        /** Never: the application's migrations create it from the shipped script. */
+        NEVER
     }
 
     /**
@@ -715,8 +841,8 @@ public class ThrottleProperties {
         // per-policy store settings
 
         /**
-         * What this policy's decisions do while Redis cannot be reached, instead of
-         * throttle.store.redis.failure-mode.
+         * What this policy's decisions do while Redis (or the jdbc store's database) cannot be
+         * reached, instead of throttle.store.redis.failure-mode (or throttle.store.jdbc.failure-mode).
          */
         private FailureMode failureMode;
 

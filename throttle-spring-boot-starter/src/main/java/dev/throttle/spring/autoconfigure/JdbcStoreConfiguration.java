@@ -1,0 +1,128 @@
+package dev.throttle.spring.autoconfigure;
+
+import dev.throttle.ThrottleStore;
+import dev.throttle.Throttler;
+import dev.throttle.TimeSource;
+import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.jdbc.JdbcSchema;
+import dev.throttle.spring.jdbc.JdbcThrottleStore;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The jdbc store, with {@code throttle.store.type=jdbc}, on the application's own {@link DataSource}
+ * (PostgreSQL), wrapped in the failure mode, and warmed up before the web server starts
+ * ({@link ThrottleStoreWarmUp}). Before that, the start checks what would otherwise fail the first
+ * request: no data source, a database other than PostgreSQL, and a schema missing after
+ * {@code throttle.store.jdbc.initialize-schema} ran; each fails the start, named in the failure
+ * analysis. A database that cannot be reached at startup is not a startup failure: the failure mode
+ * applies until it answers, as with Redis.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(name = "throttle.store.type", havingValue = "jdbc")
+class JdbcStoreConfiguration {
+
+    private static final Log logger = LogFactory.getLog(JdbcStoreConfiguration.class);
+
+    @Bean
+    @ConditionalOnMissingBean(ThrottleStore.class)
+    ResilientThrottleStore throttleStore(
+            ObjectProvider<DataSource> dataSource, ThrottleProperties properties, TimeSource throttleTimeSource) {
+        ThrottleProperties.Jdbc jdbc = properties.getStore().getJdbc();
+        // checked whatever the failure mode, so that one setting gets one answer on every store type
+        long localMaximumKeys = MemoryStoreConfiguration.maximumKeys(properties);
+        DataSource source = dataSource.getIfUnique();
+        if (source == null) {
+            throw new ThrottleConfigurationException("throttle.store.type=jdbc needs one DataSource bean (found "
+                    + dataSource.stream().count() + "): add spring-boot-starter-jdbc and the PostgreSQL driver "
+                    + "(org.postgresql:postgresql) and set spring.datasource.url, or declare a DataSource");
+        }
+        JdbcThrottleStore store;
+        try {
+            store = new JdbcThrottleStore(
+                    source,
+                    jdbc.getTablePrefix(),
+                    jdbc.getTimeout(),
+                    jdbc.getMaxConnections(),
+                    null,
+                    jdbc.getPurgeInterval(),
+                    jdbc.getPurgeBatchSize());
+        } catch (IllegalArgumentException ex) {
+            throw new ThrottleConfigurationException(ex.getMessage(), ex);
+        }
+        try {
+            checkDatabase(source, jdbc);
+        } catch (RuntimeException ex) {
+            store.close();
+            throw ex;
+        }
+        FailureMode mode = jdbc.getFailureMode();
+        Map<String, FailureMode> policyModes = new LinkedHashMap<>();
+        properties.getPolicies().forEach((name, policy) -> {
+            if (policy.getFailureMode() != null) {
+                policyModes.put(name, policy.getFailureMode());
+            }
+        });
+        boolean anyLocal = mode == FailureMode.LOCAL || policyModes.containsValue(FailureMode.LOCAL);
+        MemoryThrottleStore local = anyLocal ? new MemoryThrottleStore(throttleTimeSource, localMaximumKeys) : null;
+        return new ResilientThrottleStore(store, mode, local, throttleTimeSource, policyModes);
+    }
+
+    /**
+     * Fails the start on a database other than PostgreSQL, and on a schema missing once
+     * {@code initialize-schema} has run; logs and goes on when the database cannot be reached.
+     */
+    static void checkDatabase(DataSource dataSource, ThrottleProperties.Jdbc jdbc) {
+        String product;
+        try {
+            product = JdbcSchema.productName(dataSource);
+        } catch (SQLException ex) {
+            logger.warn("throttle: the jdbc store could not reach its database at startup (" + ex.getMessage()
+                    + "); its schema is not checked, and the failure mode applies until it answers");
+            return;
+        }
+        if (!JdbcSchema.POSTGRESQL.equals(product)) {
+            throw new ThrottleConfigurationException("throttle.store.type=jdbc runs on PostgreSQL, but the "
+                    + "DataSource connects to " + product + ": point spring.datasource.url at a PostgreSQL "
+                    + "database, or use throttle.store.type=memory or redis");
+        }
+        String prefix = jdbc.getTablePrefix();
+        try {
+            if (jdbc.getInitializeSchema() == ThrottleProperties.InitializeSchema.ALWAYS) {
+                JdbcSchema.create(dataSource, prefix);
+            }
+            String missing = JdbcSchema.missing(dataSource, prefix);
+            if (missing != null) {
+                throw new ThrottleConfigurationException("throttle.store.type=jdbc: the database has no " + missing
+                        + " (throttle.store.jdbc.initialize-schema="
+                        + jdbc.getInitializeSchema().name().toLowerCase(java.util.Locale.ROOT)
+                        + "): set throttle.store.jdbc.initialize-schema=always to create it at startup, or apply "
+                        + "the script " + JdbcSchema.SCRIPT + " from the starter's jar in your migrations"
+                        + (prefix.equals(JdbcThrottleStore.DEFAULT_TABLE_PREFIX)
+                                ? ""
+                                : " with every 'throttle_' replaced by '" + prefix + "'"));
+            }
+        } catch (SQLException ex) {
+            throw new ThrottleConfigurationException(
+                    "throttle.store.type=jdbc: the store's schema could not be checked or created: " + ex.getMessage(),
+                    ex);
+        }
+    }
+
+    @Bean
+    ThrottleStoreWarmUp throttleStoreWarmUp(ObjectProvider<Throttler> throttler) {
+        return new ThrottleStoreWarmUp(throttler);
+    }
+}

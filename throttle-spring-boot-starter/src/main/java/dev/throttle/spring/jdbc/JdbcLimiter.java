@@ -1,0 +1,244 @@
+package dev.throttle.spring.jdbc;
+
+import dev.throttle.Decision;
+import dev.throttle.Limiter;
+import dev.throttle.Policy;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.StringJoiner;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One policy's keys in the database: every decision, refund and peek is one call of
+ * {@code <prefix>decide(...)} (one round trip), a reset one {@code DELETE}. The policy's numbers
+ * are written once, here, as the array literal every call sends. Thread-safe.
+ */
+final class JdbcLimiter implements Limiter {
+
+    private final Policy policy;
+
+    private final JdbcCalls calls;
+
+    private final String algorithm;
+
+    /** Each limit's numbers after their count, as a PostgreSQL array literal. */
+    private final String limits;
+
+    private final String decideSql;
+
+    private final String resetSql;
+
+    JdbcLimiter(JdbcCalls calls, Policy policy) {
+        this.policy = policy;
+        this.calls = calls;
+        this.algorithm = policy.algorithm().id();
+        this.limits = limitsOf(policy);
+        this.decideSql = "SELECT " + calls.tablePrefix() + "decide(?, ?, ?, ?::bigint[], ?, ?, ?, ?::bigint[])";
+        this.resetSql = "DELETE FROM " + calls.tablePrefix() + "state WHERE policy_name = ? AND limit_key = ?";
+    }
+
+    /** {@code {len1, numbers1..., len2, numbers2...}}: one limit, or each of several. */
+    static String limitsOf(Policy policy) {
+        StringJoiner all = new StringJoiner(",", "{", "}");
+        for (Policy limit : policy.severalLimits() ? policy.limits() : java.util.List.of(policy)) {
+            long[] numbers = policy.algorithm().numbersOf(limit);
+            all.add(Integer.toString(numbers.length));
+            for (long number : numbers) {
+                all.add(Long.toString(number));
+            }
+        }
+        return all.toString();
+    }
+
+    @Override
+    public Policy policy() {
+        return this.policy;
+    }
+
+    @Override
+    public Decision tryAcquire(String key, int cost) {
+        if (cost > this.policy.maxCost()) {
+            return Decision.neverAllowed(this.policy.quota());
+        }
+        return this.calls.await((c) -> decide(c, key, "a", cost, null), "tryAcquire", this.policy.name());
+    }
+
+    @Override
+    public CompletionStage<Decision> tryAcquireAsync(String key, int cost) {
+        if (cost > this.policy.maxCost()) {
+            return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
+        }
+        return this.calls.bounded((c) -> decide(c, key, "a", cost, null), "tryAcquire", this.policy.name());
+    }
+
+    @Override
+    public Decision peek(String key) {
+        return this.calls.await((c) -> decide(c, key, "p", 1, null), "peek", this.policy.name());
+    }
+
+    @Override
+    public CompletionStage<Decision> peekAsync(String key) {
+        return this.calls.bounded((c) -> decide(c, key, "p", 1, null), "peek", this.policy.name());
+    }
+
+    @Override
+    public void refund(String key, int cost) {
+        refundWith(key, cost, null);
+    }
+
+    @Override
+    public void refund(String key, int cost, long receipt) {
+        refundWith(key, cost, (receipt == 0) ? null : "{" + receipt + "}");
+    }
+
+    @Override
+    public void refund(String key, int cost, Decision taken) {
+        refundWith(key, cost, receipts(taken));
+    }
+
+    @Override
+    public CompletionStage<Void> refundAsync(String key, int cost) {
+        return refundLater(key, cost, null);
+    }
+
+    @Override
+    public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
+        return refundLater(key, cost, (receipt == 0) ? null : "{" + receipt + "}");
+    }
+
+    @Override
+    public CompletionStage<Void> refundAsync(String key, int cost, Decision taken) {
+        return refundLater(key, cost, receipts(taken));
+    }
+
+    private void refundWith(String key, int cost, @Nullable String receipts) {
+        int given = Math.min(cost, this.policy.maxCost());
+        this.calls.await((c) -> decide(c, key, "r", given, receipts), "refund", this.policy.name());
+    }
+
+    private CompletionStage<Void> refundLater(String key, int cost, @Nullable String receipts) {
+        int given = Math.min(cost, this.policy.maxCost());
+        return this.calls
+                .bounded((c) -> decide(c, key, "r", given, receipts), "refund", this.policy.name())
+                .thenApply((decision) -> null);
+    }
+
+    /**
+     * A refund's receipts: the decision's own for one limit ({@code null} when it has none), each
+     * limit's for several (0 for a limit without one).
+     */
+    private static @Nullable String receipts(Decision taken) {
+        if (taken.limitCount() == 1) {
+            return (taken.receipt() == 0) ? null : "{" + taken.receipt() + "}";
+        }
+        StringJoiner receipts = new StringJoiner(",", "{", "}");
+        for (int i = 0; i < taken.limitCount(); i++) {
+            receipts.add(Long.toString(taken.limit(i).receipt()));
+        }
+        return receipts.toString();
+    }
+
+    @Override
+    public void reset(String key) {
+        this.calls.await((c) -> delete(c, key), "reset", this.policy.name());
+    }
+
+    @Override
+    public CompletionStage<Void> resetAsync(String key) {
+        return this.calls.bounded((c) -> delete(c, key), "reset", this.policy.name());
+    }
+
+    private @Nullable Void delete(Connection connection, String key) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(this.resetSql)) {
+            statement.setQueryTimeout(this.calls.queryTimeoutSeconds());
+            statement.setString(1, this.policy.name());
+            statement.setString(2, storedKey(key));
+            statement.executeUpdate();
+        }
+        return null;
+    }
+
+    /**
+     * The key as stored: PostgreSQL's text holds no NUL character, which a key may have (the failure
+     * policy's probes use one, to stay clear of every application key). A NUL is written {@code \0}
+     * and a backslash {@code \\}, so two keys never share a row; a key with neither, any key an
+     * application usually has, is stored as it is.
+     */
+    static String storedKey(String key) {
+        if (key.indexOf('\0') < 0 && key.indexOf('\\') < 0) {
+            return key;
+        }
+        return key.replace("\\", "\\\\").replace("\0", "\\0");
+    }
+
+    /** One call of the decide function; a refund answers null. */
+    private @Nullable Decision decide(
+            Connection connection, String key, String operation, int cost, @Nullable String receipts)
+            throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(this.decideSql)) {
+            statement.setQueryTimeout(this.calls.queryTimeoutSeconds());
+            statement.setString(1, this.policy.name());
+            statement.setString(2, storedKey(key));
+            statement.setString(3, this.algorithm);
+            statement.setString(4, this.limits);
+            statement.setString(5, operation);
+            statement.setLong(6, cost);
+            Long now = this.calls.now();
+            if (now != null) {
+                statement.setLong(7, now);
+            } else {
+                statement.setNull(7, Types.BIGINT);
+            }
+            statement.setString(8, receipts);
+            try (ResultSet result = statement.executeQuery()) {
+                if (!result.next()) {
+                    throw new SQLException("no row from " + this.decideSql);
+                }
+                Array array = result.getArray(1);
+                Object[] numbers = (array != null) ? (Object[]) array.getArray() : new Object[0];
+                return (operation.equals("r")) ? null : decision(numbers);
+            }
+        }
+    }
+
+    /**
+     * The function's {@code {allowed, limit, remaining, wait, resetAfter, receipt}} per limit, as a
+     * decision: {@code wait} is a refusal's retry-after and an allowed call's time until its next unit.
+     */
+    static Decision decision(Object[] numbers) {
+        if (numbers.length == 0 || numbers.length % 6 != 0) {
+            throw new IllegalStateException("unexpected reply of " + numbers.length + " numbers");
+        }
+        if (numbers.length == 6) {
+            return decision(numbers, 0);
+        }
+        Decision[] parts = new Decision[numbers.length / 6];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = decision(numbers, 6 * i);
+        }
+        return Decision.ofLimits(parts);
+    }
+
+    private static Decision decision(Object[] numbers, int at) {
+        boolean allowed = number(numbers[at]) == 1;
+        int limit = (int) number(numbers[at + 1]);
+        // never negative, whatever a function computed from state that other settings wrote
+        int remaining = (int) Math.max(0, number(numbers[at + 2]));
+        long wait = Math.max(0, number(numbers[at + 3]));
+        long resetAfter = Math.max(0, number(numbers[at + 4]));
+        long receipt = Math.max(0, number(numbers[at + 5]));
+        return allowed
+                ? Decision.allow(limit, remaining, resetAfter, wait, receipt)
+                : Decision.reject(limit, remaining, wait, resetAfter);
+    }
+
+    private static long number(Object value) {
+        return ((Number) value).longValue();
+    }
+}

@@ -1,0 +1,187 @@
+package dev.throttle.spring.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.throttle.Throttler;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.testing.jdbc.SharedPostgres;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * {@code throttle.store.type=jdbc} through the auto-configuration, on Spring Boot's own
+ * {@link DataSource} against a real PostgreSQL, and the mistakes that fail the start instead of the
+ * first request.
+ */
+class JdbcStoreAutoConfigurationTests {
+
+    private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+            .withConfiguration(
+                    AutoConfigurations.of(DataSourceAutoConfiguration.class, ThrottleAutoConfiguration.class))
+            .withPropertyValues(
+                    "throttle.store.type=jdbc",
+                    "throttle.store.jdbc.timeout=3s",
+                    "throttle.policies.api.algorithm=gcra",
+                    "throttle.policies.api.limit=2",
+                    "throttle.policies.api.period=1m");
+
+    /** A prefix of the test's own, so that each test starts without the schema. */
+    private static String freshPrefix() {
+        return "t" + UUID.randomUUID().toString().replace("-", "").substring(0, 10) + "_";
+    }
+
+    @Test
+    void decisionsLiveInTheDatabaseWithTheDefaultFailureModeLocalOnceTheSchemaIsCreated() {
+        String prefix = freshPrefix();
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.datasource.url=" + SharedPostgres.url(),
+                        "throttle.store.jdbc.initialize-schema=always",
+                        "throttle.store.jdbc.table-prefix=" + prefix)
+                .run((context) -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(ResilientThrottleStore.class);
+                    ResilientThrottleStore store = context.getBean(ResilientThrottleStore.class);
+                    assertThat(store.kind()).isEqualTo("jdbc");
+                    assertThat(store.failureMode()).isEqualTo(FailureMode.LOCAL);
+                    Throttler throttler = context.getBean(Throttler.class);
+                    assertThat(throttler.tryAcquire("api", "alice").allowed()).isTrue();
+                    assertThat(throttler.tryAcquire("api", "alice").allowed()).isTrue();
+                    assertThat(throttler.tryAcquire("api", "alice").allowed()).isFalse();
+                    assertThat(rows(context.getBean(DataSource.class), prefix, "api", "alice"))
+                            .isEqualTo(1);
+                });
+    }
+
+    @Test
+    void theSchemaIsCreatedAgainWithoutHarmAtTheNextStart() {
+        String prefix = freshPrefix();
+        ApplicationContextRunner runner = this.contextRunner.withPropertyValues(
+                "spring.datasource.url=" + SharedPostgres.url(),
+                "throttle.store.jdbc.initialize-schema=always",
+                "throttle.store.jdbc.table-prefix=" + prefix);
+        runner.run((context) -> assertThat(context.getBean(Throttler.class)
+                        .tryAcquire("api", "bob")
+                        .allowed())
+                .isTrue());
+        runner.run((context) -> {
+            assertThat(context).hasNotFailed();
+            Throttler throttler = context.getBean(Throttler.class);
+            assertThat(throttler.tryAcquire("api", "bob").allowed())
+                    .as("the second of two")
+                    .isTrue();
+            assertThat(throttler.tryAcquire("api", "bob").allowed()).isFalse();
+        });
+    }
+
+    @Test
+    void aMissingSchemaFailsTheStartSayingHowToCreateIt() {
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.datasource.url=" + SharedPostgres.url(),
+                        "throttle.store.jdbc.initialize-schema=never",
+                        "throttle.store.jdbc.table-prefix=" + freshPrefix())
+                .run((context) -> {
+                    assertThat(context).hasFailed();
+                    assertThat(analysis(context.getStartupFailure()).getDescription())
+                            .contains("the database has no table t")
+                            .contains("initialize-schema=never")
+                            .contains("initialize-schema=always")
+                            .contains("META-INF/throttle/jdbc/schema-postgresql.sql");
+                });
+    }
+
+    @Test
+    void theDefaultInitializeSchemaCreatesNothingOnPostgresql() {
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.datasource.url=" + SharedPostgres.url(),
+                        "throttle.store.jdbc.table-prefix=" + freshPrefix())
+                .run((context) -> assertThat(
+                                analysis(context.getStartupFailure()).getDescription())
+                        .contains("initialize-schema=embedded"));
+    }
+
+    @Test
+    void aDatabaseOtherThanPostgresqlFailsTheStart() {
+        this.contextRunner
+                .withPropertyValues("spring.datasource.url=jdbc:h2:mem:not-postgres")
+                .run((context) -> assertThat(
+                                analysis(context.getStartupFailure()).getDescription())
+                        .contains("runs on PostgreSQL, but the DataSource connects to H2"));
+    }
+
+    @Test
+    void noDataSourceFailsTheStartSayingWhatToAdd() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(ThrottleAutoConfiguration.class))
+                .withPropertyValues("throttle.store.type=jdbc")
+                .run((context) -> assertThat(
+                                analysis(context.getStartupFailure()).getDescription())
+                        .contains("throttle.store.type=jdbc needs one DataSource bean (found 0)")
+                        .contains("spring.datasource.url"));
+    }
+
+    @Test
+    void anInvalidTablePrefixFailsTheStartNamingTheProperty() {
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.datasource.url=" + SharedPostgres.url(), "throttle.store.jdbc.table-prefix=Throttle-")
+                .run((context) -> assertThat(
+                                analysis(context.getStartupFailure()).getDescription())
+                        .contains("throttle.store.jdbc.table-prefix must be"));
+    }
+
+    @Test
+    void aDatabaseDownAtStartupIsNoStartupFailureTheFailureModeAnswers() {
+        this.contextRunner
+                .withPropertyValues(
+                        // nothing listens on port 1
+                        "spring.datasource.url=jdbc:postgresql://127.0.0.1:1/none",
+                        "spring.datasource.hikari.connection-timeout=250",
+                        "throttle.store.jdbc.failure-mode=closed",
+                        "throttle.store.jdbc.timeout=300ms")
+                .run((context) -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(Throttler.class)
+                                    .tryAcquire("api", "carol")
+                                    .allowed())
+                            .isFalse();
+                });
+    }
+
+    private static FailureAnalysis analysis(Throwable failure) {
+        Throwable cause = failure;
+        while (cause != null && !(cause instanceof ThrottleConfigurationException)) {
+            cause = cause.getCause();
+        }
+        assertThat(cause)
+                .as("a ThrottleConfigurationException among the causes of " + failure)
+                .isNotNull();
+        FailureAnalysis analysis = new ThrottleConfigurationFailureAnalyzer().analyze(failure);
+        assertThat(analysis).isNotNull();
+        return analysis;
+    }
+
+    private static int rows(DataSource dataSource, String prefix, String policy, String key) throws Exception {
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement statement = connection.prepareStatement("SELECT count(*) FROM " + prefix
+                        + "state WHERE policy_name = ? AND limit_key = ? AND expires_at > 0")) {
+            statement.setString(1, policy);
+            statement.setString(2, key);
+            try (ResultSet result = statement.executeQuery()) {
+                result.next();
+                return result.getInt(1);
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package dev.throttle.spring.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.Limiter;
+import dev.throttle.TokenBucketPolicy;
+import dev.throttle.testing.jdbc.SharedPostgres;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the jdbc store does beyond the store contract: keys PostgreSQL's text cannot hold as they
+ * are, the purge of expired rows, and its settings.
+ */
+class JdbcThrottleStoreTests {
+
+    @BeforeEach
+    void clear() {
+        SharedPostgres.clear();
+    }
+
+    @Test
+    void keysWithANulOrABackslashKeepRowsOfTheirOwn() {
+        try (JdbcThrottleStore store = new JdbcThrottleStore(SharedPostgres.dataSource())) {
+            Limiter limiter = store.limiter(TokenBucketPolicy.of("one", 1, Duration.ofHours(1)));
+            String[] keys = {"a\u0000b", "a\\0b", "a\\\\0b", "a0b", "\u0000"};
+            for (String key : keys) {
+                assertThat(limiter.tryAcquire(key, 1).allowed()).as(key).isTrue();
+            }
+            for (String key : keys) {
+                assertThat(limiter.tryAcquire(key, 1).allowed()).as(key).isFalse();
+            }
+            limiter.reset("a\u0000b");
+            assertThat(limiter.tryAcquire("a\u0000b", 1).allowed()).isTrue();
+            assertThat(limiter.tryAcquire("a\\0b", 1).allowed()).isFalse();
+        }
+    }
+
+    @Test
+    void thePurgeDeletesExpiredRowsOnTheDatabasesClockInBatchesAndKeepsTheLiveOnes() throws Exception {
+        FixedWindowPolicy window = new FixedWindowPolicy("window", 5, Duration.ofMinutes(1));
+        // a store whose clock is two minutes behind writes rows that expired a minute ago on the database's
+        try (JdbcThrottleStore behind = new JdbcThrottleStore(
+                        SharedPostgres.dataSource(),
+                        "throttle_",
+                        Duration.ofSeconds(3),
+                        2,
+                        () -> System.currentTimeMillis() - 120_000,
+                        null,
+                        0);
+                JdbcThrottleStore store = new JdbcThrottleStore(SharedPostgres.dataSource())) {
+            for (int i = 0; i < 5; i++) {
+                behind.limiter(window).tryAcquire("old-" + i, 1);
+            }
+            store.limiter(window).tryAcquire("live", 1);
+            assertThat(rows()).isEqualTo(6);
+            assertThat(store.purgeExpired(2)).isEqualTo(2);
+            assertThat(store.purgeExpired(2)).isEqualTo(2);
+            assertThat(store.purgeExpired(2)).isEqualTo(1);
+            assertThat(store.purgeExpired(2)).isZero();
+            assertThat(rows()).isEqualTo(1);
+            assertThat(store.limiter(window).peek("live").remaining()).isEqualTo(4);
+        }
+    }
+
+    @Test
+    void invalidSettingsNameTheirProperty() {
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new JdbcThrottleStore(
+                        SharedPostgres.dataSource(), "throttle_", Duration.ZERO, 1, null, null, 0))
+                .withMessageContaining("throttle.store.jdbc.timeout");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new JdbcThrottleStore(
+                        SharedPostgres.dataSource(), "throttle_", Duration.ofSeconds(1), 0, null, null, 0))
+                .withMessageContaining("throttle.store.jdbc.max-connections");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new JdbcThrottleStore(
+                        SharedPostgres.dataSource(), "x; drop table y", Duration.ofSeconds(1), 1, null, null, 0))
+                .withMessageContaining("throttle.store.jdbc.table-prefix");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new JdbcThrottleStore(
+                        SharedPostgres.dataSource(),
+                        "throttle_",
+                        Duration.ofSeconds(1),
+                        1,
+                        null,
+                        Duration.ofMinutes(1),
+                        0))
+                .withMessageContaining("throttle.store.jdbc.purge-batch-size");
+    }
+
+    private static long rows() throws Exception {
+        try (Connection connection = SharedPostgres.dataSource().getConnection();
+                Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT count(*) FROM throttle_state")) {
+            result.next();
+            return result.getLong(1);
+        }
+    }
+}
