@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class JdbcTwoJvmTests {
 
-    static final Policy POLICY = TokenBucketPolicy.of("two-jvms", 500, Duration.ofHours(1));
+    static final Policy POLICY = TokenBucketPolicy.of("two-jvms", 500, Duration.ofDays(1));
 
     private static final int THREADS = 32;
 
