@@ -1896,7 +1896,8 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void eightThreadsReservingOnOneKeyGetEveryTurnOnceInTheOrderTheyReserved() throws Exception {
-            Throttler throttler = throttler(new GcraPolicy("g", 100, Duration.ofSeconds(1)));
+            // an hour's period: a key Redis expires on its own clock outlives the slowest thread
+            Throttler throttler = throttler(new GcraPolicy("g", 100, Duration.ofHours(1)));
             List<Long> waits = java.util.Collections.synchronizedList(new ArrayList<>());
             ExecutorService pool = Executors.newFixedThreadPool(8);
             try {
@@ -1906,7 +1907,7 @@ public abstract class ThrottleStoreContract {
                     results.add(pool.submit(() -> {
                         start.await();
                         for (int i = 0; i < 50; i++) {
-                            Decision decision = reserve(throttler, "g", 1, 2_000);
+                            Decision decision = reserve(throttler, "g", 1, 200 * 36_000);
                             if (decision.allowed()) {
                                 waits.add(decision.waitMillis());
                             }
@@ -1926,10 +1927,10 @@ public abstract class ThrottleStoreContract {
                 expected.add(0L);
             }
             for (long turn = 1; turn <= 200; turn++) {
-                expected.add(turn * 10);
+                expected.add(turn * 36_000);
             }
             assertThat(waits)
-                    .as("the burst now, then one turn per 10 ms up to the 2 s wait, each turn once")
+                    .as("the burst now, then one turn per 36 s up to the wait of 200 turns, each turn once")
                     .containsExactlyInAnyOrderElementsOf(expected);
         }
     }
