@@ -92,6 +92,28 @@ public abstract class Algorithm<P extends Policy> {
     }
 
     /**
+     * Returns whether a call of this algorithm may wait for its turn (a policy's {@code wait}): the
+     * store then reserves a later turn in one round trip ({@link Limiter#reserve}) instead of refusing.
+     * An algorithm that takes a wait overrides its transition's {@link PackedTransition#reserve} and
+     * {@link PackedTransition#reserved}, and its twins in other stores reserve alike. An algorithm
+     * whose turn cannot be known up front (a slot freed when another call ends) may still take a wait
+     * by overriding its limiter's {@link Limiter#reserve} instead.
+     * @return false unless the algorithm says so; see {@link #whyNoWait()}
+     */
+    public boolean takesWait() {
+        return false;
+    }
+
+    /**
+     * Returns why a policy of this algorithm takes no {@code wait}, for the startup error that refuses
+     * one: an algorithm whose waits are its protection overrides it to say so.
+     * @return the reason, as the end of a sentence
+     */
+    public String whyNoWait() {
+        return "the " + this.id + " algorithm cannot reserve a later turn for a call";
+    }
+
+    /**
      * Returns the name used in configuration.
      * @return for example {@code token-bucket}
      */

@@ -1,5 +1,6 @@
 package dev.throttle;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -191,6 +192,99 @@ public final class BoundPolicy {
                 .tryAcquireAsync(StoreKeys.of(key), cost)
                 .thenApply((decision) ->
                         notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start));
+    }
+
+    /**
+     * Takes {@code cost} units for {@code key} for the earliest turn within {@code maxWait}: a
+     * reservation (see {@link Limiter#reserve}), in one store round trip. Allowed now, the decision is
+     * as {@link #tryAcquire}'s; allowed for a later turn, its {@link Decision#waitMillis()} says how
+     * long the caller must wait before it proceeds (what it costs is taken already; a caller that gives
+     * the turn up refunds it with {@link #refund(String, int, Decision)}); refused, nothing is taken
+     * and its {@link Decision#retryAfterMillis()} says when the same call could pass. Nothing here
+     * waits: the caller does (see {@link Throttler#acquire}). A {@code maxWait} of zero is
+     * {@link #tryAcquire}.
+     * @param key the key (null or blank: the shared bucket)
+     * @param cost units to take, at least 1
+     * @param maxWait the longest the call may wait for its turn; at most ten years are used
+     * @return the decision
+     * @throws IllegalArgumentException for a cost below 1, a negative wait, or a wait on a policy
+     * whose algorithm takes none ({@link Algorithm#takesWait()}) or that has several limits
+     */
+    public Decision reserve(@Nullable String key, int cost, Duration maxWait) {
+        long maxWaitMillis = maxWaitMillis(maxWait);
+        if (maxWaitMillis == 0) {
+            return tryAcquire(key, cost);
+        }
+        checkCost(cost);
+        PolicyBinding.Numbers numbers = numbers();
+        checkWait(numbers.policy);
+        if (cost > numbers.policy.maxCost()) {
+            return notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0);
+        }
+        long start = System.nanoTime();
+        Decision decision = numbers.limiter.reserve(StoreKeys.of(key), cost, maxWaitMillis);
+        return notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start);
+    }
+
+    /**
+     * Like {@link #reserve}, without blocking the calling thread: the store's {@link Limiter#reserveAsync}.
+     * @param key the key (null or blank: the shared bucket)
+     * @param cost units to take, at least 1
+     * @param maxWait the longest the call may wait for its turn
+     * @return the decision, when made
+     * @throws IllegalArgumentException as {@link #reserve}
+     */
+    public CompletionStage<Decision> reserveAsync(@Nullable String key, int cost, Duration maxWait) {
+        long maxWaitMillis = maxWaitMillis(maxWait);
+        if (maxWaitMillis == 0) {
+            return tryAcquireAsync(key, cost);
+        }
+        checkCost(cost);
+        PolicyBinding.Numbers numbers = numbers();
+        checkWait(numbers.policy);
+        if (cost > numbers.policy.maxCost()) {
+            return CompletableFuture.completedFuture(
+                    notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0));
+        }
+        long start = System.nanoTime();
+        return numbers.limiter
+                .reserveAsync(StoreKeys.of(key), cost, maxWaitMillis)
+                .thenApply((decision) ->
+                        notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start));
+    }
+
+    private static long maxWaitMillis(Duration maxWait) {
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
+        }
+        return (maxWait.compareTo(Duration.ofMillis(Checks.MAX_MILLIS)) > 0) ? Checks.MAX_MILLIS : maxWait.toMillis();
+    }
+
+    /**
+     * Refuses a wait that the policy cannot take, as the starter refuses it at startup.
+     * @param policy the policy
+     * @throws IllegalArgumentException saying why it takes none
+     */
+    static void checkWait(Policy policy) {
+        String why = whyNoWait(policy);
+        if (why != null) {
+            throw new IllegalArgumentException("policy '" + policy.name() + "' cannot wait: " + why);
+        }
+    }
+
+    /**
+     * Returns why a call of {@code policy} cannot wait for its turn, or null when it can.
+     * @param policy the policy
+     * @return the reason, as the end of a sentence; null when the policy takes a wait
+     */
+    public static @Nullable String whyNoWait(Policy policy) {
+        if (!policy.algorithm().takesWait()) {
+            return policy.algorithm().whyNoWait();
+        }
+        if (policy.severalLimits()) {
+            return "a policy with several limits cannot reserve one turn that every limit keeps";
+        }
+        return null;
     }
 
     /**

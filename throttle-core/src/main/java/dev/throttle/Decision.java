@@ -20,7 +20,7 @@ import java.time.Duration;
  * 2^48-2 ms, about 8,900 years, are reported as that, except that {@link #NEVER} is kept exactly;
  * every other value is kept exactly.
  */
-public sealed class Decision permits SeveralDecision, Decision.Stamped {
+public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision.Reserved {
 
     /** {@link #retryAfterMillis()} of a call that no amount of waiting lets through. */
     public static final long NEVER = Long.MAX_VALUE;
@@ -161,6 +161,53 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped {
     }
 
     /**
+     * An allowed decision whose call must wait before it proceeds: a reservation. The store has
+     * already taken what the call costs, for a turn {@code waitMillis} from now; the caller waits that
+     * long, then proceeds, or gives the reservation back by its receipt
+     * ({@link Limiter#refund(String, int, long)}) when it no longer wants the turn.
+     * @param limit the policy's quota
+     * @param remaining units left now (0 while callers wait)
+     * @param resetAfterMillis time until the state is neutral
+     * @param nextUnitAfterMillis time until one unit more than {@code remaining} is available
+     * @param receipt the store's stamp of what the call took, at least 1
+     * @param waitMillis how long until the call's turn; 0 makes an ordinary allowed decision
+     * @return the decision
+     * @throws IllegalArgumentException when a value is negative
+     * @see #waitMillis()
+     */
+    public static Decision reserved(
+            int limit, int remaining, long resetAfterMillis, long nextUnitAfterMillis, long receipt, long waitMillis) {
+        if (waitMillis <= 0) {
+            if (waitMillis < 0) {
+                throw new IllegalArgumentException("waitMillis must not be negative, was " + waitMillis);
+            }
+            return allow(limit, remaining, resetAfterMillis, nextUnitAfterMillis, receipt);
+        }
+        return new Reserved(
+                new Decision(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, receipt),
+                receipt,
+                waitMillis);
+    }
+
+    /**
+     * Returns how long an allowed call must wait before it proceeds: 0 for a call allowed now, and
+     * for a reservation (a call allowed for a later turn, see
+     * {@link Limiter#reserve(String, int, long)}) the time until its turn. Part of the decision's value.
+     * @return milliseconds, not negative; 0 for a refusal
+     */
+    public long waitMillis() {
+        return 0;
+    }
+
+    /**
+     * Returns {@link #waitMillis()} as a duration.
+     * @return the wait before proceeding; {@link Duration#ZERO} for a call allowed now
+     */
+    public Duration waitTime() {
+        return Duration.ofMillis(waitMillis());
+    }
+
+    /**
      * A refused decision.
      * @param limit the policy's quota
      * @param remaining units left (fewer than the call needs)
@@ -293,7 +340,8 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped {
         return (obj instanceof Decision other)
                 && this.limit == other.limit
                 && DecisionBits.sameValue(this.retryAfterAndHighRemaining, other.retryAfterAndHighRemaining)
-                && this.resetAfterAndLowRemaining == other.resetAfterAndLowRemaining;
+                && this.resetAfterAndLowRemaining == other.resetAfterAndLowRemaining
+                && waitMillis() == other.waitMillis();
     }
 
     @Override
@@ -303,13 +351,16 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped {
         hash = 31 * hash + Integer.hashCode(this.limit);
         hash = 31 * hash + Integer.hashCode(remaining());
         hash = 31 * hash + Long.hashCode(retryAfterMillis());
-        return 31 * hash + Long.hashCode(resetAfterMillis());
+        hash = 31 * hash + Long.hashCode(resetAfterMillis());
+        long wait = waitMillis();
+        return (wait == 0) ? hash : 31 * hash + Long.hashCode(wait);
     }
 
     @Override
     public String toString() {
         return "Decision[allowed=" + allowed() + ", limit=" + this.limit + ", remaining=" + remaining()
-                + ", retryAfterMillis=" + retryAfterMillis() + ", resetAfterMillis=" + resetAfterMillis() + "]";
+                + ", retryAfterMillis=" + retryAfterMillis() + ", resetAfterMillis=" + resetAfterMillis()
+                + ((waitMillis() == 0) ? "]" : ", waitMillis=" + waitMillis() + "]");
     }
 
     /**
@@ -341,6 +392,40 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped {
         @Override
         public long receipt() {
             return this.receipt;
+        }
+    }
+
+    /**
+     * A reservation: an allowed call that waits for its turn, with the receipt that gives the turn
+     * back. Only reservations pay for the wait's 8 bytes.
+     */
+    static final class Reserved extends Decision {
+
+        private final long receipt;
+
+        private final long waitMillis;
+
+        Reserved(Decision decision, long receipt, long waitMillis) {
+            super(decision);
+            this.receipt = receipt;
+            this.waitMillis = waitMillis;
+        }
+
+        @Override
+        public long receipt() {
+            return this.receipt;
+        }
+
+        @Override
+        public long waitMillis() {
+            return this.waitMillis;
+        }
+
+        /** Keeps the wait: a failure policy marks the receipts of what its fallback decided. */
+        @Override
+        public Decision withReceipt(long receipt) {
+            DecisionBits.checkReceipt(receipt);
+            return (receipt == this.receipt) ? this : new Reserved(this, receipt, this.waitMillis);
         }
     }
 }

@@ -105,6 +105,12 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
             super("gcra", GcraPolicy.class, "limit", "period");
         }
 
+        /** Its transition reserves a later turn ({@link PackedTransition#reserve}). */
+        @Override
+        public boolean takesWait() {
+            return true;
+        }
+
         @Override
         protected GcraPolicy build(String name, Settings settings) {
             return new GcraPolicy(
@@ -221,6 +227,35 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
             long nowMicros = now * 1000;
             long trial = ahead(state, nowMicros) + cost * this.interval;
             return (trial > this.tolerance) ? REJECTED : pack(nowMicros + trial);
+        }
+
+        /**
+         * A reservation moves the score forward as an allowed call does: the call's turn is when its
+         * trial score is back within the tolerance, {@code trial - n * I} after now, and it is let in
+         * when that is at most {@code maxWaitMillis} away. Every later call is decided after it.
+         */
+        @Override
+        public long reserve(long state, long now, int cost, long maxWaitMillis) {
+            long nowMicros = now * 1000;
+            long trial = ahead(state, nowMicros) + cost * this.interval;
+            return (trial - this.tolerance > maxWaitMillis * 1000) ? REJECTED : pack(nowMicros + trial);
+        }
+
+        @Override
+        public Decision reserved(long next, long now) {
+            long nowMicros = now * 1000;
+            long tat = tat(next, nowMicros);
+            long ahead = tat - nowMicros;
+            if (ahead <= this.tolerance) {
+                return allowed(next, now);
+            }
+            return Decision.reserved(
+                    this.limit,
+                    0,
+                    ceilDiv(ahead, 1000),
+                    untilNextUnit(ahead),
+                    Math.max(1, tat),
+                    ceilDiv(ahead - this.tolerance, 1000));
         }
 
         @Override

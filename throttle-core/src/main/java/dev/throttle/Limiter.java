@@ -26,6 +26,43 @@ public interface Limiter {
     Decision tryAcquire(String key, int cost);
 
     /**
+     * Takes {@code cost} units for {@code key} for the earliest turn within {@code maxWaitMillis}: a
+     * reservation, in one atomic step (one round trip to a networked store). The decision is allowed
+     * now ({@link Decision#waitMillis()} 0, as {@link #tryAcquire}), or allowed for a later turn
+     * ({@link Decision#waitMillis()} until it; the units are taken already, so every later call is
+     * decided after this one), or refused when the turn would come later than {@code maxWaitMillis},
+     * taking nothing, with the {@link Decision#retryAfterMillis()} a refusal of {@link #tryAcquire}
+     * has. A caller that gives up its turn refunds it by the decision's receipt
+     * ({@link #refund(String, int, Decision)}), so that the next caller gets it. With
+     * {@code maxWaitMillis} 0 it is {@link #tryAcquire}.
+     *
+     * <p>The default is for stores and algorithms that cannot reserve: it decides as
+     * {@link #tryAcquire}, never waiting.
+     * @param key the key
+     * @param cost units to take, between 1 and {@link Policy#maxCost()}
+     * @param maxWaitMillis the longest the call may wait for its turn, not negative
+     * @return the decision
+     */
+    default Decision reserve(String key, int cost, long maxWaitMillis) {
+        return tryAcquire(key, cost);
+    }
+
+    /**
+     * Like {@link #reserve}, without blocking the calling thread. The default completes with
+     * {@link #tryAcquireAsync} when {@code maxWaitMillis} is 0, else with {@link #reserve}, which is
+     * right for stores that never block; a networked store overrides it.
+     * @param key the key
+     * @param cost units to take
+     * @param maxWaitMillis the longest the call may wait for its turn, not negative
+     * @return the decision, when made
+     */
+    default CompletionStage<Decision> reserveAsync(String key, int cost, long maxWaitMillis) {
+        return (maxWaitMillis == 0)
+                ? tryAcquireAsync(key, cost)
+                : CompletableFuture.completedFuture(reserve(key, cost, maxWaitMillis));
+    }
+
+    /**
      * Gives back {@code cost} units that an allowed {@link #tryAcquire} took, as if that call had
      * not been made (as far as the algorithm can tell: a lockout steps back one rung). Never
      * gives back more than the key's neutral state.

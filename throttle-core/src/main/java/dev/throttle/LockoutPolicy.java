@@ -125,6 +125,13 @@ public record LockoutPolicy(String name, List<Duration> timeouts, Duration expir
             super("lockout", LockoutPolicy.class, "timeouts", "expire-after");
         }
 
+        /** A lockout's waits are its protection. */
+        @Override
+        public String whyNoWait() {
+            return "a lockout that can be waited out protects nothing: its growing waits are what slows a guesser,"
+                    + " and a caller that waits them out guesses as fast as the lockout lets anyone";
+        }
+
         @Override
         @SuppressWarnings("unchecked")
         protected LockoutPolicy build(String name, Settings settings) {

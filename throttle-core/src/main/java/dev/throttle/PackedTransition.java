@@ -9,7 +9,9 @@ package dev.throttle;
  *
  * <p>Packing: most algorithms keep a count and a time per key. {@link #pack} stores the time's low
  * 40 bits (milliseconds modulo 2^40, about 35 years) and the count in the next 23 bits; the sign
- * bit stays clear, so {@link #EMPTY} and {@link #REJECTED} are never packed states. {@link #time}
+ * bit stays clear, so {@link #EMPTY} and {@link #REJECTED} are never packed states. A transition may
+ * mark states of its own with the sign bit over a count of at least 1 (the fixed window marks a
+ * window whose next one holds reservations), which keeps them apart from those two. {@link #time}
  * reads the time back as the one nearest to now with those low bits, so any time within 2^39 ms
  * (about 17 years) of now is read exactly, however old the store is: the 40 bits are never measured
  * from the store's creation, so they cannot run out while it lives (a JVM started with a clock years
@@ -35,6 +37,36 @@ public non-sealed interface PackedTransition extends Transition {
      * @return the state after allowing the call, or {@link #REJECTED}; a refusal writes nothing
      */
     long acquire(long state, long now, int cost);
+
+    /**
+     * Decides a call that may wait up to {@code maxWaitMillis} for its turn: a reservation. Allowed
+     * now, it is {@link #acquire}'s state; allowed for a turn within {@code maxWaitMillis}, the state
+     * with the call's units already taken for that turn (so that every later call is decided after
+     * it), which {@link #reserved} tells the wait of; otherwise {@link #REJECTED}, writing nothing,
+     * and {@link #rejected} tells when the same call could pass. With {@code maxWaitMillis} 0 it must
+     * be exactly {@link #acquire}. The default is for algorithms that cannot reserve a later turn
+     * (see {@link Algorithm#takesWait()}): it decides as {@link #acquire}, never waiting.
+     * @param state the key's state, {@link #EMPTY} when it has none
+     * @param now the time
+     * @param cost units the call takes, between 1 and the policy's maximum cost
+     * @param maxWaitMillis the longest the call may wait for its turn, not negative
+     * @return the state after reserving the call's turn, or {@link #REJECTED}
+     */
+    default long reserve(long state, long now, int cost, long maxWaitMillis) {
+        return acquire(state, now, cost);
+    }
+
+    /**
+     * Returns what a call that {@link #reserve} let in is told: {@link #allowed}'s decision, with the
+     * time until its turn when it must wait ({@link Decision#waitMillis()}). The default is for
+     * algorithms that cannot reserve: {@link #allowed}.
+     * @param next the state {@link #reserve} returned, now committed
+     * @param now the time
+     * @return the decision
+     */
+    default Decision reserved(long next, long now) {
+        return allowed(next, now);
+    }
 
     /**
      * Returns what an allowed call is told: with the time until its next unit, and the receipt that

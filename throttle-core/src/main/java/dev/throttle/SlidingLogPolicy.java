@@ -150,6 +150,13 @@ public record SlidingLogPolicy(String name, int threshold, Duration ttl, Duratio
             super("sliding-log", SlidingLogPolicy.class, "threshold", "ttl", "initial-delay", "delay-exponent");
         }
 
+        /** A sliding log's delays are its protection, as a lockout's are. */
+        @Override
+        public String whyNoWait() {
+            return "its delays grow with every attempt to slow a guesser, and a delay that can be waited out"
+                    + " protects nothing (as a lockout that can be waited out protects nothing)";
+        }
+
         @Override
         protected SlidingLogPolicy build(String name, Settings settings) {
             return new SlidingLogPolicy(

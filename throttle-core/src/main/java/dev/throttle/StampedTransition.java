@@ -24,7 +24,7 @@ abstract class StampedTransition implements PackedTransition {
     }
 
     @Override
-    public final long refund(long state, long now, int cost, long receipt) {
+    public long refund(long state, long now, int cost, long receipt) {
         long current = current(state, now);
         if (current == EMPTY || Math.max(1, time(current, now)) != receipt) {
             // the call's window has ended, or a later attempt came, or the state expired or was reset:

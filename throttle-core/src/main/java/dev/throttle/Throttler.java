@@ -1,5 +1,6 @@
 package dev.throttle;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -222,6 +223,51 @@ public final class Throttler {
      */
     public CompletionStage<Void> resetAsync(String policy, @Nullable String key) {
         return bound(policy).resetAsync(key);
+    }
+
+    /**
+     * Takes {@code cost} units for {@code key} under {@code policy}, waiting up to {@code maxWait} for
+     * the call's turn when it is over the limit now: the store reserves the earliest turn in one round
+     * trip ({@link BoundPolicy#reserve}), and this thread sleeps until it comes, never polling. When
+     * the turn would come later than {@code maxWait}, nothing is taken and the call is refused at
+     * once, its {@link Decision#retryAfterMillis()} saying when it could pass. A thread interrupted
+     * while it waits gives its turn back (so the next caller gets it), keeps its interrupt status and
+     * is refused. A {@code maxWait} of zero is {@link #check}.
+     * @param policy the policy's name
+     * @param key the key (null or blank: the shared bucket)
+     * @param cost units to take, at least 1
+     * @param maxWait the longest to wait for a turn
+     * @return the allowed decision, once the call may proceed ({@link Decision#waitMillis()} says how
+     * long it waited for its turn)
+     * @throws ThrottledException when refused, or interrupted while waiting
+     * @throws IllegalArgumentException for an unknown policy, a cost below 1, a negative wait, or a
+     * wait on a policy that takes none ({@link BoundPolicy#whyNoWait})
+     */
+    public Decision acquire(String policy, @Nullable String key, int cost, Duration maxWait) {
+        BoundPolicy bound = bound(policy);
+        Decision decision = bound.reserve(key, cost, maxWait);
+        if (!decision.allowed()) {
+            throw new ThrottledException(bound.policy(), decision);
+        }
+        Turns.await(bound, key, cost, decision);
+        return decision;
+    }
+
+    /**
+     * Like {@link #acquire(String, String, int, Duration)}, without blocking any thread: the stage
+     * completes with the allowed decision when the call's turn comes (timed, never polled), or
+     * exceptionally with a {@link ThrottledException} when refused. Cancelling the stage (or
+     * completing it in any other way) before the turn comes gives the turn back.
+     * @param policy the policy's name
+     * @param key the key (null or blank: the shared bucket)
+     * @param cost units to take, at least 1
+     * @param maxWait the longest to wait for a turn
+     * @return the allowed decision, when the call may proceed
+     * @throws IllegalArgumentException as {@link #acquire(String, String, int, Duration)}
+     */
+    public CompletionStage<Decision> acquireAsync(String policy, @Nullable String key, int cost, Duration maxWait) {
+        BoundPolicy bound = bound(policy);
+        return Turns.acquireLater(bound, key, cost, bound.reserveAsync(key, cost, maxWait), Turns.Delayer.JDK);
     }
 
     /**

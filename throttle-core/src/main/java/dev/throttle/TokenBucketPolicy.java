@@ -90,6 +90,12 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
             super("token-bucket", TokenBucketPolicy.class, "capacity", "refill-tokens", "refill-period");
         }
 
+        /** Its transition reserves a later turn ({@link PackedTransition#reserve}). */
+        @Override
+        public boolean takesWait() {
+            return true;
+        }
+
         @Override
         protected TokenBucketPolicy build(String name, Settings settings) {
             return new TokenBucketPolicy(
@@ -191,6 +197,44 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
         public long acquire(long state, long now, int cost) {
             long refilled = refill(state, now);
             return (tokens(refilled) < cost) ? REJECTED : pack(count(refilled) + cost, time(refilled, now));
+        }
+
+        /**
+         * A reservation takes its tokens now, even those the bucket does not hold yet: the bucket goes
+         * below empty (more used than the capacity) by what the refills up to the call's turn bring,
+         * and the turn is when the refills have paid that debt, at most {@code maxWaitMillis} away.
+         * Every later call waits for the debt and its own tokens.
+         */
+        @Override
+        public long reserve(long state, long now, int cost, long maxWaitMillis) {
+            long refilled = refill(state, now);
+            long inUse = (long) count(refilled) + cost;
+            if (inUse > this.capacity
+                    && (inUse > MAX_COUNT || debtPaidAfter(inUse, time(refilled, now), now) > maxWaitMillis)) {
+                return REJECTED;
+            }
+            return pack(inUse, time(refilled, now));
+        }
+
+        /** Milliseconds until the refills bring {@code inUse} tokens in use back to the capacity. */
+        private long debtPaidAfter(long inUse, long refilledAt, long now) {
+            return refilledAt + ceilDiv(inUse - this.capacity, this.refillTokens) * this.periodMillis - now;
+        }
+
+        @Override
+        public Decision reserved(long next, long now) {
+            int inUse = count(next);
+            if (inUse <= this.capacity) {
+                return allowed(next, now);
+            }
+            long refilledAt = time(next, now);
+            return Decision.reserved(
+                    this.capacity,
+                    0,
+                    untilFull(next, now),
+                    debtPaidAfter(inUse + 1L, refilledAt, now),
+                    Math.max(1, fullAt(next, now)),
+                    Math.max(0, debtPaidAfter(inUse, refilledAt, now)));
         }
 
         @Override

@@ -8,6 +8,7 @@ import dev.throttle.Decision;
 import dev.throttle.PackedTransition;
 import dev.throttle.Policy;
 import dev.throttle.TimeSource;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -103,6 +104,50 @@ final class PackedLimiter extends CellLimiter<PackedLimiter.Cell> {
                 return allowedAndRecorded(key, cell, next, now);
             }
         }
+    }
+
+    /**
+     * As {@link #tryAcquire}, through the transition's reservation. A reservation may keep the key's
+     * state from being neutral for longer than the policy's idle expiry (a turn reserved ahead), so
+     * the cache is told to keep idle entries that long: a state dropped while its reservations wait
+     * would hand the key a fresh quota on top of them.
+     */
+    @Override
+    public Decision reserve(String given, int cost, long maxWaitMillis) {
+        if (maxWaitMillis == 0) {
+            return tryAcquire(given, cost);
+        }
+        Object key = MemoryKeys.of(given);
+        long now = this.clock.currentTimeMillis();
+        Cell cell = cell(key, now);
+        for (; ; ) {
+            long state = cell.get();
+            long next = this.transition.reserve(state, now, cost, maxWaitMillis);
+            if (next == REJECTED) {
+                return this.transition.rejected(state, now, cost);
+            }
+            if (cell.compareAndSet(state, next)) {
+                Decision decision = this.transition.reserved(next, now);
+                if (decision.resetAfterMillis() > this.idleMillis) {
+                    keepIdle(decision.resetAfterMillis());
+                }
+                Cell current = this.cells.getIfPresent(key);
+                if (current != null) {
+                    current.touched = now;
+                }
+                return decision;
+            }
+        }
+    }
+
+    /** Makes the cache keep idle entries at least {@code millis} (and its margin); never shorter than it did. */
+    private void keepIdle(long millis) {
+        Duration wanted = Duration.ofMillis(millis).plus(MemoryCells.EXPIRY_MARGIN);
+        this.quiet.expireAfterAccess().ifPresent((access) -> {
+            if (access.getExpiresAfter().compareTo(wanted) < 0) {
+                access.setExpiresAfter(wanted);
+            }
+        });
     }
 
     @Override

@@ -25,6 +25,11 @@ abstract class Fallback {
 
     abstract Decision peek(String key);
 
+    /** A reservation while the store cannot answer: a fixed answer is its answer to every call. */
+    SourcedDecision reserve(String key, int cost, long maxWaitMillis) {
+        return tryAcquire(key, cost);
+    }
+
     /** Gives back what a fallback decision took; a fixed answer took nothing. */
     void refund(String key, int cost) {}
 
@@ -110,6 +115,15 @@ abstract class Fallback {
         @Override
         SourcedDecision tryAcquire(String key, int cost) {
             Decision decision = this.local.tryAcquire(key, cost);
+            if (decision.allowed()) {
+                decision = decision.withReceipt(decision.receipt() | RECEIPT);
+            }
+            return new SourcedDecision(decision, this.source);
+        }
+
+        @Override
+        SourcedDecision reserve(String key, int cost, long maxWaitMillis) {
+            Decision decision = this.local.reserve(key, cost, maxWaitMillis);
             if (decision.allowed()) {
                 decision = decision.withReceipt(decision.receipt() | RECEIPT);
             }

@@ -125,6 +125,34 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
     }
 
     /**
+     * A reservation goes to the store, never answered from a remembered refusal (a call that may
+     * wait can be let in where one that may not is refused); while the store cannot answer, the
+     * fallback decides (a local fallback reserves on this instance, its receipt marked as the
+     * fallback's, so that a waiter that gives up refunds it there).
+     */
+    @Override
+    public Decision reserve(String key, int cost, long maxWaitMillis) {
+        if (maxWaitMillis == 0) {
+            return tryAcquire(key, cost);
+        }
+        return this.calls.call(
+                key,
+                () -> this.store.reserve(key, cost, maxWaitMillis),
+                () -> this.fallback.reserve(key, cost, maxWaitMillis).decision());
+    }
+
+    @Override
+    public CompletionStage<Decision> reserveAsync(String key, int cost, long maxWaitMillis) {
+        if (maxWaitMillis == 0) {
+            return tryAcquireAsync(key, cost);
+        }
+        return this.calls.callAsync(
+                key,
+                () -> this.store.reserveAsync(key, cost, maxWaitMillis),
+                () -> this.fallback.reserve(key, cost, maxWaitMillis).decision());
+    }
+
+    /**
      * Without a receipt nobody can tell who took the unit: it goes to whoever answers now, the
      * fallback during an outage.
      */

@@ -61,6 +61,17 @@ final class MapThrottleStore implements ThrottleStore {
                 }
 
                 @Override
+                Long reserve(Long state, long now, int cost, long maxWaitMillis) {
+                    long next = packed.reserve(state, now, cost, maxWaitMillis);
+                    return (next == PackedTransition.REJECTED) ? null : next;
+                }
+
+                @Override
+                Decision reserved(Long next, long now) {
+                    return packed.reserved(next, now);
+                }
+
+                @Override
                 Decision rejected(Long state, long now, int cost) {
                     return packed.rejected(state, now, cost);
                 }
@@ -156,6 +167,15 @@ final class MapThrottleStore implements ThrottleStore {
 
         abstract Decision allowed(S next, long now);
 
+        /** The state after reserving the call's turn, or null when it is refused; the array shape cannot wait. */
+        S reserve(S state, long now, int cost, long maxWaitMillis) {
+            return acquire(state, now, cost);
+        }
+
+        Decision reserved(S next, long now) {
+            return allowed(next, now);
+        }
+
         abstract Decision rejected(S state, long now, int cost);
 
         abstract Decision peek(S state, long now);
@@ -195,6 +215,25 @@ final class MapThrottleStore implements ThrottleStore {
                 }
                 if (commit(key, held, next, now)) {
                     return allowed(next, now);
+                }
+            }
+        }
+
+        /** A reserved turn may keep the state from neutral past the idle expiry: held that long then. */
+        @Override
+        public Decision reserve(String key, int cost, long maxWaitMillis) {
+            long now = this.clock.currentTimeMillis();
+            for (; ; ) {
+                Held held = this.states.get(key);
+                S state = state(held, now);
+                S next = reserve(state, now, cost, maxWaitMillis);
+                if (next == null) {
+                    return rejected(state, now, cost);
+                }
+                if (commit(key, held, next, now)) {
+                    Decision decision = reserved(next, now);
+                    this.idleMillis.accumulateAndGet(decision.resetAfterMillis(), Math::max);
+                    return decision;
                 }
             }
         }

@@ -1728,4 +1728,210 @@ public abstract class ThrottleStoreContract {
 
         long run(int thread) throws Exception;
     }
+
+    /**
+     * Reservations: a call that may wait for its turn. One atomic step answers allowed now, allowed
+     * for a turn within the wait (what the call costs taken already, so every later call is decided
+     * after it), or refused when the turn would come later, taking nothing. A reservation that may
+     * not wait is exactly today's decision; a turn given back by its receipt goes to the next caller.
+     */
+    @Nested
+    class Reservations {
+
+        private Decision reserve(Throttler throttler, String policy, int cost, long maxWaitMillis) {
+            return throttler.bound(policy).reserve("k", cost, Duration.ofMillis(maxWaitMillis));
+        }
+
+        private Decision reserved(int limit, long resetAfter, long wait) {
+            return Decision.reserved(limit, 0, resetAfter, 0, 1, wait);
+        }
+
+        @Test
+        void aReservationThatMayNotWaitIsExactlyTodaysDecisionOnEveryAlgorithm() {
+            List<Policy> policies = List.of(
+                    TokenBucketPolicy.of("tb", 3, Duration.ofSeconds(2)),
+                    new GcraPolicy("gcra", 3, Duration.ofSeconds(6)),
+                    new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
+                    new SlidingLogPolicy("log", 3, Duration.ofHours(1), Duration.ofSeconds(15), 1.5),
+                    LockoutPolicy.of("lock", LUCIA_LADDER));
+            Throttler throttler = throttler(policies.toArray(Policy[]::new));
+            for (Policy policy : policies) {
+                for (int i = 0; i < 5; i++) {
+                    Decision plain = throttler.tryAcquire(policy.name(), "plain");
+                    Decision reserved = throttler.bound(policy.name()).reserve("reserved", 1, Duration.ZERO);
+                    assertThat(reserved).as(policy.name() + " call " + i).isEqualTo(plain);
+                    assertThat(reserved.waitMillis()).isZero();
+                    advance(700);
+                }
+            }
+        }
+
+        @Test
+        void gcraReservesTheNextTurnsInOrderAndRefusesATurnBeyondTheWait() {
+            Throttler throttler = throttler(new GcraPolicy("g", 10, Duration.ofSeconds(1)));
+            for (int i = 0; i < 10; i++) {
+                assertThat(reserve(throttler, "g", 1, 1_000).waitMillis()).isZero();
+            }
+            assertThat(reserve(throttler, "g", 1, 1_000)).isEqualTo(reserved(10, 1_100, 100));
+            assertThat(reserve(throttler, "g", 1, 1_000)).isEqualTo(reserved(10, 1_200, 200));
+            assertThat(reserve(throttler, "g", 2, 1_000))
+                    .as("a cost of two intervals")
+                    .isEqualTo(reserved(10, 1_400, 400));
+            assertThat(throttler.tryAcquire("g", "k"))
+                    .as("a call that does not wait comes after every reserved turn")
+                    .isEqualTo(reject(10, 0, 500, 1_400));
+            assertThat(reserve(throttler, "g", 1, 499))
+                    .as("a turn 500 ms away is beyond a wait of 499 ms: refused, nothing taken")
+                    .isEqualTo(reject(10, 0, 500, 1_400));
+            assertThat(reserve(throttler, "g", 1, 500)).isEqualTo(reserved(10, 1_500, 500));
+            advance(500);
+            assertThat(throttler.tryAcquire("g", "k"))
+                    .as("the turns that came were taken by those who waited")
+                    .isEqualTo(reject(10, 0, 100, 1_000));
+        }
+
+        @Test
+        void aTokenBucketGoesBelowEmptyByWhatTheRefillsWithinTheWaitBring() {
+            Throttler throttler = throttler(TokenBucketPolicy.of("tb", 2, Duration.ofSeconds(1)));
+            assertThat(reserve(throttler, "tb", 2, 3_000)).isEqualTo(allow(2, 0, 2_000));
+            assertThat(reserve(throttler, "tb", 1, 3_000)).isEqualTo(reserved(2, 3_000, 1_000));
+            assertThat(reserve(throttler, "tb", 1, 3_000)).isEqualTo(reserved(2, 4_000, 2_000));
+            assertThat(throttler.tryAcquire("tb", "k")).isEqualTo(reject(2, 0, 3_000, 4_000));
+            assertThat(reserve(throttler, "tb", 2, 3_500))
+                    .as("two tokens come 4 s from now, beyond the wait")
+                    .isEqualTo(reject(2, 0, 4_000, 4_000));
+            assertThat(reserve(throttler, "tb", 1, 3_000)).isEqualTo(reserved(2, 5_000, 3_000));
+            advance(1_000);
+            assertThat(throttler.tryAcquire("tb", "k"))
+                    .as("the refill went to the caller that waited for it")
+                    .isEqualTo(reject(2, 0, 3_000, 4_000));
+            advance(3_000);
+            assertThat(throttler.tryAcquire("tb", "k")).isEqualTo(allow(2, 0, 2_000));
+        }
+
+        @Test
+        void aFixedWindowReservesInTheNextWindowAndNeverInTheOneAfter() {
+            Throttler throttler = throttler(new FixedWindowPolicy("fw", 2, Duration.ofSeconds(10)));
+            assertThat(reserve(throttler, "fw", 2, 20_000)).isEqualTo(allow(2, 0, 10_000));
+            advance(4_000);
+            assertThat(reserve(throttler, "fw", 1, 5_999))
+                    .as("the next window opens in 6 s")
+                    .isEqualTo(reject(2, 0, 6_000, 6_000));
+            assertThat(reserve(throttler, "fw", 1, 6_000)).isEqualTo(reserved(2, 16_000, 6_000));
+            assertThat(throttler.tryAcquire("fw", "k"))
+                    .as("the current window stays full; the next one still has room")
+                    .isEqualTo(reject(2, 0, 6_000, 16_000));
+            assertThat(reserve(throttler, "fw", 1, 20_000)).isEqualTo(reserved(2, 16_000, 6_000));
+            assertThat(reserve(throttler, "fw", 1, 20_000))
+                    .as("only the current and the next window take calls")
+                    .isEqualTo(reject(2, 0, 16_000, 16_000));
+            assertThat(throttler.peek("fw", "k")).isEqualTo(reject(2, 0, 16_000, 16_000));
+            advance(6_000);
+            assertThat(throttler.tryAcquire("fw", "k"))
+                    .as("the next window opened on time with its two reserved calls")
+                    .isEqualTo(reject(2, 0, 10_000, 10_000));
+            advance(10_000);
+            assertThat(throttler.tryAcquire("fw", "k")).isEqualTo(allow(2, 1, 10_000));
+        }
+
+        @Test
+        void aReservationGivenBackByItsReceiptGoesToTheNextCaller() {
+            Throttler throttler = throttler(
+                    new GcraPolicy("g", 10, Duration.ofSeconds(1)),
+                    TokenBucketPolicy.of("tb", 2, Duration.ofSeconds(1)),
+                    new FixedWindowPolicy("fw", 2, Duration.ofSeconds(10)));
+            for (String policy : List.of("g", "tb", "fw")) {
+                int quota = throttler.policy(policy).quota();
+                assertThat(reserve(throttler, policy, quota, 0).allowed()).isTrue();
+                Decision first = reserve(throttler, policy, 1, 20_000);
+                Decision second = reserve(throttler, policy, 1, 20_000);
+                assertThat(first.waitMillis()).as(policy).isPositive();
+                Decision third = throttler.peek(policy, "k");
+                throttler.bound(policy).refund("k", 1, second);
+                Decision again = reserve(throttler, policy, 1, 20_000);
+                assertThat(again)
+                        .as(policy + ": the turn given back is the next caller's")
+                        .isEqualTo(second);
+                assertThat(throttler.peek(policy, "k")).as(policy).isEqualTo(third);
+            }
+        }
+
+        @Test
+        void aRefusedReservationTakesNothing() {
+            Throttler throttler = throttler(
+                    new GcraPolicy("g", 2, Duration.ofSeconds(1)),
+                    TokenBucketPolicy.of("tb", 2, Duration.ofSeconds(1)),
+                    new FixedWindowPolicy("fw", 2, Duration.ofSeconds(10)));
+            for (String policy : List.of("g", "tb", "fw")) {
+                reserve(throttler, policy, 2, 0);
+                reserve(throttler, policy, 2, 20_000);
+                Decision before = throttler.peek(policy, "k");
+                Decision refused = reserve(throttler, policy, 2, 1);
+                assertThat(refused.allowed()).as(policy).isFalse();
+                assertThat(refused.retryAfterMillis())
+                        .as(policy)
+                        .isEqualTo(throttler.tryAcquire(policy, "k", 2).retryAfterMillis());
+                assertThat(throttler.peek(policy, "k")).as(policy).isEqualTo(before);
+            }
+        }
+
+        @Test
+        void aLockoutASlidingLogAndSeveralLimitsCannotWait() {
+            Throttler throttler = throttler(
+                    LockoutPolicy.of("lock", LUCIA_LADDER),
+                    SlidingLogPolicy.withDefaults("log"),
+                    MultiLimitPolicy.of(
+                            TokenBucketPolicy.of("two", 2, Duration.ofSeconds(1)),
+                            TokenBucketPolicy.of("two", 3, Duration.ofHours(1))));
+            org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+                    .isThrownBy(() -> reserve(throttler, "lock", 1, 1_000))
+                    .withMessageContaining("a lockout that can be waited out protects nothing");
+            org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+                    .isThrownBy(() -> reserve(throttler, "log", 1, 1_000))
+                    .withMessageContaining("protects nothing");
+            org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+                    .isThrownBy(() -> reserve(throttler, "two", 1, 1_000))
+                    .withMessageContaining("several limits");
+        }
+
+        @Test
+        void eightThreadsReservingOnOneKeyGetEveryTurnOnceInTheOrderTheyReserved() throws Exception {
+            // an hour's period: a key Redis expires on its own clock outlives the slowest thread
+            Throttler throttler = throttler(new GcraPolicy("g", 100, Duration.ofHours(1)));
+            List<Long> waits = java.util.Collections.synchronizedList(new ArrayList<>());
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                CountDownLatch start = new CountDownLatch(1);
+                List<Future<?>> results = new ArrayList<>();
+                for (int t = 0; t < 8; t++) {
+                    results.add(pool.submit(() -> {
+                        start.await();
+                        for (int i = 0; i < 50; i++) {
+                            Decision decision = reserve(throttler, "g", 1, 200 * 36_000);
+                            if (decision.allowed()) {
+                                waits.add(decision.waitMillis());
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                start.countDown();
+                for (Future<?> result : results) {
+                    result.get(5, TimeUnit.MINUTES);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            List<Long> expected = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                expected.add(0L);
+            }
+            for (long turn = 1; turn <= 200; turn++) {
+                expected.add(turn * 36_000);
+            }
+            assertThat(waits)
+                    .as("the burst now, then one turn per 36 s up to the wait of 200 turns, each turn once")
+                    .containsExactlyInAnyOrderElementsOf(expected);
+        }
+    }
 }

@@ -93,5 +93,26 @@ elseif op == 'r' then
     end
   end
   return {}
+elseif op == 'w' then
+  -- a reservation moves the score as an acquire does; the call's turn is when its trial score is
+  -- back within the tolerance, trial - tolerance after now, and it is let in when that is within
+  -- maxWait (a refusal is an acquire's)
+  local trial = ahead + cost * interval
+  if trial - tolerance > maxWait * 1000 then
+    local r = floor((tolerance - ahead) / interval)
+    return {0, limit, (r > 0) and r or 0, floor((trial - tolerance + 999) / 1000), floor((ahead + 999) / 1000), 0}
+  end
+  local reset = floor((trial + 999) / 1000)
+  redis.call('SET', key, format('%d:%d', nowMicros + trial, interval), 'PX', fmt(reset))
+  local r = floor((tolerance - trial) / interval)
+  if r < 0 then
+    r = 0
+  end
+  local turn = 0
+  if trial > tolerance then
+    turn = floor((trial - tolerance + 999) / 1000)
+  end
+  return {1, limit, r, (r >= limit) and 0 or floor((trial + (r + 1) * interval - tolerance + 999) / 1000), reset,
+    math.max(1, nowMicros + trial), turn}
 end
 return redis.error_reply('unknown operation ' .. tostring(op))

@@ -5,17 +5,23 @@
 -- so a call is one EVALSHA that sends only the key and ARGV = op, cost, now (and a receipt):
 --
 -- KEYS[1]  the key's state
--- ARGV[1]  operation: a (acquire) | r (refund) | p (peek)
+-- ARGV[1]  operation: a (acquire) | r (refund) | p (peek) | w (reserve: acquire, waiting for a turn)
 -- ARGV[2]  cost, from 1 to the policy's maxCost (Java refuses higher costs before calling)
 -- ARGV[3]  now in epoch milliseconds, or "" to read the Redis server's TIME (tests pass their clock)
 -- ARGV[4]  refund only, optional: the receipt of the call being refunded, as its acquire replied it;
 --          the refund then gives back exactly what that call took, or nothing once that is gone.
 --          Without it, a refund gives back cost units whichever call took them.
+-- ARGV[4]  reserve only: the longest the call may wait for its turn, in milliseconds (at least 1;
+--          a call that may not wait is an acquire)
 --
 -- A script answers a and p with {allowed, limit, remaining, wait, resetAfterMillis, receipt}: wait
 -- is a refusal's retry-after, and for an allowed call the time until one unit more than remaining
 -- is available (0 when nothing is in use); receipt is what an allowed acquire took, as the
--- algorithm's script documents it (0 for a peek or a refusal). r answers {}. A refusal writes
+-- algorithm's script documents it (0 for a peek or a refusal). w answers as a does, allowed with a
+-- seventh number: how long until the call's turn (0 when it may proceed now); a reservation takes
+-- what the call costs for that turn at once, so every later call is decided after it, and one whose
+-- turn would come later than ARGV[4] is refused as a would refuse it, writing nothing. Only the
+-- algorithms that take a wait answer w. r answers {}. A refusal writes
 -- nothing; every write sets PX to the time until the key's state is neutral again, so Redis forgets
 -- it when nothing would change by keeping it.
 --
@@ -60,11 +66,17 @@ end
 -- the receipt of the call a refund undoes, or nil for a refund of whichever call; one that cannot
 -- be read (no script replies a number out of 1 to 2^53) is 0, which names no call: nothing is given
 local receipt = nil
-if ARGV[4] ~= nil and ARGV[4] ~= '' then
+if op == 'r' and ARGV[4] ~= nil and ARGV[4] ~= '' then
   receipt = tonumber(ARGV[4])
   if not (receipt ~= nil and receipt >= 1 and receipt < 2^53) then
     receipt = 0
   end
+end
+
+-- the longest a reservation may wait for its turn, in milliseconds
+local maxWait = 0
+if op == 'w' then
+  maxWait = tonumber(ARGV[4]) or 0
 end
 
 -- the key's state as stored, nil when there is none; a key of another Redis type is none too

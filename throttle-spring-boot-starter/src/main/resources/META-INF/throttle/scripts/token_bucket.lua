@@ -99,5 +99,24 @@ elseif op == 'r' then
     end
   end
   return {}
+elseif op == 'w' then
+  -- a reservation takes its tokens now, even those the bucket does not hold yet: the bucket goes
+  -- below empty by what the refills up to the call's turn bring, and the turn is when the refills
+  -- have paid that debt, within maxWait (a refusal is an acquire's)
+  local inUse = u + cost
+  local left = capacity - u
+  local debtPaid = at + floor((inUse - capacity + refillTokens - 1) / refillTokens) * periodMillis - now
+  if inUse > capacity and (inUse > 8388607 or debtPaid > maxWait) then
+    return {0, capacity, (left > 0) and left or 0,
+      at + floor((cost - left + refillTokens - 1) / refillTokens) * periodMillis - now, untilFull, 0}
+  end
+  local fullAt = at + floor((inUse + refillTokens - 1) / refillTokens) * periodMillis
+  local untilFullNow = math.max(0, fullAt - now)
+  redis.call('SET', key, format('%d:%d', inUse, at), 'PX', fmt(math.max(1, untilFullNow)))
+  if inUse <= capacity then
+    return {1, capacity, capacity - inUse, at + periodMillis - now, untilFullNow, math.max(1, fullAt), 0}
+  end
+  return {1, capacity, 0, at + floor((inUse + 1 - capacity + refillTokens - 1) / refillTokens) * periodMillis - now,
+    untilFullNow, math.max(1, fullAt), math.max(0, debtPaid)}
 end
 return redis.error_reply('unknown operation ' .. tostring(op))

@@ -2,10 +2,12 @@ package dev.throttle.spring.admission;
 
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Function;
 import org.apache.commons.logging.Log;
@@ -58,10 +60,27 @@ public final class Admission {
     /** Which keys a success cleared, written before the settlement completes; null until one was. */
     private boolean @Nullable [] reset;
 
+    /** When the call's turn comes ({@link System#nanoTime()}); 0 when it may proceed at once. */
+    private final long turnAt;
+
+    /** The charge whose turn comes last, when the call waits; -1 when it may proceed at once. */
+    private final int waitsFor;
+
     private Admission(List<Charge> charges, @Nullable String[] keys, Decision[] decisions) {
         this.charges = charges;
         this.keys = keys;
         this.decisions = decisions;
+        int last = -1;
+        long longest = 0;
+        for (int i = 0; i < decisions.length; i++) {
+            long wait = decisions[i].waitMillis();
+            if (wait > longest) {
+                longest = wait;
+                last = i;
+            }
+        }
+        this.waitsFor = last;
+        this.turnAt = (last < 0) ? 0 : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(longest);
     }
 
     /**
@@ -98,7 +117,10 @@ public final class Admission {
             Charge charge = charges.get(i);
             Decision decision;
             try {
-                decision = charge.bound().tryAcquire(keys[i], charge.cost());
+                // a policy in shadow mode never makes a call wait, as it never refuses one
+                decision = (charge.waits() && !charge.shadow())
+                        ? charge.bound().reserve(keys[i], charge.cost(), charge.waitLimit())
+                        : charge.bound().tryAcquire(keys[i], charge.cost());
             } catch (RuntimeException | Error ex) {
                 giveBack(charges, keys, decisions, i, true);
                 throw ex;
@@ -132,7 +154,9 @@ public final class Admission {
             return DONE;
         }
         Charge charge = charges.get(index);
-        return start(() -> charge.bound().tryAcquireAsync(keys[index], charge.cost()))
+        return start(() -> (charge.waits() && !charge.shadow())
+                        ? charge.bound().reserveAsync(keys[index], charge.cost(), charge.waitLimit())
+                        : charge.bound().tryAcquireAsync(keys[index], charge.cost()))
                 .handle((decision, error) -> {
                     if (error != null) {
                         return giveBackAsync(charges, keys, decisions, index, true)
@@ -153,6 +177,70 @@ public final class Admission {
         if (keys.length != charges.size()) {
             throw new IllegalArgumentException("Expected " + charges.size() + " keys, got " + keys.length);
         }
+    }
+
+    /**
+     * Returns how long the call must still wait for its turn before it proceeds: 0 for a call
+     * allowed now; for one whose charges wait ({@link Charge#withWait}) and got a later turn, the time
+     * until the last of their turns. What each charge costs is taken already; a caller that gives up
+     * its turn ends the call with {@link #refund()} (or {@link #refundAsync()}), so that the next
+     * caller gets it.
+     * @return milliseconds, not negative
+     */
+    public long waitMillis() {
+        if (this.waitsFor < 0) {
+            return 0;
+        }
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(this.turnAt - System.nanoTime() + 999_999));
+    }
+
+    /**
+     * Returns {@link #waitMillis()} as a duration: how long an entry point that does not block
+     * delays the call (with its own timer, such as Reactor's {@code Mono.delay}).
+     * @return the time until the call's turn; zero when it may proceed now
+     */
+    public Duration untilTurn() {
+        return Duration.ofMillis(waitMillis());
+    }
+
+    /**
+     * Waits on the calling thread until the call's turn, when it has to wait at all: what an entry
+     * point that runs the call on its own thread (a servlet request, a job) does before running it.
+     * A thread interrupted while it waits gives back everything the call took ({@link #refund()}), keeps
+     * its interrupt status, and the call is refused: a {@link ThrottledException} by the policy whose
+     * turn it was waiting for, whose retry-after is the rest of the wait.
+     * @return this admission, once the call may proceed
+     * @throws ThrottledException when interrupted while waiting
+     */
+    public Admission awaitTurn() {
+        if (this.waitsFor < 0) {
+            return this;
+        }
+        try {
+            for (long left = this.turnAt - System.nanoTime(); left > 0; left = this.turnAt - System.nanoTime()) {
+                TimeUnit.NANOSECONDS.sleep(left);
+            }
+            return this;
+        } catch (InterruptedException ex) {
+            refund();
+            Thread.currentThread().interrupt();
+            throw gaveUp();
+        }
+    }
+
+    /**
+     * Returns the refusal of a call that gave up its turn (its waiter was cancelled or interrupted):
+     * what an entry point that stops waiting answers, after {@link #refund()}.
+     * @return a refusal by the policy whose turn the call was waiting for, its retry-after the rest of the wait
+     */
+    public ThrottledException gaveUp() {
+        int index = Math.max(0, this.waitsFor);
+        Charge charge = this.charges.get(index);
+        Decision reserved = this.decisions[index];
+        long left = Math.max(1, waitMillis());
+        return new ThrottledException(
+                charge.policy(),
+                Decision.reject(reserved.limit(), 0, left, Math.max(left, reserved.resetAfterMillis())));
     }
 
     /**

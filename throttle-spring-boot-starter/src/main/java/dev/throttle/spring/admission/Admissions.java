@@ -2,6 +2,7 @@ package dev.throttle.spring.admission;
 
 import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
@@ -24,6 +25,8 @@ public final class Admissions {
 
     private final Function<String, BooleanSupplier> modes;
 
+    private final Function<String, Duration> waits;
+
     /**
      * Creates the charges' source.
      * @param throttler the throttler that knows the policies
@@ -34,9 +37,25 @@ public final class Admissions {
             Throttler throttler,
             Function<String, Charge.@Nullable OnSuccess> onSuccess,
             Function<String, BooleanSupplier> modes) {
+        this(throttler, onSuccess, modes, (name) -> Duration.ZERO);
+    }
+
+    /**
+     * Creates the charges' source, with each policy's {@code wait}.
+     * @param throttler the throttler that knows the policies
+     * @param onSuccess how each policy settles a success, by name (null: every call counts)
+     * @param modes each policy's shadow-mode switch, by name
+     * @param waits the longest each policy's calls wait for a turn, by name (zero: refused at once)
+     */
+    public Admissions(
+            Throttler throttler,
+            Function<String, Charge.@Nullable OnSuccess> onSuccess,
+            Function<String, BooleanSupplier> modes,
+            Function<String, Duration> waits) {
         this.throttler = throttler;
         this.onSuccess = onSuccess;
         this.modes = modes;
+        this.waits = waits;
     }
 
     /**
@@ -68,7 +87,8 @@ public final class Admissions {
     }
 
     /**
-     * A charge by a configured policy, as configured. Made once per entry point, not per call.
+     * A charge by a configured policy, as configured (its {@code wait} included). Made once per entry
+     * point, not per call.
      * @param policy the policy's name
      * @param cost units per call, at least 1
      * @return the charge
@@ -76,11 +96,13 @@ public final class Admissions {
      */
     public Charge charge(String policy, int cost) {
         Charge.OnSuccess settles = this.onSuccess.apply(policy);
-        return Charge.of(
+        Charge charge = Charge.of(
                 this.throttler.bound(policy),
                 cost,
                 (settles != null) ? settles : Charge.OnSuccess.COUNT,
                 this.modes.apply(policy));
+        Duration wait = this.waits.apply(policy);
+        return (wait == null || wait.isZero()) ? charge : charge.withWait(wait);
     }
 
     /**

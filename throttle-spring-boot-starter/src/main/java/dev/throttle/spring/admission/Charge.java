@@ -3,6 +3,7 @@ package dev.throttle.spring.admission;
 import dev.throttle.BoundPolicy;
 import dev.throttle.Decision;
 import dev.throttle.Policy;
+import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -40,7 +41,12 @@ public final class Charge {
 
     private final BooleanSupplier shadow;
 
-    private Charge(BoundPolicy bound, int cost, OnSuccess onSuccess, BooleanSupplier shadow) {
+    /** The longest a call waits for its turn; zero refuses at once. */
+    private final Duration wait;
+
+    private final boolean waits;
+
+    private Charge(BoundPolicy bound, int cost, OnSuccess onSuccess, BooleanSupplier shadow, Duration wait) {
         if (cost < 1) {
             throw new IllegalArgumentException("cost must be at least 1, was " + cost);
         }
@@ -48,6 +54,8 @@ public final class Charge {
         this.cost = cost;
         this.onSuccess = onSuccess;
         this.shadow = shadow;
+        this.wait = wait;
+        this.waits = !wait.isZero();
     }
 
     /**
@@ -57,7 +65,7 @@ public final class Charge {
      * @return the charge
      */
     public static Charge of(BoundPolicy bound, OnSuccess onSuccess) {
-        return new Charge(bound, 1, onSuccess, ENFORCED);
+        return new Charge(bound, 1, onSuccess, ENFORCED, Duration.ZERO);
     }
 
     /**
@@ -69,7 +77,7 @@ public final class Charge {
      * @return the charge
      */
     public static Charge of(BoundPolicy bound, int cost, OnSuccess onSuccess, BooleanSupplier shadow) {
-        return new Charge(bound, cost, onSuccess, shadow);
+        return new Charge(bound, cost, onSuccess, shadow, Duration.ZERO);
     }
 
     /**
@@ -83,7 +91,48 @@ public final class Charge {
         if (planned == this.bound && cost == this.cost) {
             return this;
         }
-        return new Charge(planned, cost, this.onSuccess, this.shadow);
+        return new Charge(planned, cost, this.onSuccess, this.shadow, this.wait);
+    }
+
+    /**
+     * The same charge, for calls that wait up to {@code wait} for their turn when over the limit
+     * instead of being refused at once: {@link Admission#decide} then reserves the earliest turn within
+     * it (one store round trip), and the admission says how long the call must wait before it proceeds
+     * ({@link Admission#waitMillis()}). What an outgoing call, a job or a message listener uses to pace
+     * itself rather than fail.
+     * @param wait the longest wait for a turn; zero refuses at once
+     * @return the charge, or this one when the wait is the same
+     * @throws IllegalArgumentException for a negative wait, or a wait on a policy that cannot reserve a
+     * later turn (lockout, sliding-log, several limits: see {@link BoundPolicy#whyNoWait})
+     */
+    public Charge withWait(Duration wait) {
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("wait must not be negative, was " + wait);
+        }
+        if (!wait.isZero()) {
+            String why = BoundPolicy.whyNoWait(this.bound.policy());
+            if (why != null) {
+                throw new IllegalArgumentException(
+                        "policy '" + this.bound.policy().name() + "' cannot wait: " + why);
+            }
+        }
+        return wait.equals(this.wait) ? this : new Charge(this.bound, this.cost, this.onSuccess, this.shadow, wait);
+    }
+
+    /**
+     * Returns the longest a call waits for its turn when over the limit.
+     * @return the wait; zero when the call is refused at once
+     */
+    public Duration waitLimit() {
+        return this.wait;
+    }
+
+    /**
+     * Whether a call waits for its turn when over the limit.
+     * @return whether the wait is longer than zero
+     */
+    public boolean waits() {
+        return this.waits;
     }
 
     /**
@@ -170,6 +219,6 @@ public final class Charge {
     @Override
     public String toString() {
         return "Charge[policy=" + this.bound.policy().name() + ", cost=" + this.cost + ", onSuccess=" + this.onSuccess
-                + "]";
+                + (this.wait.isZero() ? "]" : ", wait=" + this.wait + "]");
     }
 }

@@ -83,6 +83,20 @@ public @interface Throttled {
     String costExpression() default "";
 
     /**
+     * The longest a call over the limit waits for its turn before it is refused, as a duration
+     * ({@code 2s}, {@code 500ms}, {@code PT2S}), over the policy's {@code wait}; {@code 0s} refuses at
+     * once. Empty (the default): the policy's {@code wait}. The store reserves the turn up front in one
+     * round trip, and the call waits for it: on the calling thread for a method that returns a value,
+     * without blocking any thread for one that returns a {@code Mono}, {@code Flux} or
+     * {@code CompletionStage}. A turn that would come later is refused at once. For token-bucket, gcra
+     * and fixed-window policies; checked at startup.
+     * <p>Named {@code maxWait} because an annotation cannot have an element named {@code wait}
+     * ({@code Object.wait()} is final).
+     * @return the longest wait, or empty for the policy's
+     */
+    String maxWait() default "";
+
+    /**
      * Holds repeated {@link Throttled} annotations.
      */
     @Target({ElementType.METHOD, ElementType.TYPE})

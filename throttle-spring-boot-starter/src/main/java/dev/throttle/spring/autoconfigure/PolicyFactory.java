@@ -1,15 +1,18 @@
 package dev.throttle.spring.autoconfigure;
 
 import dev.throttle.Algorithm;
+import dev.throttle.BoundPolicy;
 import dev.throttle.InvalidPolicyException;
 import dev.throttle.Policy;
 import dev.throttle.spring.ThrottleConfigurationException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeanWrapper;
 import org.springframework.beans.BeanWrapperImpl;
 
@@ -108,10 +111,11 @@ final class PolicyFactory {
                     || overrides.getMode() != null
                     || !overrides.getPlans().isEmpty()
                     || overrides.isResetOnSuccess()
+                    || overrides.getWait() != null
                     || overrides.getCount() != ThrottleProperties.Count.ALL) {
                 problems.add(path + " may set only numbers of the " + algorithm.id() + " algorithm ("
-                        + String.join(", ", algorithm.parameters()) + "): algorithm, mode, plans, reset-on-success"
-                        + " and count are the policy's");
+                        + String.join(", ", algorithm.parameters()) + "): algorithm, mode, plans, reset-on-success,"
+                        + " wait and count are the policy's");
                 return;
             }
             Map<String, Object> own = parameters(overrides);
@@ -192,7 +196,13 @@ final class PolicyFactory {
                         + ": each limit has its own numbers");
                 return null;
             }
-            return SeveralLimits.create(name, path, algorithm, settings.getLimits(), problems);
+            Policy several = SeveralLimits.create(name, path, algorithm, settings.getLimits(), problems);
+            String wait = (several != null) ? checkWait(several, settings.getWait()) : null;
+            if (wait != null) {
+                problems.add(path + ".wait " + wait);
+                return null;
+            }
+            return several;
         }
         for (String parameter : parameters.keySet()) {
             if (!algorithm.parameters().contains(parameter)) {
@@ -204,13 +214,41 @@ final class PolicyFactory {
             return null;
         }
         try {
-            return algorithm.create(name, parameters);
+            Policy policy = algorithm.create(name, parameters);
+            String wait = checkWait(policy, settings.getWait());
+            if (wait != null) {
+                problems.add(path + ".wait " + wait);
+                return null;
+            }
+            return policy;
         } catch (InvalidPolicyException ex) {
             problems.add(path + "." + ex.parameter() + " " + ex.problem());
         } catch (IllegalArgumentException ex) {
             problems.add(path + ": " + ex.getMessage());
         }
         return null;
+    }
+
+    /**
+     * Returns what is wrong with a policy's {@code wait}, or null: a wait must not be negative, and
+     * only a policy that can reserve a later turn takes one longer than zero.
+     * @param policy the policy
+     * @param wait its wait, null when unset
+     * @return the problem, as the end of a sentence after the property's name; null when fine
+     */
+    static @Nullable String checkWait(Policy policy, @Nullable Duration wait) {
+        if (wait == null || wait.isZero()) {
+            return null;
+        }
+        if (wait.isNegative()) {
+            return "must not be negative, was " + wait;
+        }
+        String why = BoundPolicy.whyNoWait(policy);
+        return (why == null)
+                ? null
+                : "cannot be used with the " + policy.algorithm().id() + " algorithm"
+                        + (policy.severalLimits() ? " and several limits" : "") + ": " + why
+                        + " (wait is for token-bucket, gcra and fixed-window policies of one limit)";
     }
 
     /**

@@ -13,6 +13,7 @@ import dev.throttle.spring.internal.request.PolicyModes;
 import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.internal.web.ClientAccess;
+import java.time.Duration;
 import java.util.Map;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -128,7 +129,8 @@ public final class ThrottleAutoConfiguration {
         return new Admissions(
                 throttler,
                 (name) -> (policies.get(name) != null) ? policies.get(name).onSuccess() : null,
-                modes::of);
+                modes::of,
+                (name) -> (policies.get(name) != null) ? policies.get(name).waitOrZero() : Duration.ZERO);
     }
 
     @Bean

@@ -786,6 +786,28 @@ public class ThrottleProperties {
         private boolean resetOnSuccess;
 
         /**
+         * Longest a call over the limit waits for its turn before it is refused; 0 refuses at once.
+         * Token-bucket, gcra and fixed-window only.
+         */
+        private Duration wait;
+
+        public Duration getWait() {
+            return this.wait;
+        }
+
+        public void setWait(Duration wait) {
+            this.wait = wait;
+        }
+
+        /**
+         * The wait that applies: unset is 0.
+         * @return the longest wait for a turn
+         */
+        public Duration waitOrZero() {
+            return (this.wait != null) ? this.wait : Duration.ZERO;
+        }
+
+        /**
          * Which calls use up the limit. Unset, a policy named by
          * throttle.security.authentication.ip-policy counts failures only.
          */

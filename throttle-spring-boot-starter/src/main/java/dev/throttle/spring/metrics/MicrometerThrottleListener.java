@@ -28,7 +28,10 @@ import java.util.function.Function;
  * near cache repeated on this instance without a Redis call (decided locally), {@code false}
  * otherwise. Each decision is counted once, under one outcome;</li>
  * <li>{@code throttle.store.latency} (timer), tagged {@code policy} and {@code store}: how long the
- * decision took in the store, failing included.</li>
+ * decision took in the store, failing included;</li>
+ * <li>{@code throttle.wait} (timer), tagged {@code policy}: how long each call that had to wait for its
+ * turn (a policy's {@code wait}, {@code @Throttled(maxWait)}, {@code Throttler.acquire}) was given to
+ * wait, recorded when its turn is reserved. A call let in at once records nothing here.</li>
  * </ul>
  * A refund or reset that failed is not a decision and is not counted here (listeners hear it as
  * {@link ThrottleListener#onStoreError}). Tags are bounded: policy names come from configuration,
@@ -46,6 +49,9 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
     /** The store latency timer's name. */
     public static final String LATENCY = "throttle.store.latency";
+
+    /** The wait timer's name. */
+    public static final String WAIT = "throttle.wait";
 
     private static final MeterRegistry[] NONE = new MeterRegistry[0];
 
@@ -101,6 +107,12 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
         }
         for (Timer timer : meters.latency) {
             timer.record(storeNanos, TimeUnit.NANOSECONDS);
+        }
+        long wait = decision.waitMillis();
+        if (wait > 0) {
+            for (Timer timer : meters.waits) {
+                timer.record(wait, TimeUnit.MILLISECONDS);
+            }
         }
     }
 
@@ -162,6 +174,8 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
         private final Timer[] latency;
 
+        private final Timer[] waits;
+
         StoreMeters(String policy, String store, boolean nearCache, MeterRegistry[] registries, String mode) {
             this.store = store;
             this.nearCache = nearCache;
@@ -170,11 +184,17 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
             this.rejected = counters(policy, store, nearCache, "rejected", mode, registries);
             this.error = counters(policy, store, nearCache, "error", mode, registries);
             this.latency = new Timer[registries.length];
+            this.waits = new Timer[registries.length];
             for (int i = 0; i < registries.length; i++) {
                 this.latency[i] = Timer.builder(LATENCY)
                         .description("Time the throttle store took to decide")
                         .tag("policy", policy)
                         .tag("store", store)
+                        .register(registries[i]);
+                // one timer per policy, whichever store decided: the same meter for each of its stores
+                this.waits[i] = Timer.builder(WAIT)
+                        .description("Time calls over the limit waited for their turn")
+                        .tag("policy", policy)
                         .register(registries[i]);
             }
         }

@@ -24,6 +24,9 @@ final class PolicyScript {
 
     static final byte[] PEEK = {'p'};
 
+    /** A reservation: an acquire that may wait for its turn, its longest wait as the fourth argument. */
+    static final byte[] RESERVE = {'w'};
+
     /** The costs a call usually has, as the digits sent: none of them encoded per call. */
     private static final byte[][] COSTS = new byte[65][];
 

@@ -132,6 +132,55 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
                 .doOnNext((decision) -> entries.remember(key, cost, this, decision, sentAt, sentEpoch));
     }
 
+    /**
+     * One {@code EVALSHA} of the reservation, never answered from the near cache (a call that may wait
+     * can be let in where a remembered refusal refuses one that may not). An algorithm that takes no
+     * wait decides as an acquire.
+     */
+    @Override
+    public Decision reserve(String key, int cost, long maxWaitMillis) {
+        if (maxWaitMillis == 0 || !this.policy.algorithm().takesWait() || this.policy.severalLimits()) {
+            return tryAcquire(key, cost);
+        }
+        if (cost > this.policy.maxCost()) {
+            return Decision.neverAllowed(this.policy.quota());
+        }
+        return this.bounds.await(reservation(key, cost, maxWaitMillis).toFuture(), "reserve");
+    }
+
+    @Override
+    public CompletionStage<Decision> reserveAsync(String key, int cost, long maxWaitMillis) {
+        if (maxWaitMillis == 0 || !this.policy.algorithm().takesWait() || this.policy.severalLimits()) {
+            return tryAcquireAsync(key, cost);
+        }
+        if (cost > this.policy.maxCost()) {
+            return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
+        }
+        return this.bounds
+                .bounded(reservation(key, cost, maxWaitMillis), "reserve")
+                .toFuture();
+    }
+
+    /**
+     * A reservation in Redis; one that took a turn makes a refusal remembered here too early (the
+     * turn comes before any call that does not wait), so the key is forgotten here and the next call
+     * asks Redis. Elsewhere such a refusal only ends early, and the call it lets through is decided
+     * by Redis.
+     */
+    private Mono<Decision> reservation(String key, int cost, long maxWaitMillis) {
+        Mono<Decision> reserved = this.script
+                .eval(key, PolicyScript.RESERVE, cost, PolicyScript.ascii(Long.toString(maxWaitMillis)))
+                .map(ScriptReply::decision);
+        NearCache.Entries entries = this.nearCache;
+        return (entries == null)
+                ? reserved
+                : reserved.doOnNext((decision) -> {
+                    if (decision.allowed()) {
+                        entries.forget(key);
+                    }
+                });
+    }
+
     @Override
     public void refund(String key, int cost) {
         this.bounds.await(

@@ -12,7 +12,8 @@ final class ScriptReply {
 
     /**
      * Turns a script's {@code {allowed, limit, remaining, wait, resetAfter, receipt}} into a decision:
-     * {@code wait} is a refusal's retry-after and an allowed call's time until its next unit.
+     * {@code wait} is a refusal's retry-after and an allowed call's time until its next unit. A
+     * reservation's reply has a seventh number, the time until the call's turn.
      */
     static Decision decision(List<Object> reply) {
         List<?> values = reply;
@@ -26,6 +27,20 @@ final class ScriptReply {
                 parts[i] = decision(values, 6 * i);
             }
             return Decision.ofLimits(parts);
+        }
+        if (values.size() == 7) {
+            // a reservation: a seventh number, the time until the call's turn
+            Decision decision = decision(values, 0);
+            long turn = Math.max(0, number(values.get(6)));
+            return (decision.allowed() && turn > 0)
+                    ? Decision.reserved(
+                            decision.limit(),
+                            decision.remaining(),
+                            decision.resetAfterMillis(),
+                            decision.nextUnitAfterMillis(),
+                            decision.receipt(),
+                            turn)
+                    : decision;
         }
         if (values.size() != 6) {
             throw new IllegalStateException("unexpected script reply " + reply);

@@ -45,6 +45,49 @@ class AdmissionTests {
     }
 
     @Test
+    void aCallThatWaitsReservesItsTurnAndSaysHowLongUntilIt() {
+        Charge two =
+                Charge.of(this.throttler.bound("two"), Charge.OnSuccess.COUNT).withWait(Duration.ofMinutes(2));
+        assertThat(Admission.decide(two, "k").waitMillis()).isZero();
+        assertThat(Admission.decide(two, "k").waitMillis()).isZero();
+        Admission waiting = Admission.decide(two, "k");
+        assertThat(waiting.decision(0).waitMillis())
+                .as("the next window's turn")
+                .isEqualTo(60_000);
+        assertThat(waiting.untilTurn()).isBetween(Duration.ofSeconds(59), Duration.ofMinutes(1));
+        waiting.refund();
+        assertThat(Admission.decide(two, "k").decision(0).waitMillis())
+                .as("the turn given back is the next caller's")
+                .isEqualTo(60_000);
+    }
+
+    @Test
+    void aRefusalByALaterPolicyGivesBackTheTurnAnEarlierOneReserved() {
+        Charge two =
+                Charge.of(this.throttler.bound("two"), Charge.OnSuccess.COUNT).withWait(Duration.ofMinutes(2));
+        Charge one = Charge.of(this.throttler.bound("one"), Charge.OnSuccess.COUNT);
+        Admission.decide(two, "k");
+        Admission.decide(two, "k");
+        Admission.decide(one, "k");
+        assertThatExceptionOfType(ThrottledException.class)
+                .isThrownBy(() -> Admission.decide(List.of(two, one), new String[] {"k", "k"}))
+                .satisfies((refusal) -> assertThat(refusal.getPolicy().name()).isEqualTo("one"));
+        Admission next = Admission.decide(two, "k");
+        assertThat(next.decision(0).waitMillis())
+                .as("the reserved turn went back")
+                .isEqualTo(60_000);
+        assertThat(this.throttler.peek("two", "k").retryAfterMillis()).isEqualTo(60_000);
+    }
+
+    @Test
+    void aChargeOnAPolicyThatCannotWaitRefusesAWait() {
+        Charge login = Charge.of(this.throttler.bound("login"), Charge.OnSuccess.RESET);
+        org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+                .isThrownBy(() -> login.withWait(Duration.ofSeconds(1)))
+                .withMessageContaining("a lockout that can be waited out protects nothing");
+    }
+
+    @Test
     void aShadowPolicyLetsTheCallThroughAndGivesBackNothingItDidNotTake() {
         Charge shadow = Charge.of(this.throttler.bound("one"), 1, Charge.OnSuccess.REFUND, () -> true);
         Admission first = Admission.decide(shadow, "k");

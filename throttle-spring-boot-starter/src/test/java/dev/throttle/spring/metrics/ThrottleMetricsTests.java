@@ -3,6 +3,7 @@ package dev.throttle.spring.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
+import dev.throttle.BoundPolicy;
 import dev.throttle.Decision;
 import dev.throttle.DecisionSource;
 import dev.throttle.GcraPolicy;
@@ -18,12 +19,15 @@ import dev.throttle.testing.FlakyStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
@@ -40,6 +44,28 @@ class ThrottleMetricsTests {
                     "throttle.policies.api.algorithm=gcra",
                     "throttle.policies.api.limit=2",
                     "throttle.policies.api.period=1m");
+
+    @Test
+    void waitsForATurnAreTimedByPolicyAndCallsLetInAtOnceRecordNone() {
+        this.contextRunner
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .run((context) -> {
+                    Throttler throttler = context.getBean(Throttler.class);
+                    BoundPolicy api = throttler.bound("api");
+                    for (int i = 0; i < 4; i++) {
+                        // two at once, then turns 30 s and 60 s away (a minute holds two)
+                        api.reserve("alice@example.com", 1, Duration.ofMinutes(2));
+                    }
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    Timer waits =
+                            registry.get("throttle.wait").tags("policy", "api").timer();
+                    assertThat(waits.count()).isEqualTo(2);
+                    assertThat(waits.totalTime(TimeUnit.SECONDS))
+                            .as("30 s and 60 s, on the system clock")
+                            .isBetween(89.0, 90.0);
+                    assertThat(waits.getId().getTags()).extracting(Tag::getKey).containsExactly("policy");
+                });
+    }
 
     @Test
     void decisionsAreCountedByPolicyOutcomeAndStoreAndTheStoreIsTimed() {

@@ -3,6 +3,7 @@ package dev.throttle.spring.internal.aop;
 import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
@@ -44,7 +45,7 @@ final class ReactiveThrottling {
         ReactiveAdapter adapter = throttled.plan().adapter();
         Mono<ThrottleRequestContext> request =
                 (requests != null) ? Mono.deferContextual(requests::current) : Mono.just(bound);
-        Mono<Admitted> acquired = (early != null)
+        Mono<Admitted> decided = (early != null)
                 ? Mono.just(early)
                 : request.flatMap((context) -> {
                     if (context.safelisted()) {
@@ -60,6 +61,7 @@ final class ReactiveThrottling {
                     return Mono.fromCompletionStage(() -> context.admitAsync(charges, keys))
                             .map((admission) -> new Admitted(admission, context));
                 });
+        Mono<Admitted> acquired = decided.flatMap(ReactiveThrottling::turn);
         Publisher<Object> result;
         if (throttled.many()) {
             result = acquired.flatMapMany((taken) -> {
@@ -81,6 +83,20 @@ final class ReactiveThrottling {
                     : settledOnValue(Mono.from(proceed(call, adapter)), taken));
         }
         return (adapter != null) ? adapter.fromPublisher(result) : result;
+    }
+
+    /**
+     * A call whose policy made it wait: delayed on Reactor's timer until its turn, never blocking a
+     * thread; a subscriber that cancels meanwhile (a client gone, a timeout) gives the turn back.
+     */
+    private static Mono<Admitted> turn(Admitted taken) {
+        long wait = taken.admission().waitMillis();
+        if (wait == 0) {
+            return Mono.just(taken);
+        }
+        return Mono.delay(Duration.ofMillis(wait))
+                .thenReturn(taken)
+                .doOnCancel(() -> taken.admission().refundAsync());
     }
 
     /**

@@ -78,6 +78,12 @@ final class ThrottleInterceptor implements MethodInterceptor {
             List<Charge> charges = throttled.throttlesFor(invocation.getArguments(), request);
             taken = new Admitted(request.admit(charges, keys), request);
         }
+        if (taken.admission().waitMillis() > 0 && Waiting.delaysStage(throttled)) {
+            // a CompletionStage: the call waits for its turn on a timer, no thread held meanwhile
+            return Waiting.later(throttled, taken, invocation::proceed);
+        }
+        // a policy with a wait: the call sleeps on the calling thread until its turn
+        taken.admission().awaitTurn();
         Object result = invocation.proceed();
         return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, taken, result) : result;
     }

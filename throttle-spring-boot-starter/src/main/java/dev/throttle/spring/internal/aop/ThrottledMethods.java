@@ -1,5 +1,6 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.BoundPolicy;
 import dev.throttle.Policy;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
@@ -7,12 +8,14 @@ import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.annotation.Throttled;
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.core.MethodClassKey;
 import org.springframework.util.ClassUtils;
@@ -275,7 +278,28 @@ public final class ThrottledMethods {
                     + ") can only grant a cost from 1 to "
                     + policy.maxCost());
         }
-        return this.admissions.charge(policy.name(), annotation.cost());
+        Charge charge = this.admissions.charge(policy.name(), annotation.cost());
+        if (annotation.maxWait().isBlank()) {
+            return charge;
+        }
+        Duration wait;
+        try {
+            wait = DurationStyle.detectAndParse(annotation.maxWait().trim());
+        } catch (IllegalArgumentException ex) {
+            throw new ThrottleConfigurationException(where(method, annotation) + " has maxWait \""
+                    + annotation.maxWait() + "\", which is no duration (such as 2s, 500ms or PT2S)");
+        }
+        if (wait.isNegative()) {
+            throw new ThrottleConfigurationException(
+                    where(method, annotation) + " has maxWait " + wait + ": a wait must not be negative");
+        }
+        String why = wait.isZero() ? null : BoundPolicy.whyNoWait(policy);
+        if (why != null) {
+            throw new ThrottleConfigurationException(where(method, annotation) + " has maxWait \""
+                    + annotation.maxWait() + "\", but policy '" + policy.name() + "' cannot wait: " + why
+                    + " (a wait is for token-bucket, gcra and fixed-window policies of one limit)");
+        }
+        return charge.withWait(wait);
     }
 
     private static String where(Method method, Throttled annotation) {

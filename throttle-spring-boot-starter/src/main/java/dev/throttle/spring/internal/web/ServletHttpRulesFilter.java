@@ -75,7 +75,8 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
         Headers headers = new Headers(response, this.config.writeHeaders());
         Admission admission;
         try {
-            admission = headers.admit(charges, keys);
+            // a rule's policy with a wait: the request sleeps on its own thread until its turn
+            admission = headers.admit(charges, keys).awaitTurn();
         } catch (ThrottledException refusal) {
             cors(request, response);
             this.refusals.write(request, response, refusal);

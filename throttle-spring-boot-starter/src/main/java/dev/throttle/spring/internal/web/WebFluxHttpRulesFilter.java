@@ -7,6 +7,7 @@ import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.net.InetSocketAddress;
 import java.security.Principal;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -82,9 +83,22 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
                         cors(exchange);
                         return this.refusals.write(exchange, refusal).then(Mono.empty());
                     })
+                    .flatMap(WebFluxHttpRulesFilter::turn)
                     .flatMap((admission) ->
                             chain.filter(exchange).then(Mono.defer(() -> settle(exchange, admission, headers))));
         });
+    }
+
+    /**
+     * A rule's policy with a wait: the request waits for its turn on a timer (never blocking an event
+     * loop); a client that goes away meanwhile gives the turn back.
+     */
+    static Mono<Admission> turn(Admission admission) {
+        long wait = admission.waitMillis();
+        if (wait == 0) {
+            return Mono.just(admission);
+        }
+        return Mono.delay(Duration.ofMillis(wait)).thenReturn(admission).doOnCancel(admission::refundAsync);
     }
 
     private Mono<Void> settle(ServerWebExchange exchange, Admission admission, Headers headers) {
