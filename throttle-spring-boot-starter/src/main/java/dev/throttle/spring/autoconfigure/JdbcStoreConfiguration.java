@@ -11,6 +11,7 @@ import dev.throttle.spring.jdbc.JdbcSchema;
 import dev.throttle.spring.jdbc.JdbcThrottleStore;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
@@ -48,6 +49,17 @@ class JdbcStoreConfiguration {
             throw new ThrottleConfigurationException("throttle.store.type=jdbc needs one DataSource bean (found "
                     + dataSource.stream().count() + "): add spring-boot-starter-jdbc and the PostgreSQL driver "
                     + "(org.postgresql:postgresql) and set spring.datasource.url, or declare a DataSource");
+        }
+        List<String> waiting = properties.getPolicies().entrySet().stream()
+                .filter((policy) -> !policy.getValue().waitOrZero().isZero())
+                .map((policy) -> "throttle.policies." + policy.getKey() + ".wait")
+                .toList();
+        if (!waiting.isEmpty()) {
+            // a reservation needs its own transition in the database; without one the call would refuse
+            // at once where the configuration promised a wait
+            throw new ThrottleConfigurationException(String.join(", ", waiting) + " cannot apply on "
+                    + "throttle.store.type=jdbc, which does not reserve turns yet: remove the wait, or use the "
+                    + "memory or Redis store");
         }
         JdbcThrottleStore store;
         try {

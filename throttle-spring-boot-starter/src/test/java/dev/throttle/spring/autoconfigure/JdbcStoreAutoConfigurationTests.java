@@ -132,6 +132,20 @@ class JdbcStoreAutoConfigurationTests {
     }
 
     @Test
+    void aPolicyThatWaitsFailsTheStartOnTheJdbcStoreWhichCannotReserveTurnsYet() {
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.datasource.url=" + SharedPostgres.url(),
+                        "throttle.policies.api.algorithm=gcra",
+                        "throttle.policies.api.limit=5",
+                        "throttle.policies.api.period=1m",
+                        "throttle.policies.api.wait=2s")
+                .run((context) -> assertThat(
+                                analysis(context.getStartupFailure()).getDescription())
+                        .contains("throttle.policies.api.wait cannot apply on throttle.store.type=jdbc"));
+    }
+
+    @Test
     void anInvalidTablePrefixFailsTheStartNamingTheProperty() {
         this.contextRunner
                 .withPropertyValues(
