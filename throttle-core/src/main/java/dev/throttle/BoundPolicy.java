@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -38,8 +39,9 @@ public final class BoundPolicy {
             Map<String, ? extends Policy> plans,
             Function<Policy, Limiter> binder,
             DecisionSource storeSource,
-            ThrottleListener[] listeners) {
-        this.shared = new PolicyBinding.Shared(policy.name(), binder, storeSource, listeners);
+            ThrottleListener[] listeners,
+            @Nullable DecisionObserver observer) {
+        this.shared = new PolicyBinding.Shared(policy.name(), binder, storeSource, listeners, observer);
         this.plan = null;
         this.shared.base = this;
         this.shared.current = this.shared.bind(policy, plans);
@@ -150,6 +152,10 @@ public final class BoundPolicy {
         if (cost > numbers.policy.maxCost()) {
             return notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0);
         }
+        DecisionObserver observer = this.shared.observer;
+        if (observer != null && observer.isObserving()) {
+            return tryAcquireObserved(numbers, key, cost, observer);
+        }
         if (this.shared.listeners.length == 0) {
             // nobody asks who decided, so not even a failure policy's limiter is asked to say it
             return numbers.limiter.tryAcquire(StoreKeys.of(key), cost);
@@ -178,6 +184,10 @@ public final class BoundPolicy {
             return CompletableFuture.completedFuture(
                     notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0));
         }
+        DecisionObserver observer = this.shared.observer;
+        if (observer != null && observer.isObserving()) {
+            return tryAcquireObservedAsync(numbers, key, cost, observer);
+        }
         if (this.shared.listeners.length == 0) {
             return numbers.limiter.tryAcquireAsync(StoreKeys.of(key), cost);
         }
@@ -192,6 +202,60 @@ public final class BoundPolicy {
                 .tryAcquireAsync(StoreKeys.of(key), cost)
                 .thenApply((decision) ->
                         notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start));
+    }
+
+    /** A decision seen by the observer: the store is called inside its scope, and who decided is always asked. */
+    private Decision tryAcquireObserved(
+            PolicyBinding.Numbers numbers, @Nullable String key, int cost, DecisionObserver observer) {
+        DecisionObserver.Observed observed = observer.start(numbers.policy);
+        long start = System.nanoTime();
+        Decision decision;
+        DecisionSource source;
+        try (DecisionObserver.Scope scope = observed.openScope()) {
+            if (numbers.sourced != null) {
+                SourcedDecision answer = numbers.sourced.tryAcquireSourced(StoreKeys.of(key), cost);
+                decision = answer.decision();
+                source = answer.source();
+            } else {
+                decision = numbers.limiter.tryAcquire(StoreKeys.of(key), cost);
+                source = this.shared.storeSource;
+            }
+        } catch (RuntimeException | Error ex) {
+            observed.failed(ex, this.shared.storeSource);
+            throw ex;
+        }
+        observed.decided(decision, source);
+        return (this.shared.listeners.length == 0)
+                ? decision
+                : notify(numbers, key, decision, source, System.nanoTime() - start);
+    }
+
+    private CompletionStage<Decision> tryAcquireObservedAsync(
+            PolicyBinding.Numbers numbers, @Nullable String key, int cost, DecisionObserver observer) {
+        DecisionObserver.Observed observed = observer.start(numbers.policy);
+        long start = System.nanoTime();
+        CompletionStage<SourcedDecision> answer;
+        // the store's call starts inside the scope, so that its client sees the decision as its parent
+        try (DecisionObserver.Scope scope = observed.openScope()) {
+            answer = (numbers.sourced != null)
+                    ? numbers.sourced.tryAcquireSourcedAsync(StoreKeys.of(key), cost)
+                    : numbers.limiter
+                            .tryAcquireAsync(StoreKeys.of(key), cost)
+                            .thenApply((decision) -> new SourcedDecision(decision, this.shared.storeSource));
+        } catch (RuntimeException | Error ex) {
+            observed.failed(ex, this.shared.storeSource);
+            throw ex;
+        }
+        return answer.handle((sourced, error) -> {
+            if (error != null) {
+                observed.failed(error, this.shared.storeSource);
+                throw (error instanceof CompletionException completion) ? completion : new CompletionException(error);
+            }
+            observed.decided(sourced.decision(), sourced.source());
+            return (this.shared.listeners.length == 0)
+                    ? sourced.decision()
+                    : notify(numbers, key, sourced.decision(), sourced.source(), System.nanoTime() - start);
+        });
     }
 
     /**

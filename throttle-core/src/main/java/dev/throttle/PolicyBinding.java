@@ -56,6 +56,9 @@ final class PolicyBinding {
 
         final ThrottleListener[] listeners;
 
+        /** Sees decisions while they are made (tracing), or null. */
+        final @Nullable DecisionObserver observer;
+
         /** The bound plans asked for, by name; never removed, so a plan dropped later gets the base. */
         final Map<String, BoundPolicy> views = new ConcurrentHashMap<>();
 
@@ -70,11 +73,13 @@ final class PolicyBinding {
                 String name,
                 Function<Policy, Limiter> binder,
                 DecisionSource storeSource,
-                ThrottleListener[] listeners) {
+                ThrottleListener[] listeners,
+                @Nullable DecisionObserver observer) {
             this.name = name;
             this.binder = binder;
             this.storeSource = storeSource;
             this.listeners = listeners;
+            this.observer = observer;
         }
 
         Numbers bind(Policy policy, Map<String, ? extends Policy> plans) {

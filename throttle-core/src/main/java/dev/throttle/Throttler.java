@@ -70,6 +70,26 @@ public final class Throttler {
             Collection<? extends Policy> policies,
             Map<String, ? extends Map<String, ? extends Policy>> plans,
             List<? extends ThrottleListener> listeners) {
+        this(store, policies, plans, listeners, null);
+    }
+
+    /**
+     * Binds {@code policies} and their plans to {@code store}, telling {@code listeners} about every
+     * decision and letting {@code observer} see each decision while it is made (tracing).
+     * @param store where state lives
+     * @param policies the policies, with distinct names
+     * @param plans by policy name, each policy's plans by plan name; policies without plans may be left out
+     * @param listeners hear decisions, refusals and store errors, in order
+     * @param observer sees each decision around the store's call, or null
+     * @throws IllegalArgumentException when two policies share a name, or a plan is not of its policy's
+     * name and algorithm, or names no policy
+     */
+    public Throttler(
+            ThrottleStore store,
+            Collection<? extends Policy> policies,
+            Map<String, ? extends Map<String, ? extends Policy>> plans,
+            List<? extends ThrottleListener> listeners,
+            @Nullable DecisionObserver observer) {
         this.store = store;
         ThrottleListener[] heard = listeners.toArray(ThrottleListener[]::new);
         DecisionSource storeSource = DecisionSource.store(store.kind());
@@ -87,7 +107,8 @@ public final class Throttler {
                             (planned != null) ? planned : Map.of(),
                             (numbers) -> store.limiter(numbers, storeErrors),
                             storeSource,
-                            heard));
+                            heard,
+                            observer));
         }
         for (String name : plans.keySet()) {
             if (!bound.containsKey(name)) {

@@ -8,9 +8,11 @@ import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Any {@link ThrottleStore} with a failure policy: while the store cannot answer, calls are answered
@@ -246,6 +248,23 @@ public final class ResilientThrottleStore implements ThrottleStore {
      */
     public boolean isStoreDown() {
         return this.health.isDown();
+    }
+
+    /**
+     * Returns when the outage in progress started, on the wall clock: what a health report says.
+     * @return the outage's start, or empty while the store answers
+     */
+    public Optional<Instant> outageSince() {
+        return Optional.ofNullable(this.health.downSince());
+    }
+
+    /**
+     * Returns what started the outage in progress: its message names the store, the failure mode and
+     * the store's own error (never a key).
+     * @return the failure, or empty while the store answers
+     */
+    public Optional<StoreUnavailableException> outageCause() {
+        return Optional.ofNullable(this.health.outageCause());
     }
 
     /**

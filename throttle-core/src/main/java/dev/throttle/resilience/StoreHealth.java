@@ -4,6 +4,7 @@ import dev.throttle.Decision;
 import dev.throttle.Limiter;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
@@ -12,6 +13,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether one store is in an outage, shared by all the limiters of a {@link ResilientThrottleStore}:
@@ -59,6 +61,25 @@ final class StoreHealth {
     }
 
     /**
+     * Returns when the current outage started, on the wall clock (for reports: a health endpoint), or
+     * null while the store answers.
+     */
+    @Nullable
+    Instant downSince() {
+        Outage current = this.outage.get();
+        return (current != null) ? current.startedAt() : null;
+    }
+
+    /**
+     * Returns what started the current outage, or null while the store answers.
+     */
+    @Nullable
+    StoreUnavailableException outageCause() {
+        Outage current = this.outage.get();
+        return (current != null) ? current.unavailable() : null;
+    }
+
+    /**
      * Returns what to report for a call answered without trying the store.
      */
     StoreUnavailableException unavailable() {
@@ -88,6 +109,7 @@ final class StoreHealth {
         if (this.outage.get() == null) {
             Outage started = new Outage(
                     System.nanoTime(),
+                    Instant.now(),
                     new StoreUnavailableException(
                             "throttle store '" + this.store + "' is down; failure-mode " + this.mode + " applies",
                             error));
@@ -212,5 +234,5 @@ final class StoreHealth {
         return (error instanceof RuntimeException runtime) ? runtime : new IllegalStateException(error);
     }
 
-    private record Outage(long startNanos, StoreUnavailableException unavailable) {}
+    private record Outage(long startNanos, Instant startedAt, StoreUnavailableException unavailable) {}
 }

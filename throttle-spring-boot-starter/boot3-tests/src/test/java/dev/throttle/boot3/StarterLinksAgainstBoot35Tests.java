@@ -51,7 +51,25 @@ import org.springframework.util.ClassUtils;
 @Tag("full-classpath")
 class StarterLinksAgainstBoot35Tests {
 
+    /**
+     * Starter classes that Boot 3.5 never loads, so that what they use need not exist here: each is
+     * reached only behind a condition on a class that this classpath does not have. The health
+     * indicator uses Boot 4's health API ({@code org.springframework.boot.health.contributor}, which
+     * Boot 3.5 has under another package: no {@code throttle} indicator on Boot 3.5); the gateway's
+     * RateLimiter uses Spring Cloud Gateway, an optional dependency that its own module
+     * ({@code gateway-tests}) puts on a classpath.
+     */
+    private static final List<String> NOT_LOADED_ON_BOOT_35 = List.of(
+            "dev/throttle/spring/autoconfigure/ThrottleHealthAutoConfiguration",
+            "dev/throttle/spring/actuate/ThrottleStoreHealthIndicator",
+            "dev/throttle/spring/autoconfigure/ThrottleGatewayAutoConfiguration",
+            "dev/throttle/spring/gateway/");
+
     private final ClassLoader classLoader = getClass().getClassLoader();
+
+    private static boolean notLoaded(String user) {
+        return NOT_LOADED_ON_BOOT_35.stream().anyMatch(user::startsWith);
+    }
 
     @Test
     void everyClassMethodFieldAndAnnotationTheStarterUsesExistsOnBoot35() {
@@ -59,12 +77,12 @@ class StarterLinksAgainstBoot35Tests {
         assertThat(references.classes).as("classes read from the starter jar").hasSizeGreaterThan(20);
         Set<String> missing = new TreeSet<>();
         references.types.forEach((type, user) -> {
-            if (load(type) == null) {
+            if (load(type) == null && !notLoaded(user)) {
                 missing.add("class " + type + " (used by " + user + ")");
             }
         });
         references.members.forEach((member, user) -> {
-            String problem = (load(member.owner()) != null) ? check(member) : null;
+            String problem = (load(member.owner()) != null && !notLoaded(user)) ? check(member) : null;
             if (problem != null) {
                 missing.add(problem + " (used by " + user + ")");
             }
@@ -76,10 +94,12 @@ class StarterLinksAgainstBoot35Tests {
     void everyClassNameGivenAsAStringIncludesOneThatExistsOnBoot35() {
         References references = readStarter();
         assertThat(references.nameLists).as("afterName lists").isNotEmpty();
-        references.nameLists.forEach((where, names) -> assertThat(names)
-                .as(where)
-                .anySatisfy((name) ->
-                        assertThat(ClassUtils.isPresent(name, this.classLoader)).isTrue()));
+        references.nameLists.entrySet().stream()
+                .filter((list) -> !notLoaded(list.getKey()))
+                .forEach((list) -> assertThat(list.getValue())
+                        .as(list.getKey())
+                        .anySatisfy((name) -> assertThat(ClassUtils.isPresent(name, this.classLoader))
+                                .isTrue()));
     }
 
     private String check(Member member) {

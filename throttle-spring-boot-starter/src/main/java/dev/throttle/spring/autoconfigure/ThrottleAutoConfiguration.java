@@ -1,5 +1,6 @@
 package dev.throttle.spring.autoconfigure;
 
+import dev.throttle.DecisionObserver;
 import dev.throttle.ThrottleListener;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
@@ -71,14 +72,18 @@ public final class ThrottleAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     Throttler throttler(
-            ThrottleProperties properties, ThrottleStore throttleStore, ObjectProvider<ThrottleListener> listeners) {
+            ThrottleProperties properties,
+            ThrottleStore throttleStore,
+            ObjectProvider<ThrottleListener> listeners,
+            ObjectProvider<DecisionObserver> observer) {
         // only the valid policies: the startup check reports the others with every other mistake, at once
         PolicyFactory.Policies policies = PolicyFactory.read(properties.getPolicies());
         return new Throttler(
                 throttleStore,
                 policies.valid(),
                 policies.plans(),
-                listeners.orderedStream().toList());
+                listeners.orderedStream().toList(),
+                observer.getIfUnique());
     }
 
     /**

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The layering of the project, stated as tests over core and the starter: core knows nothing of
  * Spring, Redis or Micrometer; the admission API depends on no entry point; entry points (the
- * annotation, URL rules, Spring Security logins) do not use each other; no two packages depend on
+ * annotation, URL rules, Spring Security logins, the gateway's RateLimiter) do not use each other; no two packages depend on
  * each other.
  */
 class ArchitectureTests {
@@ -31,6 +31,8 @@ class ArchitectureTests {
             .importPackages("dev.throttle");
 
     private static final String ANNOTATION_ADAPTER = "dev.throttle.spring.internal.aop..";
+
+    private static final String GATEWAY_ADAPTER = "dev.throttle.spring.gateway..";
 
     private static final String[] SECURITY_ADAPTER = {
         "dev.throttle.spring.security..", "dev.throttle.spring.internal.security.."
@@ -101,6 +103,35 @@ class ArchitectureTests {
                 .haveSimpleName("WebFluxThrottleRequestContext")
                 .should()
                 .dependOnClassesThat(resideInAPackage(ANNOTATION_ADAPTER).and(not(simpleName("EarlyDecisions"))))
+                .check(PRODUCTION);
+    }
+
+    @Test
+    void theGatewayAdapterGoesThroughTheAdmissionApiAlone() {
+        // the gateway's RateLimiter decides through Admission and answers with the public headers and
+        // refusal; it uses no other entry point, no store and no configuration class
+        noClasses()
+                .that()
+                .resideInAPackage(GATEWAY_ADAPTER)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "dev.throttle.spring.internal..",
+                        "dev.throttle.spring.security..",
+                        "dev.throttle.spring.autoconfigure..",
+                        "dev.throttle.spring.redis..",
+                        "dev.throttle.memory..")
+                .check(PRODUCTION);
+        noClasses()
+                .that()
+                .resideInAnyPackage(
+                        "dev.throttle.spring.internal..",
+                        "dev.throttle.spring.security..",
+                        "dev.throttle.spring.admission..",
+                        "dev.throttle.spring.web..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(GATEWAY_ADAPTER)
                 .check(PRODUCTION);
     }
 

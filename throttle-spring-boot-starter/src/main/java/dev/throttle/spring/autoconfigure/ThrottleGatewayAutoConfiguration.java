@@ -1,0 +1,49 @@
+package dev.throttle.spring.autoconfigure;
+
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.gateway.ThrottleRateLimiter;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.cloud.gateway.support.ConfigurationService;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Primary;
+
+/**
+ * Spring Cloud Gateway (its WebFlux server): the {@link ThrottleRateLimiter} bean
+ * {@code throttleRateLimiter}, so that a route's {@code RequestRateLimiter} filter decides by a
+ * policy under {@code throttle.policies}. It is the primary {@code RateLimiter}: a filter that names
+ * none uses it, as the gateway uses its one {@code RateLimiter} (the gateway's own
+ * {@code RedisRateLimiter}, which it defines whenever Spring Data Redis is present, stays available
+ * by name). {@code throttle.gateway.enabled=false} leaves the gateway as it was.
+ */
+@AutoConfiguration(
+        after = ThrottleAutoConfiguration.class,
+        beforeName = {
+            "org.springframework.cloud.gateway.config.GatewayRedisAutoConfiguration",
+            "org.springframework.cloud.gateway.config.GatewayAutoConfiguration"
+        })
+@ConditionalOnClass(
+        name = {
+            "org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter",
+            "org.springframework.cloud.gateway.config.GatewayAutoConfiguration"
+        })
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+@ConditionalOnBooleanProperty(name = "throttle.enabled", matchIfMissing = true)
+@ConditionalOnProperty(name = "throttle.gateway.enabled", havingValue = "true", matchIfMissing = true)
+public final class ThrottleGatewayAutoConfiguration {
+
+    @Bean
+    @Primary
+    @ConditionalOnBean(Admissions.class)
+    @ConditionalOnMissingBean(ThrottleRateLimiter.class)
+    ThrottleRateLimiter throttleRateLimiter(
+            Admissions admissions, ThrottleProperties properties, ConfigurationService configurationService) {
+        return new ThrottleRateLimiter(
+                admissions, properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF, configurationService);
+    }
+}
