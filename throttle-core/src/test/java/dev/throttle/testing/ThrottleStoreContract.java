@@ -68,6 +68,16 @@ public abstract class ThrottleStoreContract {
         return new Throttler(this.store, List.of(policies));
     }
 
+    /**
+     * Whether the store reserves turns for calls that may wait. A store that does not (yet) decides a
+     * reservation as a plain decision, never waiting and never taking a future turn: the
+     * {@link Reservations} cases then prove that instead.
+     * @return true unless the store says otherwise
+     */
+    protected boolean reservesTurns() {
+        return true;
+    }
+
     protected void advance(long millis) {
         this.clock.advanceMillis(millis);
     }
@@ -1742,6 +1752,19 @@ public abstract class ThrottleStoreContract {
             return throttler.bound(policy).reserve("k", cost, Duration.ofMillis(maxWaitMillis));
         }
 
+        /** On a store that reserves no turns, a call that may wait is decided at once, as without a wait. */
+        private void aReservationIsAPlainDecisionOnAStoreThatDoesNotReserve() {
+            Throttler throttler = throttler(new GcraPolicy("g", 2, Duration.ofSeconds(10)));
+            assertThat(reserve(throttler, "g", 1, 60_000).allowed()).isTrue();
+            assertThat(reserve(throttler, "g", 1, 60_000).allowed()).isTrue();
+            Decision third = reserve(throttler, "g", 1, 60_000);
+            assertThat(third.allowed()).as("no future turn taken").isFalse();
+            assertThat(third.waitMillis()).isZero();
+            assertThat(throttler.bound("g").tryAcquire("k", 1).retryAfterMillis())
+                    .as("the refused reservation took nothing")
+                    .isEqualTo(third.retryAfterMillis());
+        }
+
         private Decision reserved(int limit, long resetAfter, long wait) {
             return Decision.reserved(limit, 0, resetAfter, 0, 1, wait);
         }
@@ -1768,6 +1791,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void gcraReservesTheNextTurnsInOrderAndRefusesATurnBeyondTheWait() {
+            if (!reservesTurns()) {
+                aReservationIsAPlainDecisionOnAStoreThatDoesNotReserve();
+                return;
+            }
             Throttler throttler = throttler(new GcraPolicy("g", 10, Duration.ofSeconds(1)));
             for (int i = 0; i < 10; i++) {
                 assertThat(reserve(throttler, "g", 1, 1_000).waitMillis()).isZero();
@@ -1792,6 +1819,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void aTokenBucketGoesBelowEmptyByWhatTheRefillsWithinTheWaitBring() {
+            if (!reservesTurns()) {
+                aReservationIsAPlainDecisionOnAStoreThatDoesNotReserve();
+                return;
+            }
             Throttler throttler = throttler(TokenBucketPolicy.of("tb", 2, Duration.ofSeconds(1)));
             assertThat(reserve(throttler, "tb", 2, 3_000)).isEqualTo(allow(2, 0, 2_000));
             assertThat(reserve(throttler, "tb", 1, 3_000)).isEqualTo(reserved(2, 3_000, 1_000));
@@ -1811,6 +1842,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void aFixedWindowReservesInTheNextWindowAndNeverInTheOneAfter() {
+            if (!reservesTurns()) {
+                aReservationIsAPlainDecisionOnAStoreThatDoesNotReserve();
+                return;
+            }
             Throttler throttler = throttler(new FixedWindowPolicy("fw", 2, Duration.ofSeconds(10)));
             assertThat(reserve(throttler, "fw", 2, 20_000)).isEqualTo(allow(2, 0, 10_000));
             advance(4_000);
@@ -1836,6 +1871,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void aReservationGivenBackByItsReceiptGoesToTheNextCaller() {
+            if (!reservesTurns()) {
+                aReservationIsAPlainDecisionOnAStoreThatDoesNotReserve();
+                return;
+            }
             Throttler throttler = throttler(
                     new GcraPolicy("g", 10, Duration.ofSeconds(1)),
                     TokenBucketPolicy.of("tb", 2, Duration.ofSeconds(1)),
@@ -1896,6 +1935,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void eightThreadsReservingOnOneKeyGetEveryTurnOnceInTheOrderTheyReserved() throws Exception {
+            if (!reservesTurns()) {
+                aReservationIsAPlainDecisionOnAStoreThatDoesNotReserve();
+                return;
+            }
             // an hour's period: a key Redis expires on its own clock outlives the slowest thread
             Throttler throttler = throttler(new GcraPolicy("g", 100, Duration.ofHours(1)));
             List<Long> waits = java.util.Collections.synchronizedList(new ArrayList<>());
