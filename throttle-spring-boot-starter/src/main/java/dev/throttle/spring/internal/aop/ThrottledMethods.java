@@ -13,8 +13,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.core.MethodClassKey;
+import org.springframework.expression.BeanResolver;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -39,7 +39,7 @@ public final class ThrottledMethods {
     private volatile EventLoopRule eventLoopRule;
 
     /** Resolves {@code @name} in keys, plans and costs; null until a bean factory is given. */
-    private volatile BeanFactoryResolver beans;
+    private volatile BeanResolver beans;
 
     private record EventLoopRule(boolean storeBlocks) {}
 
@@ -67,7 +67,7 @@ public final class ThrottledMethods {
      * @param beanFactory the application's bean factory
      */
     public void setBeanFactory(BeanFactory beanFactory) {
-        this.beans = new BeanFactoryResolver(beanFactory);
+        this.beans = new SingletonBeans(beanFactory);
     }
 
     /**
