@@ -10,24 +10,26 @@ import java.time.Duration;
  * part in either.
  *
  * <p>Not a record because it is packed: every decision on the hot path allocates one, and
- * packed it takes 32 bytes (the five values and the next-unit hint) instead of a record's 48; a
- * decision that carries a receipt takes 8 more, in a subclass of its own, so a refusal (which a
- * store never stamps, and which a hot key under attack gets on nearly every call) does not pay for
- * the receipt only allowed calls carry. Only {@code limit} and the receipt have fields of their own; the two
+ * packed it takes 32 bytes (the five values, the next-unit hint and, for an allowed call, the
+ * receipt) instead of a record's 48. Only {@code limit} has a field of its own; the two
  * durations sit in the low 48 bits of two longs whose next 15 and 16 bits hold the halves of
  * {@code remaining}, and the sign bit of the first says whether the call is allowed. An allowed
  * call has no wait, so its 48 bits hold the time until its next unit instead. So durations above
  * 2^48-2 ms, about 8,900 years, are reported as that, except that {@link #NEVER} is kept exactly;
- * every other value is kept exactly.
+ * every other value is kept exactly. An allowed call with a receipt is packed tighter in the same
+ * fields when its values are as small as a store's usually are ({@link DecisionBits} says how);
+ * one whose values are larger, or a refusal given a receipt, carries it in a subclass's field of
+ * its own, 8 bytes more.
  */
 public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision.Reserved {
 
     /** {@link #retryAfterMillis()} of a call that no amount of waiting lets through. */
     public static final long NEVER = Long.MAX_VALUE;
 
-    private final int limit;
+    /** The limit; in the stamped layout, also its flag and the high bits of {@code remaining}. */
+    private final int limitBits;
 
-    /** The other values and the next-unit hint, packed as {@link DecisionBits} lays them out. */
+    /** The other values, the next-unit hint and maybe the receipt, packed as {@link DecisionBits} lays them out. */
     private final long retryAfterAndHighRemaining;
 
     private final long resetAfterAndLowRemaining;
@@ -60,14 +62,25 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
             long nextUnitAfterMillis,
             long receipt) {
         DecisionBits.check(allowed, limit, remaining, retryAfterMillis, resetAfterMillis, nextUnitAfterMillis, receipt);
-        this.limit = limit;
+        this.limitBits = limit;
         this.retryAfterAndHighRemaining = DecisionBits.first(allowed, remaining, retryAfterMillis, nextUnitAfterMillis);
         this.resetAfterAndLowRemaining = DecisionBits.second(remaining, resetAfterMillis);
     }
 
-    /** A copy of a decision's values and hint; for {@link SeveralDecision} and {@link Stamped}. */
+    /** An allowed call's checked values with a receipt, in the stamped layout (they fit it). */
+    private Decision(int limit, int remaining, long resetAfterMillis, long nextUnitAfterMillis, long receipt) {
+        this.limitBits = DecisionBits.stampedInt(limit, remaining);
+        this.retryAfterAndHighRemaining = DecisionBits.stampedFirst(remaining, nextUnitAfterMillis, receipt);
+        this.resetAfterAndLowRemaining = DecisionBits.stampedSecond(resetAfterMillis, receipt);
+    }
+
+    /**
+     * A copy of a decision's values and hint, and of its receipt where its fields hold one; for
+     * {@link SeveralDecision}, which keeps a receipt of its own, and {@link Stamped} of a decision
+     * without one.
+     */
     Decision(Decision decision) {
-        this.limit = decision.limit;
+        this.limitBits = decision.limitBits;
         this.retryAfterAndHighRemaining = decision.retryAfterAndHighRemaining;
         this.resetAfterAndLowRemaining = decision.resetAfterAndLowRemaining;
     }
@@ -81,7 +94,14 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
      */
     public Decision withReceipt(long receipt) {
         DecisionBits.checkReceipt(receipt);
-        return (receipt == receipt()) ? this : (receipt == 0) ? new Decision(this) : new Stamped(this, receipt);
+        if (receipt == receipt()) {
+            return this;
+        }
+        if (allowed()) {
+            return allow(limit(), remaining(), resetAfterMillis(), nextUnitAfterMillis(), receipt);
+        }
+        // a refusal is always in the plain layout
+        return (receipt == 0) ? new Decision(this) : new Stamped(this, receipt);
     }
 
     /**
@@ -92,7 +112,7 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
      * @return the receipt, not negative
      */
     public long receipt() {
-        return 0;
+        return DecisionBits.receipt(this.limitBits, this.retryAfterAndHighRemaining, this.resetAfterAndLowRemaining);
     }
 
     /**
@@ -141,7 +161,8 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
     /**
      * An allowed decision, with what a store knows beside it: when the key's next unit comes, and the
      * receipt of what the call took. One object, whatever the hints: the memory store's hot path
-     * allocates nothing else.
+     * allocates nothing else, and where the values are as small as a store's usually are (see
+     * {@link DecisionBits}), a 32-byte one, as a decision without a receipt.
      * @param limit the policy's quota
      * @param remaining units left
      * @param resetAfterMillis time until the state is neutral
@@ -155,8 +176,12 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
      */
     public static Decision allow(
             int limit, int remaining, long resetAfterMillis, long nextUnitAfterMillis, long receipt) {
-        return (receipt == 0)
-                ? new Decision(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, 0)
+        if (receipt == 0) {
+            return new Decision(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, 0);
+        }
+        DecisionBits.check(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, receipt);
+        return DecisionBits.fitsStamped(limit, remaining, resetAfterMillis, nextUnitAfterMillis, receipt)
+                ? new Decision(limit, remaining, resetAfterMillis, nextUnitAfterMillis, receipt)
                 : new Stamped(true, limit, remaining, 0, resetAfterMillis, nextUnitAfterMillis, receipt);
     }
 
@@ -241,7 +266,7 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
      * @return the policy's quota (calls or tokens per window); 1 for a lockout
      */
     public int limit() {
-        return this.limit;
+        return DecisionBits.limit(this.limitBits);
     }
 
     /**
@@ -249,7 +274,7 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
      * @return units left, not negative
      */
     public int remaining() {
-        return DecisionBits.remaining(this.retryAfterAndHighRemaining, this.resetAfterAndLowRemaining);
+        return DecisionBits.remaining(this.limitBits, this.retryAfterAndHighRemaining, this.resetAfterAndLowRemaining);
     }
 
     /**
@@ -273,7 +298,9 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
      * @return the time in milliseconds, not negative
      */
     public long nextUnitAfterMillis() {
-        return canSucceedLater() ? DecisionBits.duration(this.retryAfterAndHighRemaining) : resetAfterMillis();
+        return canSucceedLater()
+                ? DecisionBits.nextUnit(this.limitBits, this.retryAfterAndHighRemaining)
+                : resetAfterMillis();
     }
 
     /**
@@ -291,7 +318,7 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
      * @return the time in milliseconds, not negative
      */
     public long resetAfterMillis() {
-        return DecisionBits.duration(this.resetAfterAndLowRemaining);
+        return DecisionBits.resetAfterMillis(this.limitBits, this.resetAfterAndLowRemaining);
     }
 
     /**
@@ -336,9 +363,20 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
 
     @Override
     public boolean equals(Object obj) {
-        // equal fields mean equal accessors and the other way round, but for an allowed call's hint
-        return (obj instanceof Decision other)
-                && this.limit == other.limit
+        if (!(obj instanceof Decision other)) {
+            return false;
+        }
+        if ((this.limitBits | other.limitBits) < 0) {
+            // one is in the stamped layout, an allowed call's: the values, read back, compared
+            return allowed() == other.allowed()
+                    && limit() == other.limit()
+                    && remaining() == other.remaining()
+                    && resetAfterMillis() == other.resetAfterMillis()
+                    && waitMillis() == other.waitMillis();
+        }
+        // in the plain layout, equal fields mean equal accessors and the other way round, but for an
+        // allowed call's hint
+        return this.limitBits == other.limitBits
                 && DecisionBits.sameValue(this.retryAfterAndHighRemaining, other.retryAfterAndHighRemaining)
                 && this.resetAfterAndLowRemaining == other.resetAfterAndLowRemaining
                 && waitMillis() == other.waitMillis();
@@ -348,7 +386,7 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
     public int hashCode() {
         // combined as a record combines its components
         int hash = Boolean.hashCode(allowed());
-        hash = 31 * hash + Integer.hashCode(this.limit);
+        hash = 31 * hash + Integer.hashCode(limit());
         hash = 31 * hash + Integer.hashCode(remaining());
         hash = 31 * hash + Long.hashCode(retryAfterMillis());
         hash = 31 * hash + Long.hashCode(resetAfterMillis());
@@ -358,14 +396,14 @@ public sealed class Decision permits SeveralDecision, Decision.Stamped, Decision
 
     @Override
     public String toString() {
-        return "Decision[allowed=" + allowed() + ", limit=" + this.limit + ", remaining=" + remaining()
+        return "Decision[allowed=" + allowed() + ", limit=" + limit() + ", remaining=" + remaining()
                 + ", retryAfterMillis=" + retryAfterMillis() + ", resetAfterMillis=" + resetAfterMillis()
                 + ((waitMillis() == 0) ? "]" : ", waitMillis=" + waitMillis() + "]");
     }
 
     /**
-     * A decision with a store's receipt: the one field a refusal never needs, so only the decisions
-     * that carry one pay its 8 bytes.
+     * A decision with a store's receipt that the stamped layout cannot hold: a refusal given one, or
+     * an allowed call whose values are too large for it. Only these pay the receipt's 8 bytes.
      */
     static final class Stamped extends Decision {
 

@@ -212,13 +212,78 @@ class DecisionTests {
     }
 
     @Test
-    void itsOnlyFieldsAreOneIntAndTwoLongsAndAReceiptOnlyInTheDecisionsThatCarryOne() {
+    void itsOnlyFieldsAreOneIntAndTwoLongsAndAReceiptFieldOnlyInTheDecisionsWhoseValuesDoNotFitBeside() {
         assertThat(instanceFieldTypes(Decision.class)).containsExactly(int.class, long.class, long.class);
         assertThat(Decision.class.getSuperclass()).isEqualTo(Object.class);
         assertThat(instanceFieldTypes(Decision.Stamped.class)).containsExactly(long.class);
         assertThat(Decision.reject(1, 0, 1_000, 1_000).getClass()).isEqualTo(Decision.class);
         assertThat(Decision.allow(1, 0, 1_000, 1_000, 0).getClass()).isEqualTo(Decision.class);
-        assertThat(Decision.allow(1, 0, 1_000, 1_000, 7).getClass()).isEqualTo(Decision.Stamped.class);
+        assertThat(Decision.allow(1, 0, 1_000, 1_000, 7).getClass())
+                .as("an allowed call's receipt beside values as small as a store's")
+                .isEqualTo(Decision.class);
+        assertThat(Decision.allow(100, 40, 60_000, 600, 1_767_225_600_123_456L).getClass())
+                .as("a GCRA receipt: microseconds since 1970")
+                .isEqualTo(Decision.class);
+        assertThat(Decision.allow(1, 0, 1_000, 1_000, 1L << 52).getClass()).isEqualTo(Decision.Stamped.class);
+        assertThat(Decision.allow(1, 0, 1L << 30, 1_000, 7).getClass()).isEqualTo(Decision.Stamped.class);
+        assertThat(Decision.allow(1, 0, 1_000, 1L << 30, 7).getClass()).isEqualTo(Decision.Stamped.class);
+        assertThat(Decision.allow(1 << 23, 0, 1_000, 1_000, 7).getClass()).isEqualTo(Decision.Stamped.class);
+        assertThat(Decision.allow(1, 1 << 23, 1_000, 1_000, 7).getClass()).isEqualTo(Decision.Stamped.class);
+        assertThat(Decision.reject(1, 0, 1_000, 1_000).withReceipt(7).getClass())
+                .isEqualTo(Decision.Stamped.class);
+    }
+
+    @Test
+    void anAllowedCallsReceiptBesideItsValuesKeepsEveryValueExactlyAtTheEdgesOfBothLayouts() {
+        int[] counts = {0, 1, 32767, 32768, (1 << 23) - 1, 1 << 23, Integer.MAX_VALUE};
+        long[] durations = {0, 1, (1L << 30) - 1, 1L << 30, LONGEST_KEPT_MILLIS};
+        long[] receipts = {1, (1L << 34) - 1, 1L << 34, (1L << 52) - 1, 1L << 52, Long.MAX_VALUE};
+        for (int limit : counts) {
+            for (int remaining : counts) {
+                for (long resetAfter : durations) {
+                    for (long nextUnit : durations) {
+                        for (long receipt : receipts) {
+                            Decision decision = Decision.allow(limit, remaining, resetAfter, nextUnit, receipt);
+                            Decision plain = new Decision(true, limit, remaining, 0, resetAfter, nextUnit, 0);
+                            assertThat(decision.allowed()).isTrue();
+                            assertThat(decision.canSucceedLater()).isTrue();
+                            assertThat(decision.limit()).isEqualTo(limit);
+                            assertThat(decision.remaining()).isEqualTo(remaining);
+                            assertThat(decision.retryAfterMillis()).isZero();
+                            assertThat(decision.resetAfterMillis()).isEqualTo(resetAfter);
+                            assertThat(decision.nextUnitAfterMillis()).isEqualTo(nextUnit);
+                            assertThat(decision.receipt()).isEqualTo(receipt);
+                            assertThat(decision)
+                                    .isEqualTo(plain)
+                                    .hasSameHashCodeAs(plain)
+                                    .hasToString(plain.toString());
+                            assertThat(plain).isEqualTo(decision);
+                            Decision without = decision.withReceipt(0);
+                            assertThat(without.receipt()).isZero();
+                            assertThat(without.nextUnitAfterMillis()).isEqualTo(nextUnit);
+                            assertThat(without).isEqualTo(decision);
+                            assertThat(plain.withReceipt(receipt).receipt()).isEqualTo(receipt);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void aDecisionWithAReceiptBesideItsValuesDiffersByEachValue() {
+        Decision base = Decision.allow(10, 7, 2_000, 200, 1_767_225_600_123_456L);
+        assertThat(base)
+                .isEqualTo(Decision.allow(10, 7, 2_000, 300, 99))
+                .isNotEqualTo(Decision.allow(11, 7, 2_000, 200, 1_767_225_600_123_456L))
+                .isNotEqualTo(Decision.allow(10, 6, 2_000, 200, 1_767_225_600_123_456L))
+                .isNotEqualTo(Decision.allow(10, 7, 2_001, 200, 1_767_225_600_123_456L))
+                .isNotEqualTo(Decision.reject(10, 7, 1, 2_000))
+                .isEqualTo(Decision.allow(10, 7, 2_000, 200, 1L << 60))
+                .isNotEqualTo(Decision.allow(10, 7, 2_001, 200, 1L << 60));
+        assertThat(Decision.reject(10, 7, 1, 2_000)).isNotEqualTo(base);
+        assertThat(Decision.allow(10, 7, 1L << 40, 200, 5)).isNotEqualTo(base);
+        assertThat(base).isNotEqualTo(Decision.allow(10, 7, 1L << 40, 200, 5));
     }
 
     private static List<Class<?>> instanceFieldTypes(Class<?> type) {

@@ -1,10 +1,8 @@
 package dev.throttle.spring.internal.aop;
 
-import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.time.Duration;
-import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.core.ReactiveAdapter;
@@ -56,9 +54,8 @@ final class ReactiveThrottling {
                     if (claimed != null) {
                         return Mono.just(claimed);
                     }
-                    String[] keys = throttled.keys().evaluate(arguments, context);
-                    List<Charge> charges = throttled.throttlesFor(arguments, context);
-                    return Mono.fromCompletionStage(() -> context.admitAsync(charges, keys))
+                    ThrottledMethod.Call charged = throttled.call(arguments, context);
+                    return Mono.fromCompletionStage(() -> context.admitAsync(charged.charges(), charged.keys()))
                             .map((admission) -> new Admitted(admission, context));
                 });
         Mono<Admitted> acquired = decided.flatMap(ReactiveThrottling::turn);

@@ -165,6 +165,26 @@ final class ThrottleChoices {
      * @return the call's throttles, in order
      */
     List<Charge> resolve(List<Charge> throttles, Object[] arguments, ThrottleRequestContext request) {
+        return resolve(throttles, context(arguments, request));
+    }
+
+    /**
+     * Whether an expression reads {@code #ip}.
+     * @return whether the evaluation context needs the client's address
+     */
+    boolean usesIp() {
+        return this.usesIp;
+    }
+
+    /**
+     * Whether an expression reads {@code #principal}.
+     * @return whether the evaluation context needs the user's name
+     */
+    boolean usesPrincipal() {
+        return this.usesPrincipal;
+    }
+
+    private MethodBasedEvaluationContext context(Object[] arguments, ThrottleRequestContext request) {
         MethodBasedEvaluationContext context =
                 new MethodBasedEvaluationContext(null, this.method, arguments, this.names);
         if (this.beans != null) {
@@ -180,6 +200,17 @@ final class ThrottleChoices {
                 context.setVariable(KeyVariables.PRINCIPAL, request.principalName());
             }
         }
+        return context;
+    }
+
+    /**
+     * Returns the throttles of one call, its expressions evaluated in a context the call's keys made
+     * ({@link ThrottleKeys#context}, with this method's {@code #ip} and {@code #principal}).
+     * @param throttles the method's throttles
+     * @param context the call's evaluation context
+     * @return the call's throttles, in order
+     */
+    List<Charge> resolve(List<Charge> throttles, MethodBasedEvaluationContext context) {
         Charge[] chosen = new Charge[throttles.size()];
         for (int i = 0; i < chosen.length; i++) {
             Charge throttle = throttles.get(i);

@@ -1,9 +1,7 @@
 package dev.throttle.spring.internal.aop;
 
-import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
-import java.util.List;
 import java.util.Optional;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -74,9 +72,8 @@ final class ThrottleInterceptor implements MethodInterceptor {
         // decided before the handler's arguments were bound (EarlyDecisions): charged once, settled here
         Admitted taken = EarlyDecisions.claim(throttled, request);
         if (taken == null) {
-            String[] keys = throttled.keys().evaluate(invocation.getArguments(), request);
-            List<Charge> charges = throttled.throttlesFor(invocation.getArguments(), request);
-            taken = new Admitted(request.admit(charges, keys), request);
+            ThrottledMethod.Call call = throttled.call(invocation.getArguments(), request);
+            taken = new Admitted(request.admit(call.charges(), call.keys()), request);
         }
         if (taken.admission().waitMillis() > 0 && Waiting.delaysStage(throttled)) {
             // a CompletionStage: the call waits for its turn on a timer, no thread held meanwhile

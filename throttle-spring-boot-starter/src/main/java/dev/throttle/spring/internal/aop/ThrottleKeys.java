@@ -69,6 +69,9 @@ final class ThrottleKeys {
     /** Resolves {@code @name} in keys, or null. */
     private final BeanResolver beans;
 
+    /** Whether a key is an expression that does not read the root object: see {@link #sharesContext()}. */
+    private final boolean sharesContext;
+
     /** Whether every key reads nothing but the request, so that a call can be decided before its arguments exist. */
     private final boolean requestOnly;
 
@@ -110,6 +113,7 @@ final class ThrottleKeys {
         boolean ip = false;
         boolean principal = false;
         boolean requestOnly = true;
+        boolean expressions = false;
         for (int i = 0; i < sources.length; i++) {
             this.kinds[i] = kind(sources[i]);
             if (this.kinds[i] == SHARED) {
@@ -125,12 +129,14 @@ final class ThrottleKeys {
             requestOnly &= variables.readsOnlyRequest();
             root |= variables.usesRoot();
             if (this.kinds[i] == EXPRESSION) {
+                expressions = true;
                 this.expressions[i] = expression;
                 ip |= variables.uses(KeyVariables.IP);
                 principal |= variables.uses(KeyVariables.PRINCIPAL);
             }
         }
         this.usesRoot = root;
+        this.sharesContext = expressions && !root;
         this.requestOnly = requestOnly;
         this.expressionsUseIp = ip;
         this.expressionsUsePrincipal = principal;
@@ -189,8 +195,21 @@ final class ThrottleKeys {
      * @return one key per throttle, in order
      */
     String[] evaluate(Object[] arguments, ThrottleRequestContext request) {
+        return evaluate(arguments, request, null);
+    }
+
+    /**
+     * Evaluates every key of a call, in an evaluation context the call shares with its plan and
+     * cost expressions (see {@link #context}).
+     * @param arguments the call's arguments
+     * @param request the request the call runs in
+     * @param shared the call's evaluation context, or null to make one when a key needs it
+     * @return one key per throttle, in order
+     */
+    String[] evaluate(
+            Object[] arguments, ThrottleRequestContext request, @Nullable MethodBasedEvaluationContext shared) {
         String[] keys = new String[this.kinds.length];
-        MethodBasedEvaluationContext context = null;
+        MethodBasedEvaluationContext context = shared;
         for (int i = 0; i < keys.length; i++) {
             switch (this.kinds[i]) {
                 case IP -> keys[i] = request.clientAddress();
@@ -216,20 +235,48 @@ final class ThrottleKeys {
     }
 
     private MethodBasedEvaluationContext evaluationContext(Object[] arguments, ThrottleRequestContext request) {
+        return context(arguments, request, false, false);
+    }
+
+    /**
+     * Whether a call's keys and its plan and cost expressions can share one evaluation context: the
+     * keys are expressions (else they need none) that do not read the root object (plan and cost
+     * expressions are evaluated without one, so that a name they call is never looked up on it).
+     * @return whether {@link #context} serves the plan and cost expressions too
+     */
+    boolean sharesContext() {
+        return this.sharesContext;
+    }
+
+    /**
+     * The evaluation context of one call: its arguments by name, the bean resolver, and {@code #ip}
+     * and {@code #principal} from the request when the keys, or the other expressions the context
+     * serves, read them. One per call, whatever the number of expressions: making one, and binding
+     * the arguments into it, costs more than evaluating a short expression.
+     * @param arguments the call's arguments
+     * @param request the request the call runs in
+     * @param ip whether another expression of the call reads {@code #ip}
+     * @param principal whether another expression of the call reads {@code #principal}
+     * @return the context
+     */
+    MethodBasedEvaluationContext context(
+            Object[] arguments, ThrottleRequestContext request, boolean ip, boolean principal) {
         MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
                 this.usesRoot ? new KeyRoot(arguments) : null, this.method, arguments, this.names);
         if (this.beans != null) {
             context.setBeanResolver(this.beans);
         }
-        if (this.expressionsUseIp || this.expressionsUsePrincipal) {
+        boolean usesIp = this.expressionsUseIp || ip;
+        boolean usesPrincipal = this.expressionsUsePrincipal || principal;
+        if (usesIp || usesPrincipal) {
             // The context binds parameters lazily, at the first variable it misses, and that binding
             // would overwrite #ip with a parameter named ip (a client-chosen value): bind them first,
             // so that #ip and #principal always mean the request's.
             context.lookupVariable(ARGUMENTS_LOADED);
-            if (this.expressionsUseIp) {
+            if (usesIp) {
                 context.setVariable(KeyVariables.IP, request.clientAddress());
             }
-            if (this.expressionsUsePrincipal) {
+            if (usesPrincipal) {
                 context.setVariable(KeyVariables.PRINCIPAL, request.principalName());
             }
         }

@@ -5,6 +5,7 @@ import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
 
 /**
  * The throttles of one method, resolved and parsed once: what a call needs and nothing it would
@@ -86,6 +87,35 @@ final class ThrottledMethod {
     List<Charge> throttlesFor(Object[] arguments, ThrottleRequestContext request) {
         return (this.choices == null) ? this.throttles : this.choices.resolve(this.throttles, arguments, request);
     }
+
+    /**
+     * Evaluates one call's keys, plans and costs: in one evaluation context where they can share it
+     * ({@link ThrottleKeys#sharesContext()}), since making a context and binding the arguments into
+     * it costs more than a short expression does.
+     * @param arguments the call's arguments
+     * @param request the request the call runs in
+     * @return the call's keys and throttles
+     */
+    Call call(Object[] arguments, ThrottleRequestContext request) {
+        if (this.choices == null) {
+            return new Call(this.keys.evaluate(arguments, request), this.throttles);
+        }
+        if (this.keys.sharesContext()) {
+            MethodBasedEvaluationContext context =
+                    this.keys.context(arguments, request, this.choices.usesIp(), this.choices.usesPrincipal());
+            return new Call(
+                    this.keys.evaluate(arguments, request, context), this.choices.resolve(this.throttles, context));
+        }
+        return new Call(
+                this.keys.evaluate(arguments, request), this.choices.resolve(this.throttles, arguments, request));
+    }
+
+    /**
+     * One call's keys and throttles (with the plan and cost chosen for it), in annotation order.
+     * @param keys the keys
+     * @param charges the throttles
+     */
+    record Call(String[] keys, List<Charge> charges) {}
 
     /**
      * How the method's calls are followed to their outcome.

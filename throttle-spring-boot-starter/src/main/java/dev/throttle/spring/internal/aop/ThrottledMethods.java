@@ -16,8 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
-import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.core.MethodClassKey;
+import org.springframework.expression.BeanResolver;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -42,7 +42,7 @@ public final class ThrottledMethods {
     private volatile EventLoopRule eventLoopRule;
 
     /** Resolves {@code @name} in keys, plans and costs; null until a bean factory is given. */
-    private volatile BeanFactoryResolver beans;
+    private volatile BeanResolver beans;
 
     private record EventLoopRule(boolean storeBlocks) {}
 
@@ -70,7 +70,7 @@ public final class ThrottledMethods {
      * @param beanFactory the application's bean factory
      */
     public void setBeanFactory(BeanFactory beanFactory) {
-        this.beans = new BeanFactoryResolver(beanFactory);
+        this.beans = new SingletonBeans(beanFactory);
     }
 
     /**

@@ -52,7 +52,48 @@ class ThrottleChoicesTests {
         });
     }
 
+    @Test
+    void aCallsKeysPlansAndCostsAreEvaluatedTogetherAsEachWouldBeAlone() throws Exception {
+        ThrottledMethod chosen =
+                this.methods.resolve(Calls.class.getMethod("chosen", String.class, int.class), Calls.class);
+        ThrottledMethod.Call call = chosen.call(new Object[] {"pro", 7}, ThrottleRequestContext.NONE);
+        assertThat(call.keys()).containsExactly("pro");
+        assertThat(call.charges()).singleElement().satisfies((throttle) -> {
+            assertThat(throttle.policy().quota()).isEqualTo(1000);
+            assertThat(throttle.cost()).isEqualTo(7);
+        });
+        ThrottledMethod byAddress =
+                this.methods.resolve(Calls.class.getMethod("planByAddress", String.class), Calls.class);
+        ThrottleRequestContext request = new ThrottleRequestContext() {
+
+            @Override
+            public String clientAddress() {
+                return "pro";
+            }
+        };
+        ThrottledMethod.Call fromRequest = byAddress.call(new Object[] {"someone"}, request);
+        assertThat(fromRequest.keys())
+                .as("a key that reads no #ip beside a plan that does")
+                .containsExactly("key:someone");
+        assertThat(fromRequest.charges())
+                .singleElement()
+                .satisfies((throttle) -> assertThat(throttle.policy().quota()).isEqualTo(1000));
+        ThrottledMethod rooted = this.methods.resolve(Calls.class.getMethod("rooted", String.class), Calls.class);
+        ThrottledMethod.Call withRoot = rooted.call(new Object[] {"pro"}, ThrottleRequestContext.NONE);
+        assertThat(withRoot.keys()).containsExactly("pro");
+        assertThat(withRoot.charges())
+                .as("a plan never reads the root object a key has")
+                .singleElement()
+                .satisfies((throttle) -> assertThat(throttle.policy().quota()).isEqualTo(100));
+    }
+
     public static class Calls {
+
+        @Throttled(policy = "api", key = "'key:' + #user", plan = "#ip")
+        public void planByAddress(String user) {}
+
+        @Throttled(policy = "api", key = "#root.args[0]", plan = "args[0]")
+        public void rooted(String plan) {}
 
         @Throttled(policy = "api", key = "#key")
         public void plain(String key) {}
