@@ -1,6 +1,7 @@
 package dev.throttle.spring.autoconfigure;
 
 import dev.throttle.Algorithm;
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.InvalidPolicyException;
 import dev.throttle.Policy;
 import dev.throttle.spring.ThrottleConfigurationException;
@@ -204,7 +205,15 @@ final class PolicyFactory {
             return null;
         }
         try {
-            return algorithm.create(name, parameters);
+            Policy policy = algorithm.create(name, parameters);
+            if (policy instanceof ConcurrencyPolicy && (settings.isResetOnSuccess() || settings.hasCount())) {
+                // a slot is released however its call ends: a reset would free the slots of other calls
+                problems.add(path + (settings.isResetOnSuccess() ? ".reset-on-success" : ".count")
+                        + " means nothing to the concurrency algorithm: a call's slot is released when the call"
+                        + " ends, whether it succeeds or fails");
+                return null;
+            }
+            return policy;
         } catch (InvalidPolicyException ex) {
             problems.add(path + "." + ex.parameter() + " " + ex.problem());
         } catch (IllegalArgumentException ex) {

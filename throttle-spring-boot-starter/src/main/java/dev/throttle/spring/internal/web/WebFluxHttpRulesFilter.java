@@ -82,9 +82,26 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
                         cors(exchange);
                         return this.refusals.write(exchange, refusal).then(Mono.empty());
                     })
-                    .flatMap((admission) ->
-                            chain.filter(exchange).then(Mono.defer(() -> settle(exchange, admission, headers))));
+                    .flatMap((admission) -> admission.releasesAtEnd()
+                            ? released(chain.filter(exchange), exchange, admission, headers)
+                            : chain.filter(exchange).then(Mono.defer(() -> settle(exchange, admission, headers))));
         });
+    }
+
+    /**
+     * A call that holds a concurrency slot releases it when the response is written, fails, or is
+     * cancelled (the client went away): whichever comes first.
+     */
+    private Mono<Void> released(Mono<Void> call, ServerWebExchange exchange, Admission admission, Headers headers) {
+        return call.onErrorResume((error) ->
+                        Mono.fromCompletionStage(admission::failedAsync).then(Mono.error(error)))
+                .then(Mono.defer(() -> {
+                    HttpStatusCode status = exchange.getResponse().getStatusCode();
+                    return (status != null && status.isError())
+                            ? Mono.fromCompletionStage(admission::failedAsync)
+                            : Mono.fromCompletionStage(() -> headers.succeededAsync(admission));
+                }))
+                .doOnCancel(admission::failedAsync);
     }
 
     private Mono<Void> settle(ServerWebExchange exchange, Admission admission, Headers headers) {
