@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,6 +38,9 @@ class SampleReportTests {
 
     @Autowired
     Throttler throttler;
+
+    @Autowired
+    MeterRegistry registry;
 
     @BeforeEach
     void startClean() {
@@ -74,6 +78,13 @@ class SampleReportTests {
             Thread.onSpinWait();
         }
         assertThat(inUse()).as("both reports in progress").isEqualTo(2);
+        assertThat(this.registry
+                        .get("throttle.concurrency.in-use")
+                        .tag("policy", "reports")
+                        .gauge()
+                        .value())
+                .as("the gauge of slots in use")
+                .isEqualTo(2.0);
         HttpResponse<String> refused = get("0");
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
@@ -83,6 +94,12 @@ class SampleReportTests {
             assertThat(report.get(20, TimeUnit.SECONDS).body()).isEqualTo("{\"seconds\":2}");
         }
         assertThat(get("0").statusCode()).as("both slots released").isEqualTo(200);
+        assertThat(this.registry
+                        .get("throttle.concurrency.in-use")
+                        .tag("policy", "reports")
+                        .gauge()
+                        .value())
+                .isZero();
     }
 
     @Test

@@ -87,6 +87,13 @@ public final class Admission implements AutoCloseable {
         }
         this.releasesAtEnd = releases;
         this.admittedAt = releases ? System.nanoTime() : 0;
+        if (releases) {
+            for (int i = 0; i < decisions.length; i++) {
+                if (charges.get(i).releasesAtEnd() && decisions[i].allowed()) {
+                    SlotsInUse.taken(charges.get(i).policy().name());
+                }
+            }
+        }
     }
 
     /**
@@ -364,11 +371,23 @@ public final class Admission implements AutoCloseable {
         failed();
     }
 
+    /** The slots a refund gives back leave this JVM's count, as a release's do. */
+    private void countReleases() {
+        if (this.releasesAtEnd) {
+            for (int i = 0; i < this.decisions.length; i++) {
+                if (this.charges.get(i).releasesAtEnd() && this.decisions[i].allowed()) {
+                    SlotsInUse.released(this.charges.get(i).policy().name());
+                }
+            }
+        }
+    }
+
     /** Releases charge {@code i}'s slot by its decision's receipt (a shadow policy's refusal took none). */
     private void release(int i) {
         Decision taken = this.decisions[i];
         if (taken.allowed()) {
             Charge charge = this.charges.get(i);
+            SlotsInUse.released(charge.policy().name());
             outlivedLease(charge);
             charge.bound().refund(this.keys[i], charge.cost(), taken);
         }
@@ -381,6 +400,7 @@ public final class Admission implements AutoCloseable {
         }
         Charge charge = this.charges.get(i);
         String key = this.keys[i];
+        SlotsInUse.released(charge.policy().name());
         outlivedLease(charge);
         return start(() -> charge.bound().refundAsync(key, charge.cost(), taken))
                 .handle((ignored, error) -> {
@@ -416,6 +436,7 @@ public final class Admission implements AutoCloseable {
      */
     public void refund() {
         if (claim()) {
+            countReleases();
             giveBack(this.charges, this.keys, this.decisions, this.decisions.length, false);
         }
     }
@@ -425,7 +446,11 @@ public final class Admission implements AutoCloseable {
      * @return completes when everything is given back; never fails
      */
     public CompletionStage<Void> refundAsync() {
-        return claim() ? giveBackAsync(this.charges, this.keys, this.decisions, this.decisions.length, false) : DONE;
+        if (!claim()) {
+            return DONE;
+        }
+        countReleases();
+        return giveBackAsync(this.charges, this.keys, this.decisions, this.decisions.length, false);
     }
 
     private synchronized void markReset(int index) {
