@@ -11,11 +11,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
  * A call that holds a concurrency slot releases it on every ending (success, failure, not run; each
  * blocking or not), once, whatever else its policies settle.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class AdmissionSlotTests {
 
     private final Throttler throttler = new Throttler(
@@ -66,5 +70,22 @@ class AdmissionSlotTests {
     @Test
     void closingReleasesACallNotEndedYet() {
         assertEachEndingReleasesOnce(Admission::close);
+    }
+
+    /** Measured on the wall clock, which is what a call's duration is: a call of 20 ms against a 1 ms lease. */
+    @Test
+    void aCallThatOutlivesItsLeaseIsSaidOncePerPolicy(CapturedOutput output) throws InterruptedException {
+        Throttler brief = new Throttler(
+                new MemoryThrottleStore(new ManualTimeSource(), 100),
+                List.of(new ConcurrencyPolicy("outlived-lease", 5, Duration.ofMillis(1))));
+        Charge charge = Charge.of(brief.bound("outlived-lease"), Charge.OnSuccess.COUNT);
+        for (int i = 0; i < 2; i++) {
+            Admission admission = Admission.decide(charge, "k");
+            Thread.sleep(20);
+            admission.succeeded();
+        }
+        String said = "concurrency policy 'outlived-lease' ran longer than its lease";
+        assertThat(output.getAll()).contains(said).doesNotContain("'k'");
+        assertThat(output.getAll().split(said, -1)).as("said once").hasSize(2);
     }
 }
