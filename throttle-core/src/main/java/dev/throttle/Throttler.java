@@ -309,6 +309,25 @@ public final class Throttler {
     }
 
     /**
+     * Takes a slot of a concurrency policy for {@code key}, or throws when every slot is in use; the
+     * returned slot is released when closed, so that a try-with-resources block holds it exactly
+     * while it runs: {@code try (var slot = throttler.enter("reports", user)) { ... }}.
+     * @param policy the name of a {@link ConcurrencyPolicy}
+     * @param key the key (null or blank: the shared bucket)
+     * @return the slot, to close when the work ends
+     * @throws ThrottledException when every slot of the key is in use
+     * @throws IllegalArgumentException for an unknown policy, or one that is not a concurrency limit
+     */
+    public Slot enter(String policy, @Nullable String key) {
+        BoundPolicy bound = bound(policy);
+        if (!(bound.policy() instanceof ConcurrencyPolicy)) {
+            throw new IllegalArgumentException("policy '" + policy + "' is a "
+                    + bound.policy().algorithm() + " policy, not a concurrency limit: use check or tryAcquire");
+        }
+        return new Slot(bound, key, check(policy, key, 1));
+    }
+
+    /**
      * Gives back what an allowed call took (see {@link Limiter#refund}).
      * @param policy the policy's name
      * @param key the key

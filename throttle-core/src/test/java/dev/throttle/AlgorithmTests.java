@@ -21,14 +21,15 @@ class AlgorithmTests {
             new GcraPolicy("api", 100, Duration.ofMinutes(1)),
             new FixedWindowPolicy("fw", 5, Duration.ofMinutes(15)),
             new SlidingLogPolicy("email", 3, Duration.ofMinutes(10), Duration.ofSeconds(2), 2.0),
-            new LockoutPolicy("login", List.of(Duration.ofSeconds(1), Duration.ofMinutes(5)), Duration.ofHours(2)));
+            new LockoutPolicy("login", List.of(Duration.ofSeconds(1), Duration.ofMinutes(5)), Duration.ofHours(2)),
+            new ConcurrencyPolicy("reports", 2, Duration.ofSeconds(30)));
 
     @Test
     void theRegistryListsTheBuiltInAlgorithmsInOrderAndFindsEachByItsName() {
         assertThat(Algorithm.all())
                 .extracting(Algorithm::id)
-                .containsExactly("token-bucket", "gcra", "fixed-window", "sliding-log", "lockout");
-        assertThat(Algorithm.ids()).isEqualTo("token-bucket, gcra, fixed-window, sliding-log, lockout");
+                .containsExactly("token-bucket", "gcra", "fixed-window", "sliding-log", "lockout", "concurrency");
+        assertThat(Algorithm.ids()).isEqualTo("token-bucket, gcra, fixed-window, sliding-log, lockout, concurrency");
         for (Policy policy : ONE_OF_EACH) {
             assertThat(Algorithm.fromId(policy.algorithm().id()))
                     .isEqualTo(policy.algorithm())

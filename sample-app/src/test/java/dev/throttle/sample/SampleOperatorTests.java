@@ -150,7 +150,7 @@ class SampleOperatorTests {
 
         @Test
         void theWalkThroughWorksWithTheReadmesMyThrottleYml() throws Exception {
-            // the file of docs/sample-app.md, word for word: only the three policies
+            // the file of docs/sample-app.md, word for word: only the four policies
             Path file = Files.writeString(this.directory.resolve("my-throttle.yml"), """
 					throttle:
 					  policies:
@@ -166,6 +166,10 @@ class SampleOperatorTests {
 					      algorithm: fixed-window
 					      limit: 2
 					      window: 10s
+					    reports:
+					      algorithm: concurrency
+					      limit: 1
+					      lease: 30s
 					""");
             try (ConfigurableApplicationContext context = new SpringApplicationBuilder(SampleApplication.class)
                     .run("--server.port=0", "--spring.config.location=file:" + file, EXPOSE, UNLOCK)) {

@@ -3,6 +3,7 @@ package dev.throttle.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.Algorithm;
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
@@ -547,7 +548,8 @@ public abstract class ThrottleStoreContract {
                 new GcraPolicy("gcra", 5, Duration.ofHours(1)),
                 new FixedWindowPolicy("fw", 5, Duration.ofHours(1)),
                 new SlidingLogPolicy("log", 5, Duration.ofHours(1), Duration.ofHours(1), 1.5),
-                LockoutPolicy.of("lock", seconds(3600)));
+                LockoutPolicy.of("lock", seconds(3600)),
+                new ConcurrencyPolicy("slots", 5, Duration.ofHours(1)));
 
         @Test
         void whileTheClockStandsStillEachPolicyGrantsExactlyItsQuota() {
@@ -1730,6 +1732,174 @@ public abstract class ThrottleStoreContract {
             assertThat(throttler.peek("search", "k").limit(0).remaining())
                     .as("the burst window is untouched")
                     .isEqualTo(2);
+        }
+    }
+
+    /**
+     * Concurrency slots: a call takes a slot and gives it back by its receipt, that slot and no other,
+     * once; a slot not given back frees itself when its lease runs out, by the store's clock.
+     */
+    @Nested
+    class ConcurrencySlots {
+
+        private final ConcurrencyPolicy reports = new ConcurrencyPolicy("reports", 2, Duration.ofSeconds(30));
+
+        private void release(Throttler throttler, Decision slot) {
+            throttler.bound("reports").refund("k", 1, slot);
+        }
+
+        private int inUse(Throttler throttler) {
+            Decision peek = throttler.peek("reports", "k");
+            return peek.limit() - peek.remaining();
+        }
+
+        @Test
+        void slotsAreTakenUpToTheLimitAndARefusalHintsOneSecond() {
+            Throttler throttler = throttler(this.reports);
+            Decision first = throttler.tryAcquire("reports", "k");
+            assertThat(first).isEqualTo(allow(2, 1, 30_000));
+            assertThat(first.receipt()).as("the slot's id").isPositive();
+            Decision second = throttler.tryAcquire("reports", "k");
+            assertThat(second).isEqualTo(allow(2, 0, 30_000));
+            assertThat(second.receipt()).isNotEqualTo(first.receipt());
+            Decision refused = throttler.tryAcquire("reports", "k");
+            assertThat(refused).isEqualTo(reject(2, 0, 1_000, 30_000));
+            assertThat(refused.nextUnitAfterMillis()).isEqualTo(refused.retryAfterMillis());
+            assertThat(throttler.peek("reports", "k")).isEqualTo(refused);
+        }
+
+        @Test
+        void aReleaseFreesItsOwnSlotAndASecondReleaseFreesNothing() {
+            Throttler throttler = throttler(this.reports);
+            Decision first = throttler.tryAcquire("reports", "k");
+            throttler.tryAcquire("reports", "k");
+            release(throttler, first);
+            assertThat(inUse(throttler)).isEqualTo(1);
+            release(throttler, first);
+            assertThat(inUse(throttler)).as("released twice, freed once").isEqualTo(1);
+            Decision third = throttler.tryAcquire("reports", "k");
+            assertThat(third.allowed()).isTrue();
+            release(throttler, first);
+            assertThat(inUse(throttler))
+                    .as("a late release of a freed slot frees none of the slots taken since")
+                    .isEqualTo(2);
+            assertThat(throttler.tryAcquire("reports", "k").allowed()).isFalse();
+        }
+
+        @Test
+        void aSlotTakenAndReleasedInOneMillisecondNeverSharesItsIdWithTheNext() {
+            Throttler throttler = throttler(this.reports);
+            Decision first = throttler.tryAcquire("reports", "k");
+            release(throttler, first);
+            Decision second = throttler.tryAcquire("reports", "k");
+            assertThat(second.receipt()).isNotEqualTo(first.receipt());
+            release(throttler, first);
+            assertThat(inUse(throttler)).as("the first slot's release is spent").isEqualTo(1);
+        }
+
+        @Test
+        void aSlotFreesItselfWhenItsLeaseRunsOut() {
+            Throttler throttler = throttler(this.reports);
+            throttler.tryAcquire("reports", "k");
+            advance(10_000);
+            throttler.tryAcquire("reports", "k");
+            advance(19_999);
+            assertThat(throttler.tryAcquire("reports", "k"))
+                    .as("the oldest lease runs out in 1 ms: the hint says so")
+                    .isEqualTo(reject(2, 0, 1, 10_001));
+            advance(1);
+            assertThat(throttler.peek("reports", "k").remaining()).isEqualTo(1);
+            assertThat(throttler.tryAcquire("reports", "k")).isEqualTo(allow(2, 0, 30_000));
+            advance(30_000);
+            assertThat(throttler.peek("reports", "k")).isEqualTo(throttler.peek("reports", "never-used"));
+        }
+
+        @Test
+        void aReleaseOfASlotWhoseLeaseRanOutDoesNotFreeANewerOne() {
+            Throttler throttler = throttler(this.reports);
+            Decision expired = throttler.tryAcquire("reports", "k");
+            throttler.tryAcquire("reports", "k");
+            advance(30_000);
+            assertThat(throttler.tryAcquire("reports", "k").allowed()).isTrue();
+            assertThat(throttler.tryAcquire("reports", "k").allowed()).isTrue();
+            release(throttler, expired);
+            assertThat(throttler.tryAcquire("reports", "k").allowed())
+                    .as("the late release freed nothing")
+                    .isFalse();
+        }
+
+        @Test
+        void aShortLeaseIsTheHintWhenItRunsOutBeforeOneSecond() {
+            Throttler throttler = throttler(new ConcurrencyPolicy("short", 1, Duration.ofMillis(400)));
+            throttler.tryAcquire("short", "k");
+            advance(100);
+            assertThat(throttler.tryAcquire("short", "k")).isEqualTo(reject(1, 0, 300, 300));
+        }
+
+        @Test
+        void plansChangeTheLimitAndKeepTheSlotsInUse() {
+            ConcurrencyPolicy two = this.reports;
+            ConcurrencyPolicy five = new ConcurrencyPolicy("reports", 5, Duration.ofSeconds(30));
+            Throttler throttler = new Throttler(
+                    ThrottleStoreContract.this.store,
+                    List.of(two),
+                    java.util.Map.of("reports", java.util.Map.of("pro", five)),
+                    List.of());
+            throttler.tryAcquire("reports", "k");
+            throttler.tryAcquire("reports", "k");
+            assertThat(throttler.tryAcquire("reports", null, "k", 1).allowed()).isFalse();
+            assertThat(throttler.tryAcquire("reports", "pro", "k", 1)).isEqualTo(allow(5, 2, 30_000));
+        }
+
+        /**
+         * 64 threads on one key with a limit of 3: each takes a slot, counts itself in progress inside
+         * the guarded work, and releases; never more than 3 are in progress at once.
+         */
+        @Test
+        void sixtyFourThreadsOnOneKeyNeverHaveMoreThanTheLimitInProgress() throws Exception {
+            Throttler throttler = throttler(new ConcurrencyPolicy("three", 3, Duration.ofMinutes(1)));
+            java.util.concurrent.atomic.AtomicInteger inProgress = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger most = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+            int threads = 64;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                CountDownLatch start = new CountDownLatch(1);
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    done.add(pool.submit(() -> {
+                        start.await();
+                        for (int i = 0; i < 20; i++) {
+                            Decision slot = throttler.tryAcquire("three", "hot");
+                            if (!slot.allowed()) {
+                                Thread.yield();
+                                continue;
+                            }
+                            try {
+                                int now = inProgress.incrementAndGet();
+                                most.accumulateAndGet(now, Math::max);
+                                ran.incrementAndGet();
+                                Thread.yield();
+                                inProgress.decrementAndGet();
+                            } finally {
+                                throttler.bound("three").refund("hot", 1, slot);
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                start.countDown();
+                for (Future<?> future : done) {
+                    future.get(5, TimeUnit.MINUTES);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(most.get()).isBetween(1, 3);
+            assertThat(ran.get()).as("slots were taken and released").isGreaterThan(3);
+            assertThat(throttler.peek("three", "hot").remaining())
+                    .as("every slot released")
+                    .isEqualTo(3);
         }
     }
 

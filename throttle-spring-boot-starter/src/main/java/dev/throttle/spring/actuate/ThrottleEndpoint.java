@@ -1,5 +1,6 @@
 package dev.throttle.spring.actuate;
 
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.Policy;
 import dev.throttle.Throttler;
@@ -96,6 +97,10 @@ public class ThrottleEndpoint {
         state.put("remaining", decision.remaining());
         state.put("retryAfterMillis", decision.retryAfterMillis());
         state.put("resetAfterMillis", decision.resetAfterMillis());
+        if (this.throttler.policy(policy) instanceof ConcurrencyPolicy) {
+            // the slots the key holds, across every instance sharing the store
+            state.put("slotsInUse", Math.max(0, decision.limit() - decision.remaining()));
+        }
         return state;
     }
 

@@ -1,12 +1,15 @@
 package dev.throttle.spring.admission;
 
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Function;
@@ -31,13 +34,20 @@ import org.jspecify.annotations.Nullable;
  * path it sees (return, exception, cancellation) without counting twice. Each has a non-blocking
  * form, for stores reached over the network from an event loop.
  *
+ * <p>A concurrency policy's slot is held only while the call runs ({@link #releasesAtEnd()}): each
+ * of the three endings releases it, by its decision's receipt, once, whatever the policy's
+ * {@code count} says; an entry point whose call holds a slot must end it on every path. A call that
+ * ran longer than the policy's lease lost its slot before it ended (another call may have taken
+ * it): said once per policy at WARN. {@link #close()} ends a call that was not ended yet as failed,
+ * so that a programmatic caller can hold a slot in a try-with-resources block.
+ *
  * <p>One error policy: giving back and settling never turn a call into an error (the call was
  * refused, or it ran and succeeded: that stands); a failure is logged once, at WARN, naming the
  * policy and never the key (an e-mail or an IP address does not belong in a log).
  *
  * <p>Thread-safe: a call may be decided on one thread and settled on another.
  */
-public final class Admission {
+public final class Admission implements AutoCloseable {
 
     private static final Log logger = LogFactory.getLog(Admission.class);
 
@@ -47,6 +57,9 @@ public final class Admission {
     private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
     private static final Admission NONE = new Admission(List.of(), new String[0], new Decision[0]);
+
+    /** The concurrency policies whose calls outlived their lease, each said once. */
+    private static final Set<String> OUTLIVED_LEASE = ConcurrentHashMap.newKeySet();
 
     private final List<Charge> charges;
 
@@ -65,6 +78,11 @@ public final class Admission {
 
     /** The charge whose turn comes last, when the call waits; -1 when it may proceed at once. */
     private final int waitsFor;
+    /** Whether some charge holds a concurrency slot. */
+    private final boolean releasesAtEnd;
+
+    /** When the call was admitted ({@link System#nanoTime()}), to tell a call that outlived its lease; 0 without a slot. */
+    private final long admittedAt;
 
     private Admission(List<Charge> charges, @Nullable String[] keys, Decision[] decisions) {
         this.charges = charges;
@@ -81,6 +99,19 @@ public final class Admission {
         }
         this.waitsFor = last;
         this.turnAt = (last < 0) ? 0 : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(longest);
+        boolean releases = false;
+        for (Charge charge : charges) {
+            releases |= charge.releasesAtEnd();
+        }
+        this.releasesAtEnd = releases;
+        this.admittedAt = releases ? System.nanoTime() : 0;
+        if (releases) {
+            for (int i = 0; i < decisions.length; i++) {
+                if (charges.get(i).releasesAtEnd() && decisions[i].allowed()) {
+                    SlotsInUse.taken(charges.get(i).policy().name());
+                }
+            }
+        }
     }
 
     /**
@@ -311,6 +342,15 @@ public final class Admission {
         return false;
     }
 
+    /**
+     * Whether some charge holds a concurrency slot while the call runs, so that the call must be
+     * ended on every path (success, failure, not run), not only on success.
+     * @return whether ending the call releases a slot
+     */
+    public boolean releasesAtEnd() {
+        return this.releasesAtEnd;
+    }
+
     private boolean claim() {
         return this.decisions.length > 0 && SETTLED.compareAndSet(this, 0, 1);
     }
@@ -326,7 +366,9 @@ public final class Admission {
         for (int i = 0; i < this.decisions.length; i++) {
             Charge charge = this.charges.get(i);
             try {
-                if (charge.resetOnSuccess()) {
+                if (charge.releasesAtEnd()) {
+                    release(i);
+                } else if (charge.resetOnSuccess()) {
                     charge.bound().reset(this.keys[i]);
                     markReset(i);
                 } else if (charge.refundOnSuccess() && this.decisions[i].allowed()) {
@@ -352,7 +394,9 @@ public final class Admission {
             String key = this.keys[i];
             Decision taken = this.decisions[i];
             int index = i;
-            if (charge.resetOnSuccess()) {
+            if (charge.releasesAtEnd()) {
+                all = both(all, releaseAsync(i));
+            } else if (charge.resetOnSuccess()) {
                 CompletionStage<Void> done =
                         start(() -> charge.bound().resetAsync(key)).thenRun(() -> markReset(index));
                 all = both(all, logged(done, charge, Ending.SUCCEEDED));
@@ -370,10 +414,107 @@ public final class Admission {
     }
 
     /**
-     * Ends a call that failed: it keeps what it took.
+     * Ends a call that failed, blocking if the store does: it keeps what it took, but for its
+     * concurrency slots, which it releases. Never throws.
      */
     public void failed() {
-        claim();
+        if (claim() && this.releasesAtEnd) {
+            for (int i = 0; i < this.decisions.length; i++) {
+                if (this.charges.get(i).releasesAtEnd()) {
+                    try {
+                        release(i);
+                    } catch (RuntimeException ex) {
+                        releaseFailed(this.charges.get(i), ex);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Like {@link #failed()}, without blocking.
+     * @return completes when every slot is released; never fails
+     */
+    public CompletionStage<Void> failedAsync() {
+        if (!claim() || !this.releasesAtEnd) {
+            return DONE;
+        }
+        CompletionStage<Void> all = DONE;
+        for (int i = 0; i < this.decisions.length; i++) {
+            if (this.charges.get(i).releasesAtEnd()) {
+                all = both(all, releaseAsync(i));
+            }
+        }
+        return all;
+    }
+
+    /**
+     * Ends a call that was not ended yet as {@link #failed()}: what a try-with-resources block
+     * around a call does when it leaves, so that a concurrency slot is released however the block
+     * ends. A call already ended (by {@link #succeeded()}, say) is left as it is.
+     */
+    @Override
+    public void close() {
+        failed();
+    }
+
+    /** The slots a refund gives back leave this JVM's count, as a release's do. */
+    private void countReleases() {
+        if (this.releasesAtEnd) {
+            for (int i = 0; i < this.decisions.length; i++) {
+                if (this.charges.get(i).releasesAtEnd() && this.decisions[i].allowed()) {
+                    SlotsInUse.released(this.charges.get(i).policy().name());
+                }
+            }
+        }
+    }
+
+    /** Releases charge {@code i}'s slot by its decision's receipt (a shadow policy's refusal took none). */
+    private void release(int i) {
+        Decision taken = this.decisions[i];
+        if (taken.allowed()) {
+            Charge charge = this.charges.get(i);
+            SlotsInUse.released(charge.policy().name());
+            outlivedLease(charge);
+            charge.bound().refund(this.keys[i], charge.cost(), taken);
+        }
+    }
+
+    private CompletionStage<Void> releaseAsync(int i) {
+        Decision taken = this.decisions[i];
+        if (!taken.allowed()) {
+            return DONE;
+        }
+        Charge charge = this.charges.get(i);
+        String key = this.keys[i];
+        SlotsInUse.released(charge.policy().name());
+        outlivedLease(charge);
+        return start(() -> charge.bound().refundAsync(key, charge.cost(), taken))
+                .handle((ignored, error) -> {
+                    if (error != null) {
+                        releaseFailed(charge, unwrap(error));
+                    }
+                    return null;
+                });
+    }
+
+    /** A call that ran longer than its lease lost its slot before it ended: said once per policy. */
+    private void outlivedLease(Charge charge) {
+        if (charge.policy() instanceof ConcurrencyPolicy slots
+                && System.nanoTime() - this.admittedAt > slots.lease().toNanos()
+                && OUTLIVED_LEASE.add(slots.name())) {
+            logger.warn("A call throttled by concurrency policy '" + slots.name() + "' ran longer than its lease ("
+                    + slots.lease() + "): its slot had freed itself before the call ended, so more calls than"
+                    + " the limit may have run at once; raise throttle.policies." + slots.name()
+                    + ".lease above the longest call (said once per policy)");
+        }
+    }
+
+    private static void releaseFailed(Charge charge, Throwable ex) {
+        logger.warn(
+                "Could not release a slot of policy '" + charge.policy().name()
+                        + "'; it frees itself when its lease runs out",
+                ex);
     }
 
     /**
@@ -382,6 +523,7 @@ public final class Admission {
      */
     public void refund() {
         if (claim()) {
+            countReleases();
             giveBack(this.charges, this.keys, this.decisions, this.decisions.length, false);
         }
     }
@@ -391,7 +533,11 @@ public final class Admission {
      * @return completes when everything is given back; never fails
      */
     public CompletionStage<Void> refundAsync() {
-        return claim() ? giveBackAsync(this.charges, this.keys, this.decisions, this.decisions.length, false) : DONE;
+        if (!claim()) {
+            return DONE;
+        }
+        countReleases();
+        return giveBackAsync(this.charges, this.keys, this.decisions, this.decisions.length, false);
     }
 
     private synchronized void markReset(int index) {

@@ -1,6 +1,7 @@
 package dev.throttle.spring.admission;
 
 import dev.throttle.BoundPolicy;
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.Policy;
 import java.time.Duration;
@@ -189,6 +190,15 @@ public final class Charge {
      */
     public boolean settlesOnSuccess() {
         return this.onSuccess != OnSuccess.COUNT;
+    }
+
+    /**
+     * Whether the call holds what it took only while it runs (a concurrency slot), so that every
+     * way it ends (success, failure, not run) releases it, whatever {@link #onSuccess()} says.
+     * @return whether the policy is a concurrency limit
+     */
+    public boolean releasesAtEnd() {
+        return this.bound.policy() instanceof ConcurrencyPolicy;
     }
 
     /**

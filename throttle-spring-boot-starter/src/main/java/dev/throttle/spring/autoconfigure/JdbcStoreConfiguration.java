@@ -54,6 +54,19 @@ class JdbcStoreConfiguration {
                 .filter((policy) -> !policy.getValue().waitOrZero().isZero())
                 .map((policy) -> "throttle.policies." + policy.getKey() + ".wait")
                 .toList();
+        List<String> unsupported = properties.getPolicies().entrySet().stream()
+                .filter((policy) -> policy.getValue().getAlgorithm() != null
+                        && !JdbcThrottleStore.ALGORITHMS.contains(
+                                policy.getValue().getAlgorithm()))
+                .map((policy) -> "throttle.policies." + policy.getKey() + ".algorithm="
+                        + policy.getValue().getAlgorithm())
+                .toList();
+        if (!unsupported.isEmpty()) {
+            throw new ThrottleConfigurationException(String.join(", ", unsupported) + " cannot apply on "
+                    + "throttle.store.type=jdbc, which runs "
+                    + JdbcThrottleStore.ALGORITHMS.stream().sorted().toList()
+                    + " for now: use the memory or Redis store for it");
+        }
         if (!waiting.isEmpty()) {
             // a reservation needs its own transition in the database; without one the call would refuse
             // at once where the configuration promised a wait

@@ -2,6 +2,7 @@ package dev.throttle.spring.autoconfigure;
 
 import dev.throttle.Algorithm;
 import dev.throttle.BoundPolicy;
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.InvalidPolicyException;
 import dev.throttle.Policy;
 import dev.throttle.spring.ThrottleConfigurationException;
@@ -218,6 +219,13 @@ final class PolicyFactory {
             String wait = checkWait(policy, settings.getWait());
             if (wait != null) {
                 problems.add(path + ".wait " + wait);
+                return null;
+            }
+            if (policy instanceof ConcurrencyPolicy && (settings.isResetOnSuccess() || settings.hasCount())) {
+                // a slot is released however its call ends: a reset would free the slots of other calls
+                problems.add(path + (settings.isResetOnSuccess() ? ".reset-on-success" : ".count")
+                        + " means nothing to the concurrency algorithm: a call's slot is released when the call"
+                        + " ends, whether it succeeds or fails");
                 return null;
             }
             return policy;

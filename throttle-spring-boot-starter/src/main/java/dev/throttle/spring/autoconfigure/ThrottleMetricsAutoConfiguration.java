@@ -1,9 +1,11 @@
 package dev.throttle.spring.autoconfigure;
 
 import dev.throttle.ThrottleStore;
+import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.internal.request.PolicyModes;
+import dev.throttle.spring.metrics.ConcurrencyMetrics;
 import dev.throttle.spring.metrics.MemoryStoreMetrics;
 import dev.throttle.spring.metrics.MicrometerThrottleListener;
 import dev.throttle.spring.metrics.NearCacheMetrics;
@@ -47,6 +49,12 @@ public final class ThrottleMetricsAutoConfiguration {
     @ConditionalOnMissingBean
     MemoryStoreMetrics throttleMemoryStoreMetrics(MemoryThrottleStore throttleStore) {
         return new MemoryStoreMetrics(throttleStore);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    ConcurrencyMetrics throttleConcurrencyMetrics(Throttler throttler) {
+        return new ConcurrencyMetrics(throttler);
     }
 
     /** The gauge {@code throttle.near-cache.size}, for the Redis store (wrapped in its failure mode). */

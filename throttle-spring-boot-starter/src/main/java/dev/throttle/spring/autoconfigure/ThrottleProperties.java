@@ -736,7 +736,8 @@ public class ThrottleProperties {
         private Duration refillPeriod;
 
         /**
-         * Calls allowed per period (gcra) or per window (fixed-window).
+         * Calls allowed per period (gcra) or per window (fixed-window), or calls in progress at once
+         * per key (concurrency).
          */
         private Integer limit;
 
@@ -779,6 +780,21 @@ public class ThrottleProperties {
          * Idle time after which a key starts over (lockout), at least the longest timeout.
          */
         private Duration expireAfter;
+
+        // concurrency
+        /**
+         * How long a slot is held at most when its call never releases it (concurrency).
+         */
+        private Duration lease;
+
+        public Duration getLease() {
+            return this.lease;
+        }
+
+        public void setLease(Duration lease) {
+            this.lease = lease;
+        }
+        // end of concurrency
 
         /**
          * Whether a call that returns normally clears its key's state.

@@ -51,7 +51,8 @@ public final class JdbcThrottleStore implements ThrottleStore {
     public static final int DEFAULT_MAX_CONNECTIONS = 4;
 
     /** The algorithms that have a PL/pgSQL twin. */
-    static final Set<String> ALGORITHMS = Set.of("token-bucket", "gcra", "fixed-window", "lockout", "sliding-log");
+    public static final Set<String> ALGORITHMS =
+            Set.of("token-bucket", "gcra", "fixed-window", "lockout", "sliding-log");
 
     /** A prefix that needs no quoting: lower-case letters, digits and underscores. */
     private static final Pattern PREFIX = Pattern.compile("[a-z_][a-z0-9_]{0,40}");

@@ -88,6 +88,10 @@ public final class RateLimitHeaders {
 
     private static String formatPolicyItem(Policy policy) {
         if (!policy.severalLimits()) {
+            if (policy.window().isZero()) {
+                // calls in progress (a concurrency limit): slots, granted per no window
+                return "\"" + policy.name() + "\";q=" + policy.quota();
+            }
             return "\"" + policy.name() + "\";q=" + policy.quota() + ";w="
                     + Math.max(1, ceilSeconds(policy.window().toMillis()));
         }

@@ -33,11 +33,11 @@ class ConfigurationMistakesTests {
 
     private static final String UNKNOWN_ALGORITHM =
             "throttle.policies.api.algorithm: unknown algorithm 'leaky-bucket'; "
-                    + "expected one of token-bucket, gcra, fixed-window, sliding-log, lockout";
+                    + "expected one of token-bucket, gcra, fixed-window, sliding-log, lockout, concurrency";
 
     private static final String NO_ALGORITHM =
             "throttle.policies.search.algorithm is required: one of token-bucket, gcra, "
-                    + "fixed-window, sliding-log, lockout";
+                    + "fixed-window, sliding-log, lockout, concurrency";
 
     private static final String NOT_CONFIGURED =
             "@Throttled(policy = \"nope\", key = \"#email\") on UnknownPolicy.call(String) "

@@ -146,6 +146,20 @@ class JdbcStoreAutoConfigurationTests {
     }
 
     @Test
+    void aConcurrencyPolicyFailsTheStartOnTheJdbcStoreWhichDoesNotRunItYet() {
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.datasource.url=" + SharedPostgres.url(),
+                        "throttle.policies.reports.algorithm=concurrency",
+                        "throttle.policies.reports.limit=2",
+                        "throttle.policies.reports.lease=30s")
+                .run((context) -> assertThat(
+                                analysis(context.getStartupFailure()).getDescription())
+                        .contains("throttle.policies.reports.algorithm=concurrency cannot apply on "
+                                + "throttle.store.type=jdbc"));
+    }
+
+    @Test
     void anInvalidTablePrefixFailsTheStartNamingTheProperty() {
         this.contextRunner
                 .withPropertyValues(

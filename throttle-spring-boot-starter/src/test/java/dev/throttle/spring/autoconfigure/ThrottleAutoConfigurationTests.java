@@ -156,7 +156,7 @@ class ThrottleAutoConfigurationTests {
     @Test
     void aPolicyWithoutAnAlgorithmFails() {
         failsWith(
-                "throttle.policies.api.algorithm is required: one of token-bucket, gcra, fixed-window, sliding-log, lockout",
+                "throttle.policies.api.algorithm is required: one of token-bucket, gcra, fixed-window, sliding-log, lockout, concurrency",
                 "throttle.policies.api.limit=3");
     }
 
@@ -164,7 +164,7 @@ class ThrottleAutoConfigurationTests {
     void anUnknownAlgorithmFails() {
         failsWith(
                 "throttle.policies.api.algorithm: unknown algorithm 'leaky-bucket'; expected one of token-bucket, gcra, "
-                        + "fixed-window, sliding-log, lockout",
+                        + "fixed-window, sliding-log, lockout, concurrency",
                 "throttle.policies.api.algorithm=leaky-bucket");
     }
 

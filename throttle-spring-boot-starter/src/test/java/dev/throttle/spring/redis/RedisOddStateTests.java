@@ -3,6 +3,7 @@ package dev.throttle.spring.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNoException;
 
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
@@ -41,7 +42,8 @@ class RedisOddStateTests {
             new GcraPolicy("gcra", 3, Duration.ofSeconds(60)),
             new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10)),
             new SlidingLogPolicy("log", 2, Duration.ofMinutes(1), Duration.ofSeconds(10), 1),
-            LockoutPolicy.of("lock", List.of(Duration.ofSeconds(1), Duration.ofSeconds(2))));
+            LockoutPolicy.of("lock", List.of(Duration.ofSeconds(1), Duration.ofSeconds(2))),
+            new ConcurrencyPolicy("slots", 2, Duration.ofSeconds(30)));
 
     private static final List<String> ODD_NUMBERS = List.of(
             "1e300",
@@ -107,6 +109,13 @@ class RedisOddStateTests {
             states.add("L" + String.format("%15s", odd));
             states.add("L" + String.format("%15s", odd) + String.format("%015d", this.clock.currentTimeMillis()));
             states.add("L" + String.format("%015d", this.clock.currentTimeMillis() - 1) + String.format("%15s", odd));
+        }
+        String id = String.format("%016d", this.clock.currentTimeMillis() * 1000 + 1);
+        for (String odd : ODD_NUMBERS) {
+            states.add("C" + String.format("%16s", odd));
+            states.add("C" + String.format("%16s", odd) + id);
+            states.add("C" + id + String.format("%16s", odd));
+            states.add("C" + id + String.format("%16s", odd) + id);
         }
         states.add("L000000000001e99");
         states.add("1:"

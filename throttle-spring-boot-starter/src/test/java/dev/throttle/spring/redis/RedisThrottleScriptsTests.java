@@ -18,7 +18,13 @@ class RedisThrottleScriptsTests {
     void theStoreMapsEachAlgorithmByItsNameToItsScript() {
         assertThat(Algorithm.all())
                 .extracting(RedisThrottleScripts::fileName)
-                .containsExactly("token_bucket.lua", "gcra.lua", "fixed_window.lua", "sliding_log.lua", "lockout.lua");
+                .containsExactly(
+                        "token_bucket.lua",
+                        "gcra.lua",
+                        "fixed_window.lua",
+                        "sliding_log.lua",
+                        "lockout.lua",
+                        "concurrency.lua");
     }
 
     @Test

@@ -90,9 +90,16 @@ public final class EarlyDecisions {
         return throttled.reactive() && throttled.plan().carriesContext() && decidesEarly(throttled);
     }
 
-    /** Throttled, keys that read only the request, and no expression (which may read the arguments) choosing per call. */
+    /**
+     * Throttled, keys that read only the request, and no expression (which may read the arguments)
+     * choosing per call. Never a call that holds a concurrency slot: its slot is taken when the call
+     * starts, by its advice, so that a request that fails binding holds no slot it never releases.
+     */
     private static boolean decidesEarly(ThrottledMethod throttled) {
-        return !throttled.throttles().isEmpty() && throttled.keys().requestOnly() && !throttled.hasChoices();
+        return !throttled.throttles().isEmpty()
+                && throttled.keys().requestOnly()
+                && !throttled.hasChoices()
+                && !throttled.releasesAtEnd();
     }
 
     private static String[] keys(ThrottledMethod throttled, ThrottleRequestContext request) {

@@ -14,7 +14,11 @@ import org.springframework.http.ResponseEntity;
  * error status), when a CompletionStage completes, when a reactive value (returned as it is, or
  * as a ResponseEntity's body) completes. A value whose outcome cannot be seen (a method declared to
  * return Object that returned a Callable) is never settled as a success, and that is said once per
- * method at WARN.
+ * method at WARN. A call that holds a concurrency slot is ended on every path: a failure (an error
+ * status, a failed stage or publisher, a cancelled subscription) releases it too, and a value whose
+ * outcome Spring MVC learns later (an emitter, a {@code StreamingResponseBody}, a
+ * {@code DeferredResult}, a {@code Callable}) releases it when the request's asynchronous
+ * processing completes, times out or fails.
  */
 final class Outcomes {
 
@@ -36,6 +40,7 @@ final class Outcomes {
                         ? stage(throttled, taken, stage)
                         : now(throttled, taken, result);
             case FOLLOWED -> follow(throttled, taken, result);
+            case HIDDEN -> throttled.releasesAtEnd() ? atRequestEnd(throttled, taken, result) : result;
             default -> now(throttled, taken, result);
         };
     }
@@ -43,6 +48,27 @@ final class Outcomes {
     private static Object now(ThrottledMethod throttled, Admitted taken, Object result) {
         if (!ReturnTypes.isFailure(result)) {
             taken.succeeded();
+        } else {
+            taken.admission().failed();
+        }
+        return result;
+    }
+
+    /**
+     * A value whose outcome Spring MVC learns later: its slot is released when the request's
+     * asynchronous processing ends (no value: now). Outside a request nothing ever tells its end:
+     * released now, and said once per method.
+     */
+    private static Object atRequestEnd(ThrottledMethod throttled, Admitted taken, Object result) {
+        if (result == null) {
+            taken.admission().failed();
+        } else if (!taken.request().releaseWhenRequestEnds(taken.admission())) {
+            if (throttled.reportHiddenOutcome()) {
+                logger.warn(ThrottledAnnotations.describe(throttled.method()) + " returned a "
+                        + result.getClass().getSimpleName() + " outside a web request, whose end cannot be seen:"
+                        + " its concurrency slot is released when the method returns (said once per method)");
+            }
+            taken.admission().failed();
         }
         return result;
     }
@@ -52,6 +78,8 @@ final class Outcomes {
         CompletionStage<?> settled = stage.whenComplete((value, error) -> {
             if (error == null && !ReturnTypes.isFailure(value)) {
                 taken.succeeded();
+            } else {
+                taken.admission().failed();
             }
         });
         return throttled.method().getReturnType().isInstance(settled) ? settled : stage;
@@ -80,6 +108,9 @@ final class Outcomes {
                 return ReactiveThrottling.follow(value, adapter, taken);
             }
             if (ReturnTypes.hides(value.getClass())) {
+                if (throttled.releasesAtEnd()) {
+                    return atRequestEnd(throttled, taken, value);
+                }
                 if (throttled.reportHiddenOutcome()) {
                     logger.warn(policies(throttled) + " on " + ThrottledAnnotations.describe(throttled.method())
                             + " returned a " + value.getClass().getSimpleName() + ", whose outcome cannot be seen: "
@@ -106,6 +137,7 @@ final class Outcomes {
         static Object follow(ThrottledMethod throttled, Admitted taken, Object result) {
             ResponseEntity<?> entity = (ResponseEntity<?>) result;
             if (entity.getStatusCode().isError()) {
+                taken.admission().failed();
                 return entity;
             }
             Object body = entity.getBody();

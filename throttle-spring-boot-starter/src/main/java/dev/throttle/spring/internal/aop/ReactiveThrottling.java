@@ -15,7 +15,8 @@ import reactor.core.publisher.Mono;
  * happens until subscription; then the keys are evaluated against the request found then, the
  * decisions are made through the store's non-blocking API (never blocking an event-loop thread),
  * the method is called only if every policy allowed it, and the call is settled when the
- * publisher's outcome is known (a single value, or completion without a failed value). Also
+ * publisher's outcome is known (a single value, or completion without a failed value); an error or a
+ * cancelled subscription (a client gone) ends it as failed, which releases a concurrency slot. Also
  * follows a reactive value that a call already throttled returned. The steps themselves are
  * {@link dev.throttle.spring.admission.Admission}'s. Loaded only when Reactor is on the classpath.
  */
@@ -63,7 +64,7 @@ final class ReactiveThrottling {
         if (throttled.many()) {
             result = acquired.flatMapMany((taken) -> {
                 Publisher<Object> source = proceed(call, adapter);
-                if (!throttled.settlesOnSuccess() || taken == Admitted.NOTHING) {
+                if (!throttled.settles() || taken == Admitted.NOTHING) {
                     return source;
                 }
                 // a Publisher that turns out to be a Mono settles on its value, before emitting it: a
@@ -72,7 +73,7 @@ final class ReactiveThrottling {
                         ? settledOnValue(one, taken)
                         : settledOnCompletion(Flux.from(source), taken);
             });
-        } else if (!throttled.settlesOnSuccess()) {
+        } else if (!throttled.settles()) {
             result = acquired.flatMap((taken) -> Mono.from(proceed(call, adapter)));
         } else {
             result = acquired.flatMap((taken) -> (taken == Admitted.NOTHING)
@@ -115,9 +116,11 @@ final class ReactiveThrottling {
     /** A single value is a success unless it is a failed ResponseEntity; so is completing empty. */
     private static Mono<Object> settledOnValue(Mono<Object> value, Admitted taken) {
         return value.flatMap((emitted) -> ReturnTypes.isFailure(emitted)
-                        ? Mono.just(emitted)
+                        ? failed(taken).thenReturn(emitted)
                         : settled(taken).thenReturn(emitted))
-                .switchIfEmpty(settled(taken));
+                .switchIfEmpty(settled(taken))
+                .onErrorResume((error) -> failed(taken).then(Mono.error(error)))
+                .doOnCancel(() -> taken.admission().failedAsync());
     }
 
     /** Many values are a success when they complete and none was a failed ResponseEntity. */
@@ -125,7 +128,9 @@ final class ReactiveThrottling {
         return Flux.defer(() -> {
             boolean[] failed = new boolean[1];
             return values.doOnNext((emitted) -> failed[0] |= ReturnTypes.isFailure(emitted))
-                    .concatWith(Mono.defer(() -> failed[0] ? Mono.empty() : settled(taken)));
+                    .concatWith(Mono.defer(() -> failed[0] ? failed(taken) : settled(taken)))
+                    .onErrorResume((error) -> failed(taken).then(Mono.error(error)))
+                    .doOnCancel(() -> taken.admission().failedAsync());
         });
     }
 
@@ -133,6 +138,14 @@ final class ReactiveThrottling {
     private static <T> Mono<T> settled(Admitted taken) {
         return Mono.fromCompletionStage(() -> taken.request().succeededAsync(taken.admission()))
                 .then(Mono.empty());
+    }
+
+    /**
+     * Ends a call that failed when subscribed (releasing its concurrency slots; nothing else);
+     * completes empty, and never fails.
+     */
+    private static <T> Mono<T> failed(Admitted taken) {
+        return Mono.fromCompletionStage(() -> taken.admission().failedAsync()).then(Mono.empty());
     }
 
     @SuppressWarnings("unchecked")

@@ -192,6 +192,26 @@ final class ReturnTypes {
     }
 
     /**
+     * Whether a value of {@code type}, whose outcome is hidden, is one that a Spring MVC handler
+     * returns to process the request asynchronously (a Callable, a DeferredResult, a WebAsyncTask,
+     * an emitter, a StreamingResponseBody): then the end of the request's asynchronous processing
+     * is the end of the call.
+     * @param type a type whose outcome is hidden
+     * @return whether the request's end can stand for the call's
+     */
+    static boolean endsWithRequest(Class<?> type) {
+        if (Callable.class.isAssignableFrom(type)) {
+            return true;
+        }
+        for (String name : HIDING) {
+            if (isA(type, name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Whether a returned value is a ResponseEntity.
      * @param value what the call returned
      * @return whether its status and body are to be looked at

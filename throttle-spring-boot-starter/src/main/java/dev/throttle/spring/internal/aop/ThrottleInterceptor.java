@@ -81,7 +81,18 @@ final class ThrottleInterceptor implements MethodInterceptor {
         }
         // a policy with a wait: the call sleeps on the calling thread until its turn
         taken.admission().awaitTurn();
-        Object result = invocation.proceed();
-        return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, taken, result) : result;
+        if (!throttled.releasesAtEnd()) {
+            Object result = invocation.proceed();
+            return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, taken, result) : result;
+        }
+        // a concurrency slot is released however the call ends: an exception ends it here
+        Object result;
+        try {
+            result = invocation.proceed();
+        } catch (Throwable ex) {
+            taken.admission().failed();
+            throw ex;
+        }
+        return Outcomes.settle(throttled, taken, result);
     }
 }

@@ -29,6 +29,8 @@ final class ThrottledMethod {
 
     private final boolean settlesOnSuccess;
 
+    private final boolean releasesAtEnd;
+
     /** Set once a call's outcome could not be seen and was not settled: said once per method. */
     private final AtomicBoolean hiddenOutcomeReported = new AtomicBoolean();
 
@@ -58,6 +60,7 @@ final class ThrottledMethod {
                 ? ReturnTypes.plan(method)
                 : new ReturnTypes.Plan(ReturnTypes.Kind.VALUE, null, false, "void");
         this.settlesOnSuccess = this.throttles.stream().anyMatch(Charge::settlesOnSuccess);
+        this.releasesAtEnd = this.throttles.stream().anyMatch(Charge::releasesAtEnd);
     }
 
     Method method() {
@@ -157,5 +160,22 @@ final class ThrottledMethod {
      */
     boolean settlesOnSuccess() {
         return this.settlesOnSuccess;
+    }
+
+    /**
+     * Whether a throttle holds a concurrency slot while the call runs, so that the call must be
+     * ended on every path (return, exception, error, cancellation, the end of a stream).
+     * @return whether any throttle releases at the call's end
+     */
+    boolean releasesAtEnd() {
+        return this.releasesAtEnd;
+    }
+
+    /**
+     * Whether the call's end must be followed at all: a success settles, or a slot is released.
+     * @return whether the call is settled by its outcome
+     */
+    boolean settles() {
+        return this.settlesOnSuccess || this.releasesAtEnd;
     }
 }

@@ -245,6 +245,17 @@ public final class ThrottledMethods {
             return;
         }
         for (Charge throttle : method.throttles()) {
+            if (throttle.releasesAtEnd()
+                    && !ReturnTypes.endsWithRequest(method.method().getReturnType())) {
+                throw new ThrottleConfigurationException(
+                        "@Throttled(policy = \"" + throttle.policy().name()
+                                + "\") on " + describe(method.method()) + " returns " + plan.description()
+                                + ", whose end the advisor cannot see, but policy '"
+                                + throttle.policy().name()
+                                + "' is a concurrency limit, whose slot is released when the call ends: return the value,"
+                                + " a CompletableFuture, a reactive type, or one of Spring MVC's asynchronous results"
+                                + " (a Callable, DeferredResult, emitter or StreamingResponseBody) instead");
+            }
             if (throttle.settlesOnSuccess()) {
                 String property = throttle.resetOnSuccess() ? "reset-on-success" : "count";
                 throw new ThrottleConfigurationException(

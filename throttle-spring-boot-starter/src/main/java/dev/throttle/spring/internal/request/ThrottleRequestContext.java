@@ -180,6 +180,18 @@ public interface ThrottleRequestContext {
     default void removeAttribute(String name) {}
 
     /**
+     * Ends a call when the current request's asynchronous processing ends (it completes, times out
+     * or fails), as {@link Admission#failed()}: how a handler that returned an emitter, a
+     * {@code StreamingResponseBody}, a {@code DeferredResult} or a {@code Callable} releases its
+     * concurrency slots at the end of the stream. The default has no request and says no.
+     * @param admission the call's admission
+     * @return whether the request will end the call; false when the caller must end it
+     */
+    default boolean releaseWhenRequestEnds(Admission admission) {
+        return false;
+    }
+
+    /**
      * Returns a context bound to the current request that stays right when used later on another
      * thread: what a Spring MVC handler returning {@code Mono} or {@code Flux} needs, since its
      * publisher is subscribed, and its decisions made, after the handler has returned. The default

@@ -82,14 +82,31 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
             this.refusals.write(request, response, refusal);
             return;
         }
-        chain.doFilter(request, response);
-        if (charges.stream().noneMatch(Charge::settlesOnSuccess)) {
+        if (!admission.releasesAtEnd()) {
+            chain.doFilter(request, response);
+            if (charges.stream().noneMatch(Charge::settlesOnSuccess)) {
+                return;
+            }
+            if (request.isAsyncStarted()) {
+                request.getAsyncContext().addListener(new Settlement(admission));
+            } else if (response.getStatus() < 400) {
+                headers.succeeded(admission);
+            }
             return;
+        }
+        // a concurrency slot is released when the response completes, however it ends
+        try {
+            chain.doFilter(request, response);
+        } catch (IOException | ServletException | RuntimeException | Error ex) {
+            admission.failed();
+            throw ex;
         }
         if (request.isAsyncStarted()) {
             request.getAsyncContext().addListener(new Settlement(admission));
         } else if (response.getStatus() < 400) {
             headers.succeeded(admission);
+        } else {
+            admission.failed();
         }
     }
 
@@ -173,21 +190,31 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
         }
     }
 
-    /** Settles an asynchronous request when it completes below 400. */
+    /**
+     * Settles an asynchronous request when it completes below 400; any other end (an error status,
+     * a time-out, an error such as a client gone mid-stream) ends it as failed, which releases a
+     * concurrency slot. Whichever comes first ends the call; the others do nothing.
+     */
     private record Settlement(Admission admission) implements AsyncListener {
 
         @Override
         public void onComplete(AsyncEvent event) {
             if (event.getSuppliedResponse() instanceof HttpServletResponse response && response.getStatus() < 400) {
                 this.admission.succeeded();
+            } else {
+                this.admission.failed();
             }
         }
 
         @Override
-        public void onTimeout(AsyncEvent event) {}
+        public void onTimeout(AsyncEvent event) {
+            this.admission.failed();
+        }
 
         @Override
-        public void onError(AsyncEvent event) {}
+        public void onError(AsyncEvent event) {
+            this.admission.failed();
+        }
 
         @Override
         public void onStartAsync(AsyncEvent event) {}

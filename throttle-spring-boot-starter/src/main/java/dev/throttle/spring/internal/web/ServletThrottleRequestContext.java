@@ -1,5 +1,6 @@
 package dev.throttle.spring.internal.web;
 
+import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.admission.PolicyDecision;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import dev.throttle.spring.web.RateLimitHeaders;
@@ -8,10 +9,17 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.security.Principal;
 import java.util.List;
+import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
+import org.springframework.web.context.request.NativeWebRequest;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.context.request.async.CallableProcessingInterceptor;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.context.request.async.DeferredResultProcessingInterceptor;
+import org.springframework.web.context.request.async.WebAsyncManager;
+import org.springframework.web.context.request.async.WebAsyncUtils;
 
 /**
  * The servlet request a throttled call runs in. {@code #ip} is
@@ -55,6 +63,35 @@ public final class ServletThrottleRequestContext extends WebRequestContext imple
             ServletRefusals.headers(
                     servlet.getResponse(), Refusal.of(refusal.policy(), refusal.decision(), this.writeHeaders));
         }
+    }
+
+    /**
+     * Through the request's {@link WebAsyncManager}: whichever asynchronous processing the handler's
+     * value starts (a DeferredResult, which emitters use, or a Callable, which a
+     * StreamingResponseBody uses) ends the call when it completes, times out or fails; a request
+     * that never starts one never calls either, so the caller ends the call then.
+     */
+    @Override
+    public boolean releaseWhenRequestEnds(Admission admission) {
+        HttpServletRequest request = request();
+        if (request == null) {
+            return false;
+        }
+        WebAsyncManager manager = WebAsyncUtils.getAsyncManager(request);
+        String key = ServletThrottleRequestContext.class.getName() + "@" + System.identityHashCode(admission);
+        manager.registerCallableInterceptor(key, new CallableProcessingInterceptor() {
+            @Override
+            public <T> void afterCompletion(NativeWebRequest webRequest, Callable<T> task) {
+                admission.failed();
+            }
+        });
+        manager.registerDeferredResultInterceptor(key, new DeferredResultProcessingInterceptor() {
+            @Override
+            public <T> void afterCompletion(NativeWebRequest webRequest, DeferredResult<T> result) {
+                admission.failed();
+            }
+        });
+        return true;
     }
 
     @Override

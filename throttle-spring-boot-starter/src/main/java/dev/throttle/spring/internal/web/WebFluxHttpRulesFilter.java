@@ -84,8 +84,9 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
                         return this.refusals.write(exchange, refusal).then(Mono.empty());
                     })
                     .flatMap(WebFluxHttpRulesFilter::turn)
-                    .flatMap((admission) ->
-                            chain.filter(exchange).then(Mono.defer(() -> settle(exchange, admission, headers))));
+                    .flatMap((admission) -> admission.releasesAtEnd()
+                            ? released(chain.filter(exchange), exchange, admission, headers)
+                            : chain.filter(exchange).then(Mono.defer(() -> settle(exchange, admission, headers))));
         });
     }
 
@@ -99,6 +100,22 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
             return Mono.just(admission);
         }
         return Mono.delay(Duration.ofMillis(wait)).thenReturn(admission).doOnCancel(admission::refundAsync);
+    }
+
+    /**
+     * A call that holds a concurrency slot releases it when the response is written, fails, or is
+     * cancelled (the client went away): whichever comes first.
+     */
+    private Mono<Void> released(Mono<Void> call, ServerWebExchange exchange, Admission admission, Headers headers) {
+        return call.onErrorResume((error) ->
+                        Mono.fromCompletionStage(admission::failedAsync).then(Mono.error(error)))
+                .then(Mono.defer(() -> {
+                    HttpStatusCode status = exchange.getResponse().getStatusCode();
+                    return (status != null && status.isError())
+                            ? Mono.fromCompletionStage(admission::failedAsync)
+                            : Mono.fromCompletionStage(() -> headers.succeededAsync(admission));
+                }))
+                .doOnCancel(admission::failedAsync);
     }
 
     private Mono<Void> settle(ServerWebExchange exchange, Admission admission, Headers headers) {

@@ -1,0 +1,138 @@
+package dev.throttle.spring.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.throttle.ConcurrencyPolicy;
+import dev.throttle.Slot;
+import dev.throttle.ThrottledException;
+import dev.throttle.Throttler;
+import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.admission.Admission;
+import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.annotation.Throttled;
+import java.time.Duration;
+import java.util.concurrent.Future;
+import org.assertj.core.api.Assertions;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * A concurrency policy in {@code throttle.policies}: its numbers are checked at startup, naming the
+ * property, and the programmatic forms hold a slot for exactly as long as a try-with-resources block.
+ */
+class ConcurrencyConfigurationTests {
+
+    private static final String[] REPORTS = {
+        "throttle.policies.reports.algorithm=concurrency",
+        "throttle.policies.reports.limit=2",
+        "throttle.policies.reports.lease=30s"
+    };
+
+    private final ApplicationContextRunner contextRunner =
+            new ApplicationContextRunner().withUserConfiguration(Application.class);
+
+    @Test
+    void aConcurrencyPolicyIsBuiltFromLimitAndLease() {
+        this.contextRunner
+                .withPropertyValues(REPORTS)
+                .run((context) -> assertThat(context.getBean(Throttler.class).policy("reports"))
+                        .isEqualTo(new ConcurrencyPolicy("reports", 2, Duration.ofSeconds(30))));
+    }
+
+    @Test
+    void aLeaseIsRequiredAndPositive() {
+        this.contextRunner
+                .withPropertyValues(
+                        "throttle.policies.reports.algorithm=concurrency", "throttle.policies.reports.limit=2")
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("throttle.policies.reports.lease is required"));
+        this.contextRunner
+                .withPropertyValues(
+                        "throttle.policies.reports.algorithm=concurrency",
+                        "throttle.policies.reports.limit=2",
+                        "throttle.policies.reports.lease=0s")
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("throttle.policies.reports.lease must be positive, was PT0S"));
+    }
+
+    @Test
+    void aPeriodOrAnotherAlgorithmsNumberIsRefusedByName() {
+        this.contextRunner
+                .withPropertyValues(REPORTS)
+                .withPropertyValues("throttle.policies.reports.period=1m", "throttle.policies.reports.capacity=5")
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("throttle.policies.reports.period means nothing to the concurrency algorithm,"
+                                + " which takes limit, lease")
+                        .contains("throttle.policies.reports.capacity means nothing to the concurrency algorithm"));
+    }
+
+    @Test
+    void resetOnSuccessAndCountAreRefusedSinceEveryEndReleasesTheSlot() {
+        this.contextRunner
+                .withPropertyValues(REPORTS)
+                .withPropertyValues("throttle.policies.reports.reset-on-success=true")
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("throttle.policies.reports.reset-on-success means nothing to the concurrency"));
+        this.contextRunner
+                .withPropertyValues(REPORTS)
+                .withPropertyValues("throttle.policies.reports.count=failures")
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("throttle.policies.reports.count means nothing to the concurrency"));
+    }
+
+    @Test
+    void aMethodWhoseEndCannotBeSeenIsRefusedAtStartup() {
+        this.contextRunner
+                .withPropertyValues(REPORTS)
+                .withBean(PlainFuture.class)
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("on PlainFuture.call() returns Future<String>, whose end the advisor cannot see"));
+    }
+
+    @Test
+    void programmaticSlotsAreHeldForExactlyTheirBlock() {
+        this.contextRunner.withPropertyValues(REPORTS).run((context) -> {
+            Throttler throttler = context.getBean(Throttler.class);
+            Admissions admissions = context.getBean(Admissions.class);
+            try (Slot slot = throttler.enter("reports", "k");
+                    Admission admission = admissions.decide("reports", "k")) {
+                assertThat(slot.decision().remaining()).isEqualTo(1);
+                assertThat(admission.releasesAtEnd()).isTrue();
+                Assertions.assertThatThrownBy(() -> throttler.enter("reports", "k"))
+                        .isInstanceOf(ThrottledException.class);
+            }
+            assertThat(throttler.peek("reports", "k").remaining()).isEqualTo(2);
+            Admission succeeded = admissions.decide("reports", "k");
+            succeeded.succeeded();
+            succeeded.close();
+            assertThat(throttler.peek("reports", "k").remaining())
+                    .as("released once, by the success")
+                    .isEqualTo(2);
+        });
+    }
+
+    private static ThrottleConfigurationException failure(AssertableApplicationContext context) {
+        assertThat(context).hasFailed();
+        for (Throwable current = context.getStartupFailure(); current != null; current = current.getCause()) {
+            if (current instanceof ThrottleConfigurationException found) {
+                return found;
+            }
+        }
+        throw new AssertionError("no ThrottleConfigurationException in", context.getStartupFailure());
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class Application {}
+
+    static class PlainFuture {
+
+        @Throttled(policy = "reports")
+        public Future<String> call() {
+            return null;
+        }
+    }
+}
