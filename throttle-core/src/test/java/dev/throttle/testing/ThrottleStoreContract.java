@@ -1,6 +1,7 @@
 package dev.throttle.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import dev.throttle.Algorithm;
 import dev.throttle.ConcurrencyPolicy;
@@ -76,6 +77,15 @@ public abstract class ThrottleStoreContract {
      * @return true unless the store says otherwise
      */
     protected boolean reservesTurns() {
+        return true;
+    }
+
+    /**
+     * Whether the store runs the {@code concurrency} algorithm. A store that does not (yet) refuses to
+     * bind such a policy, naming the algorithm: the {@link ConcurrencySlots} cases then prove that.
+     * @return true unless the store says otherwise
+     */
+    protected boolean runsConcurrency() {
         return true;
     }
 
@@ -543,13 +553,22 @@ public abstract class ThrottleStoreContract {
     @Nested
     class EveryAlgorithm {
 
-        private final List<Policy> policies = List.of(
+        private final List<Policy> policies = runnable(List.of(
                 TokenBucketPolicy.of("tb", 5, Duration.ofHours(1)),
                 new GcraPolicy("gcra", 5, Duration.ofHours(1)),
                 new FixedWindowPolicy("fw", 5, Duration.ofHours(1)),
                 new SlidingLogPolicy("log", 5, Duration.ofHours(1), Duration.ofHours(1), 1.5),
                 LockoutPolicy.of("lock", seconds(3600)),
-                new ConcurrencyPolicy("slots", 5, Duration.ofHours(1)));
+                new ConcurrencyPolicy("slots", 5, Duration.ofHours(1))));
+
+        /** Every algorithm the store runs. */
+        private List<Policy> runnable(List<Policy> every) {
+            return runsConcurrency()
+                    ? every
+                    : every.stream()
+                            .filter((policy) -> !(policy instanceof ConcurrencyPolicy))
+                            .toList();
+        }
 
         @Test
         void whileTheClockStandsStillEachPolicyGrantsExactlyItsQuota() {
@@ -620,9 +639,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void theTracesCoverEveryAlgorithm() {
-            assertThat(this.policies)
-                    .extracting(Policy::algorithm)
-                    .containsExactlyInAnyOrderElementsOf(Algorithm.all());
+            List<Algorithm<?>> every = Algorithm.all().stream()
+                    .filter((algorithm) -> runsConcurrency() || !algorithm.id().equals("concurrency"))
+                    .toList();
+            assertThat(this.policies).extracting(Policy::algorithm).containsExactlyInAnyOrderElementsOf(every);
         }
 
         /**
@@ -1744,6 +1764,13 @@ public abstract class ThrottleStoreContract {
 
         private final ConcurrencyPolicy reports = new ConcurrencyPolicy("reports", 2, Duration.ofSeconds(30));
 
+        /** A store that does not run concurrency refuses to bind it, naming the algorithm, before any call. */
+        private void aStoreThatDoesNotRunConcurrencyRefusesToBindIt() {
+            assertThatIllegalArgumentException()
+                    .isThrownBy(() -> throttler(this.reports).bound("reports").tryAcquire("k", 1))
+                    .withMessageContaining("concurrency");
+        }
+
         private void release(Throttler throttler, Decision slot) {
             throttler.bound("reports").refund("k", 1, slot);
         }
@@ -1755,6 +1782,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void slotsAreTakenUpToTheLimitAndARefusalHintsOneSecond() {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
             Throttler throttler = throttler(this.reports);
             Decision first = throttler.tryAcquire("reports", "k");
             assertThat(first).isEqualTo(allow(2, 1, 30_000));
@@ -1770,6 +1801,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void aReleaseFreesItsOwnSlotAndASecondReleaseFreesNothing() {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
             Throttler throttler = throttler(this.reports);
             Decision first = throttler.tryAcquire("reports", "k");
             throttler.tryAcquire("reports", "k");
@@ -1788,6 +1823,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void aSlotTakenAndReleasedInOneMillisecondNeverSharesItsIdWithTheNext() {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
             Throttler throttler = throttler(this.reports);
             Decision first = throttler.tryAcquire("reports", "k");
             release(throttler, first);
@@ -1799,6 +1838,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void aSlotFreesItselfWhenItsLeaseRunsOut() {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
             Throttler throttler = throttler(this.reports);
             throttler.tryAcquire("reports", "k");
             advance(10_000);
@@ -1816,6 +1859,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void aReleaseOfASlotWhoseLeaseRanOutDoesNotFreeANewerOne() {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
             Throttler throttler = throttler(this.reports);
             Decision expired = throttler.tryAcquire("reports", "k");
             throttler.tryAcquire("reports", "k");
@@ -1830,6 +1877,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void aShortLeaseIsTheHintWhenItRunsOutBeforeOneSecond() {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
             Throttler throttler = throttler(new ConcurrencyPolicy("short", 1, Duration.ofMillis(400)));
             throttler.tryAcquire("short", "k");
             advance(100);
@@ -1838,6 +1889,10 @@ public abstract class ThrottleStoreContract {
 
         @Test
         void plansChangeTheLimitAndKeepTheSlotsInUse() {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
             ConcurrencyPolicy two = this.reports;
             ConcurrencyPolicy five = new ConcurrencyPolicy("reports", 5, Duration.ofSeconds(30));
             Throttler throttler = new Throttler(
@@ -1857,6 +1912,10 @@ public abstract class ThrottleStoreContract {
          */
         @Test
         void sixtyFourThreadsOnOneKeyNeverHaveMoreThanTheLimitInProgress() throws Exception {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
             Throttler throttler = throttler(new ConcurrencyPolicy("three", 3, Duration.ofMinutes(1)));
             java.util.concurrent.atomic.AtomicInteger inProgress = new java.util.concurrent.atomic.AtomicInteger();
             java.util.concurrent.atomic.AtomicInteger most = new java.util.concurrent.atomic.AtomicInteger();
