@@ -42,6 +42,9 @@ import kotlin.coroutines.cancellation.CancellationException
         "throttle.policies.api.capacity=3",
         "throttle.policies.api.refill-tokens=1",
         "throttle.policies.api.refill-period=10s",
+        "throttle.policies.reports.algorithm=concurrency",
+        "throttle.policies.reports.limit=1",
+        "throttle.policies.reports.lease=1h",
     ],
 )
 class WebFluxCoroutineTests {
@@ -130,6 +133,34 @@ class WebFluxCoroutineTests {
     }
 
     @Test
+    fun `a concurrency slot held by a suspend fun is released when the client's disconnect cancels it`() {
+        Endpoints.slowReportCancelled.set(false)
+        Socket("127.0.0.1", port).use { socket ->
+            socket.getOutputStream().write("GET /slow-report HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".toByteArray())
+            socket.getOutputStream().flush()
+            val deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos()
+            while (!Endpoints.slowReportStarted.get() && System.nanoTime() < deadline) {
+                Thread.sleep(10)
+            }
+            assertThat(http.get("/slow-report?quick=true").statusCode())
+                .`as`("the one slot is held while the report runs")
+                .isEqualTo(429)
+        }
+        val deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos()
+        while (!Endpoints.slowReportCancelled.get() && System.nanoTime() < deadline) {
+            Thread.sleep(20)
+        }
+        assertThat(Endpoints.slowReportCancelled.get()).`as`("the coroutine was cancelled").isTrue()
+        var status = 0
+        while (System.nanoTime() < deadline) {
+            status = http.get("/slow-report?quick=true").statusCode()
+            if (status == 200) break
+            Thread.sleep(20)
+        }
+        assertThat(status).`as`("the cancelled call gave its slot back").isEqualTo(200)
+    }
+
+    @Test
     fun `a suspend fun on a plain service keyed by an argument is throttled`() {
         repeat(3) { assertThat(http.get("/service?name=bob").body()).isEqualTo("hello bob") }
         assertThat(http.get("/service?name=bob").statusCode()).isEqualTo(429)
@@ -165,6 +196,8 @@ class WebFluxCoroutineTests {
 
         companion object {
             val slowLoginCancelled = AtomicBoolean()
+            val slowReportStarted = AtomicBoolean()
+            val slowReportCancelled = AtomicBoolean()
         }
 
         @PostMapping("/login")
@@ -203,6 +236,22 @@ class WebFluxCoroutineTests {
                 throw ex
             }
             return ResponseEntity.ok(mapOf("user" to credentials.user))
+        }
+
+        @GetMapping("/slow-report")
+        @Throttled(policy = "reports", key = "#ip")
+        suspend fun slowReport(@RequestParam(required = false) quick: Boolean?): String {
+            if (quick == true) {
+                return "quick"
+            }
+            slowReportStarted.set(true)
+            try {
+                delay(30_000)
+            } catch (ex: CancellationException) {
+                slowReportCancelled.set(true)
+                throw ex
+            }
+            return "slow"
         }
 
         @GetMapping("/service")
