@@ -103,7 +103,10 @@ class GrafanaDashboardTests {
                 "management.prometheus.metrics.export.enabled=true",
                 "throttle.policies.api.algorithm=fixed-window",
                 "throttle.policies.api.limit=2",
-                "throttle.policies.api.window=1h"
+                "throttle.policies.api.window=1h",
+                "throttle.policies.slots.algorithm=concurrency",
+                "throttle.policies.slots.limit=2",
+                "throttle.policies.slots.lease=1m"
             })
     class OnTheMemoryStore {
 
@@ -130,7 +133,10 @@ class GrafanaDashboardTests {
                 "throttle.store.redis.timeout=2s",
                 "throttle.policies.api.algorithm=fixed-window",
                 "throttle.policies.api.limit=2",
-                "throttle.policies.api.window=1h"
+                "throttle.policies.api.window=1h",
+                "throttle.policies.slots.algorithm=concurrency",
+                "throttle.policies.slots.limit=2",
+                "throttle.policies.slots.lease=1m"
             })
     class OnTheRedisStore {
 
