@@ -80,6 +80,13 @@ public record ConcurrencyPolicy(String name, int limit, Duration lease) implemen
             super("concurrency", ConcurrencyPolicy.class, "limit", "lease");
         }
 
+        /** A slot comes free when a call ends, which no store knows in advance: there is no turn to reserve. */
+        @Override
+        public String whyNoWait() {
+            return "the concurrency algorithm frees a slot when a call ends, a moment no store can reserve in "
+                    + "advance; waiting for a slot is not supported yet (a call over the limit is refused at once)";
+        }
+
         @Override
         protected ConcurrencyPolicy build(String name, Settings settings) {
             return new ConcurrencyPolicy(

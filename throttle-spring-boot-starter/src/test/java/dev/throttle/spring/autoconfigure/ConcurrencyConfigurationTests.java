@@ -59,6 +59,16 @@ class ConcurrencyConfigurationTests {
     }
 
     @Test
+    void aWaitIsRefusedSayingWhyNoSlotCanBeReserved() {
+        this.contextRunner
+                .withPropertyValues(REPORTS)
+                .withPropertyValues("throttle.policies.reports.wait=2s")
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("throttle.policies.reports.wait")
+                        .contains("frees a slot when a call ends"));
+    }
+
+    @Test
     void aPeriodOrAnotherAlgorithmsNumberIsRefusedByName() {
         this.contextRunner
                 .withPropertyValues(REPORTS)
