@@ -191,7 +191,8 @@ public final class ThrottlePolicies implements PolicyChanges {
         try {
             applyAllStored(shared);
         } catch (RuntimeException ex) {
-            logger.warn("Could not read the fleet's policy changes (" + ex.getMessage() + "); this instance applies "
+            // the store's own outage is the one WARN for a Redis that is down at startup
+            logger.info("Could not read the fleet's policy changes (" + ex.getMessage() + "); this instance applies "
                     + "them once the store answers");
         }
         shared.listen(new SharedPolicyChanges.Listener() {

@@ -124,12 +124,13 @@ class PlansAndCostTests {
                         "throttle.policies.api.plans.gold.algorithm=token-bucket",
                         "throttle.policies.api.plans.free.limit=0",
                         "throttle.policies.api.plans.pro.capacity=3")
-                .run((context) -> assertThat(failure(context).problems())
-                        .containsExactlyInAnyOrder(
-                                "throttle.policies.api.plans.free.limit must be between 1 and 8388607, was 0",
-                                "throttle.policies.api.plans.pro.capacity means nothing to the gcra algorithm, which takes limit, period",
-                                "throttle.policies.api.plans.gold may set only numbers of the gcra algorithm (limit, period):"
-                                        + " algorithm, mode, plans, reset-on-success and count are the policy's"));
+                .run(
+                        (context) -> assertThat(failure(context).problems())
+                                .containsExactlyInAnyOrder(
+                                        "throttle.policies.api.plans.free.limit must be between 1 and 8388607, was 0",
+                                        "throttle.policies.api.plans.pro.capacity means nothing to the gcra algorithm, which takes limit, period",
+                                        "throttle.policies.api.plans.gold may set only numbers of the gcra algorithm (limit, period):"
+                                                + " algorithm, mode, plans, reset-on-success, wait and count are the policy's"));
     }
 
     @Test
