@@ -78,6 +78,7 @@ public final class Admission implements AutoCloseable {
 
     /** The charge whose turn comes last, when the call waits; -1 when it may proceed at once. */
     private final int waitsFor;
+
     /** Whether some charge holds a concurrency slot. */
     private final boolean releasesAtEnd;
 
@@ -88,30 +89,27 @@ public final class Admission implements AutoCloseable {
         this.charges = charges;
         this.keys = keys;
         this.decisions = decisions;
+        // one pass over the charges: the longest wait, and the concurrency slots taken
         int last = -1;
         long longest = 0;
+        boolean releases = false;
         for (int i = 0; i < decisions.length; i++) {
             long wait = decisions[i].waitMillis();
             if (wait > longest) {
                 longest = wait;
                 last = i;
             }
-        }
-        this.waitsFor = last;
-        this.turnAt = (last < 0) ? 0 : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(longest);
-        boolean releases = false;
-        for (Charge charge : charges) {
-            releases |= charge.releasesAtEnd();
-        }
-        this.releasesAtEnd = releases;
-        this.admittedAt = releases ? System.nanoTime() : 0;
-        if (releases) {
-            for (int i = 0; i < decisions.length; i++) {
-                if (charges.get(i).releasesAtEnd() && decisions[i].allowed()) {
+            if (charges.get(i).releasesAtEnd()) {
+                releases = true;
+                if (decisions[i].allowed()) {
                     SlotsInUse.taken(charges.get(i).policy().name());
                 }
             }
         }
+        this.waitsFor = last;
+        this.turnAt = (last < 0) ? 0 : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(longest);
+        this.releasesAtEnd = releases;
+        this.admittedAt = releases ? System.nanoTime() : 0;
     }
 
     /**

@@ -56,15 +56,15 @@ class JdbcStoreConfiguration {
                 .toList();
         List<String> unsupported = properties.getPolicies().entrySet().stream()
                 .filter((policy) -> policy.getValue().getAlgorithm() != null
-                        && !JdbcThrottleStore.ALGORITHMS.contains(
-                                policy.getValue().getAlgorithm()))
+                        && !JdbcThrottleStore.algorithms()
+                                .contains(policy.getValue().getAlgorithm()))
                 .map((policy) -> "throttle.policies." + policy.getKey() + ".algorithm="
                         + policy.getValue().getAlgorithm())
                 .toList();
         if (!unsupported.isEmpty()) {
             throw new ThrottleConfigurationException(String.join(", ", unsupported) + " cannot apply on "
                     + "throttle.store.type=jdbc, which runs "
-                    + JdbcThrottleStore.ALGORITHMS.stream().sorted().toList()
+                    + JdbcThrottleStore.algorithms()
                     + " for now: use the memory or Redis store for it");
         }
         if (!waiting.isEmpty()) {

@@ -7,6 +7,7 @@ import dev.throttle.TimeSource;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -51,8 +52,15 @@ public final class JdbcThrottleStore implements ThrottleStore {
     public static final int DEFAULT_MAX_CONNECTIONS = 4;
 
     /** The algorithms that have a PL/pgSQL twin. */
-    public static final Set<String> ALGORITHMS =
-            Set.of("token-bucket", "gcra", "fixed-window", "lockout", "sliding-log");
+    static final Set<String> ALGORITHMS = Set.of("token-bucket", "gcra", "fixed-window", "lockout", "sliding-log");
+
+    /**
+     * Returns the algorithms this store runs, by their configuration names.
+     * @return for example {@code [fixed-window, gcra, lockout, sliding-log, token-bucket]}, sorted
+     */
+    public static List<String> algorithms() {
+        return ALGORITHMS.stream().sorted().toList();
+    }
 
     /** A prefix that needs no quoting: lower-case letters, digits and underscores. */
     private static final Pattern PREFIX = Pattern.compile("[a-z_][a-z0-9_]{0,40}");

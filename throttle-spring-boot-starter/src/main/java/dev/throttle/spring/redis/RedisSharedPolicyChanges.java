@@ -3,15 +3,21 @@ package dev.throttle.spring.redis;
 import dev.throttle.spring.fleet.SharedPolicyChanges;
 import dev.throttle.spring.fleet.StoredPolicyChange;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -48,6 +54,13 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
 
     private static final String REVERT = "-";
 
+    /**
+     * The longest a save or a read waits for Redis: these calls are an operator's change and a start,
+     * never a decision, but a Redis that stopped answering must not hold either for the client's own
+     * command timeout (a minute by default).
+     */
+    static final Duration BOUND = Duration.ofSeconds(5);
+
     private final StringRedisTemplate redis;
 
     private final DefaultRedisScript<List> save = new DefaultRedisScript<>(SAVE, List.class);
@@ -66,6 +79,13 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
      */
     private final ExecutorService listening = Executors.newSingleThreadExecutor((task) -> {
         Thread thread = new Thread(task, "throttle-policy-changes");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    /** Runs saves and reads, so that the caller waits at most {@link #BOUND}. */
+    private final ExecutorService calls = Executors.newCachedThreadPool((task) -> {
+        Thread thread = new Thread(task, "throttle-policy-changes-call");
         thread.setDaemon(true);
         return thread;
     });
@@ -89,7 +109,9 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
     @Override
     public StoredPolicyChange save(String policy, @Nullable Map<String, String> settings, String by) {
         String body = line(by) + "\n" + ((settings == null) ? REVERT : encode(settings));
-        List<?> stored = this.redis.execute(this.save, List.of(this.hash, this.counter), policy, body, this.channel);
+        List<?> stored = bounded(
+                "storing the change of policy '" + policy + "'",
+                () -> this.redis.execute(this.save, List.of(this.hash, this.counter), policy, body, this.channel));
         if (stored == null || stored.size() != 2) {
             throw new IllegalStateException("Redis did not store the change of policy '" + policy + "'");
         }
@@ -103,7 +125,9 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
 
     @Override
     public List<StoredPolicyChange> loadAll() {
-        Map<Object, Object> entries = this.redis.opsForHash().entries(this.hash);
+        Map<Object, Object> entries = bounded(
+                "reading the fleet's policy changes",
+                () -> this.redis.opsForHash().entries(this.hash));
         List<StoredPolicyChange> changes = new ArrayList<>(entries.size());
         entries.forEach((policy, value) -> {
             StoredPolicyChange change = decode(policy.toString(), value.toString());
@@ -136,10 +160,29 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
     @Override
     public void close() {
         this.listening.shutdownNow();
+        this.calls.shutdownNow();
         try {
             this.container.destroy();
         } catch (Exception ex) {
             logger.debug("Stopping the subscription to " + this.channel + " failed", ex);
+        }
+    }
+
+    private <T> T bounded(String what, Supplier<T> call) {
+        CompletableFuture<T> answer = CompletableFuture.supplyAsync(call, this.calls);
+        try {
+            return answer.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException ex) {
+            answer.cancel(true);
+            throw new IllegalStateException("Redis did not answer " + what + " within " + BOUND.toSeconds() + " s", ex);
+        } catch (InterruptedException ex) {
+            answer.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while " + what, ex);
+        } catch (ExecutionException ex) {
+            throw (ex.getCause() instanceof RuntimeException failure)
+                    ? failure
+                    : new IllegalStateException(what + " failed", ex.getCause());
         }
     }
 

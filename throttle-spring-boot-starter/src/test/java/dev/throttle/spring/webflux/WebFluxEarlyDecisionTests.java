@@ -87,7 +87,7 @@ class WebFluxEarlyDecisionTests {
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return WebFluxUrlRulesTests.get(this.port, path);
+        return WebFluxEarlyDecisionRedisTests.get(this.port, path);
     }
 
     @Test
