@@ -114,6 +114,24 @@ public abstract class Algorithm<P extends Policy> {
     }
 
     /**
+     * Whether its transition can take a cost known only after the call ({@link PackedTransition#charge}),
+     * carrying a debt: {@code token-bucket}, {@code gcra} and {@code fixed-window}.
+     * @return false unless the algorithm says so; see {@link #whyNoActualCost()}
+     */
+    public boolean takesActualCost() {
+        return false;
+    }
+
+    /**
+     * Returns why a policy of this algorithm takes no cost known after the call, for the startup
+     * error that refuses one.
+     * @return the reason, as the end of a sentence
+     */
+    public String whyNoActualCost() {
+        return "the " + this.id + " algorithm cannot carry a debt (only token-bucket, gcra and fixed-window can)";
+    }
+
+    /**
      * Returns the name used in configuration.
      * @return for example {@code token-bucket}
      */

@@ -83,4 +83,27 @@ public non-sealed interface ArrayTransition extends Transition {
     default long[] refund(long[] state, long now, int cost, Decision taken) {
         return (taken.receipt() == 0) ? refund(state, now, cost) : refund(state, now, cost, taken.receipt());
     }
+
+    /**
+     * Takes {@code units} more for a call that was allowed already, into debt by at most
+     * {@code maxDebt} units (as {@link PackedTransition#charge}). The default takes nothing.
+     * @param state the key's state, {@link #EMPTY} when it has none
+     * @param now the time
+     * @param units units to take, at least 1
+     * @param maxDebt the most units the key may owe after the charge, not negative
+     * @return the state after the charge ({@code state} itself when nothing is taken)
+     */
+    default long[] charge(long[] state, long now, int units, int maxDebt) {
+        return state;
+    }
+
+    /**
+     * Returns how many units the key owes (as {@link PackedTransition#debt}); 0 by default.
+     * @param state the key's state, {@link #EMPTY} when it has none
+     * @param now the time
+     * @return units owed, not negative
+     */
+    default int debt(long[] state, long now) {
+        return 0;
+    }
 }

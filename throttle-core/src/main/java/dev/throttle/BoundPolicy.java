@@ -409,6 +409,89 @@ public final class BoundPolicy {
     }
 
     /**
+     * Settles a call whose cost is known only now: it was allowed by {@code taken}, charged
+     * {@code estimate} units, and turned out to cost {@code actualCost}. A higher actual cost takes the
+     * difference ({@link Limiter#charge}: never refused, into debt by at most {@code maxDebt} units); a
+     * lower one gives the difference back by the call's receipt (nothing of what is gone already); an
+     * equal one changes nothing. One store round trip, none when equal.
+     * @param key the key the call used
+     * @param estimate units the call was charged when it was allowed
+     * @param taken the call's (allowed) decision
+     * @param actualCost what the call cost, not negative
+     * @param maxDebt the most units the key may owe after a charge, not negative
+     * @return the units the key owes after a charge, 0 when nothing was charged, -1 when a failure
+     * policy kept the charge for a store it could not reach
+     * @throws IllegalArgumentException for a negative actual cost or debt bound, or a policy whose
+     * algorithm carries no debt ({@link #whyNoActualCost})
+     */
+    public int settle(@Nullable String key, int estimate, Decision taken, long actualCost, int maxDebt) {
+        PolicyBinding.Numbers numbers = numbers();
+        long difference = difference(numbers.policy, estimate, actualCost, maxDebt);
+        if (difference > 0) {
+            return numbers.limiter.charge(StoreKeys.of(key), units(difference), maxDebt);
+        }
+        if (difference < 0) {
+            refund(key, (int) -difference, taken);
+        }
+        return 0;
+    }
+
+    /**
+     * Like {@link #settle}, without blocking the calling thread.
+     * @param key the key the call used
+     * @param estimate units the call was charged when it was allowed
+     * @param taken the call's (allowed) decision
+     * @param actualCost what the call cost, not negative
+     * @param maxDebt the most units the key may owe after a charge, not negative
+     * @return completes with what {@link #settle} returns
+     * @throws IllegalArgumentException as {@link #settle}
+     */
+    public CompletionStage<Integer> settleAsync(
+            @Nullable String key, int estimate, Decision taken, long actualCost, int maxDebt) {
+        PolicyBinding.Numbers numbers = numbers();
+        long difference = difference(numbers.policy, estimate, actualCost, maxDebt);
+        if (difference > 0) {
+            return numbers.limiter.chargeAsync(StoreKeys.of(key), units(difference), maxDebt);
+        }
+        if (difference < 0) {
+            return refundAsync(key, (int) -difference, taken).thenApply((done) -> 0);
+        }
+        return CompletableFuture.completedFuture(0);
+    }
+
+    private static long difference(Policy policy, int estimate, long actualCost, int maxDebt) {
+        String why = whyNoActualCost(policy);
+        if (why != null) {
+            throw new IllegalArgumentException(
+                    "policy '" + policy.name() + "' cannot take a cost known after the call: " + why);
+        }
+        if (actualCost < 0) {
+            throw new IllegalArgumentException("the actual cost of a call of policy '" + policy.name()
+                    + "' must not be negative, was " + actualCost);
+        }
+        if (maxDebt < 0) {
+            throw new IllegalArgumentException(
+                    "the debt bound of policy '" + policy.name() + "' must not be negative, was " + maxDebt);
+        }
+        return actualCost - estimate;
+    }
+
+    /** A difference as units to charge: more than any policy holds is as much as an int holds. */
+    private static int units(long difference) {
+        return (int) Math.min(difference, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Returns why a call of {@code policy} cannot be charged a cost known after the call, or null
+     * when it can.
+     * @param policy the policy
+     * @return the reason, as the end of a sentence; null when the policy takes an actual cost
+     */
+    public static @Nullable String whyNoActualCost(Policy policy) {
+        return policy.algorithm().takesActualCost() ? null : policy.algorithm().whyNoActualCost();
+    }
+
+    /**
      * Returns what a call of cost 1 would be told, without changing state.
      * @param key the key
      * @return the decision a call would get now

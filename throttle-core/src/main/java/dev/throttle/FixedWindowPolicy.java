@@ -62,6 +62,12 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
             return true;
         }
 
+        /** Its transition carries a debt ({@link PackedTransition#charge}). */
+        @Override
+        public boolean takesActualCost() {
+            return true;
+        }
+
         @Override
         protected FixedWindowPolicy build(String name, Settings settings) {
             return new FixedWindowPolicy(
@@ -169,6 +175,39 @@ public record FixedWindowPolicy(String name, int limit, Duration window) impleme
                 return pack(count + cost, start);
             }
             return (start + this.spanMillis - now > maxWaitMillis) ? REJECTED : pack(cost, start) | NEXT;
+        }
+
+        /**
+         * A charge after the call counts its units in the current window; what does not fit there is
+         * carried into the next window, as reservations are (the current one counts as full), at most
+         * {@code maxDebt} units and at most the next window's limit: a debt is paid by the next
+         * window, never by the ones after it.
+         */
+        @Override
+        public long charge(long state, long now, int units, int maxDebt) {
+            long open = open(state, now);
+            int most = Math.min(maxDebt, this.limit);
+            if (next(open)) {
+                int carried = count(open & ~NEXT);
+                long more = Math.max(carried, Math.min((long) carried + units, most));
+                return (more == carried) ? state : pack(more, open & PackedBits.TIME_MASK) | NEXT;
+            }
+            long current = current(open, now);
+            int count = (current == EMPTY) ? 0 : count(current);
+            long start = (current == EMPTY) ? now : time(current, now);
+            long total = (long) count + units;
+            if (total <= this.limit) {
+                return pack(total, start);
+            }
+            long carry = Math.min(total - Math.max(count, this.limit), most);
+            return (carry <= 0) ? pack(Math.max(count, this.limit), start) : pack(carry, start) | NEXT;
+        }
+
+        /** The units carried into the next window. */
+        @Override
+        public int debt(long state, long now) {
+            long open = open(state, now);
+            return next(open) ? count(open & ~NEXT) : 0;
         }
 
         @Override

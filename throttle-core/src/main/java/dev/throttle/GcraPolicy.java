@@ -111,6 +111,12 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
             return true;
         }
 
+        /** Its transition carries a debt ({@link PackedTransition#charge}). */
+        @Override
+        public boolean takesActualCost() {
+            return true;
+        }
+
         @Override
         protected GcraPolicy build(String name, Settings settings) {
             return new GcraPolicy(
@@ -239,6 +245,32 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
             long nowMicros = now * 1000;
             long trial = ahead(state, nowMicros) + cost * this.interval;
             return (trial - this.tolerance > maxWaitMillis * 1000) ? REJECTED : pack(nowMicros + trial);
+        }
+
+        /**
+         * A charge after the call moves the score forward by its units whatever the tolerance: beyond
+         * it by at most {@code maxDebt} intervals, which every later call waits for.
+         */
+        @Override
+        public long charge(long state, long now, int units, int maxDebt) {
+            long nowMicros = now * 1000;
+            long ahead = ahead(state, nowMicros);
+            // in longs that cannot overflow, what the Lua twin computes in doubles
+            long most = Math.min(
+                    this.tolerance + Math.min(maxDebt, MAX_AHEAD_MICROS / this.interval) * this.interval,
+                    MAX_AHEAD_MICROS);
+            long room = most - ahead;
+            if (room <= 0) {
+                return state;
+            }
+            return pack(nowMicros + ahead + Math.min(room, Math.min(units, room / this.interval + 1) * this.interval));
+        }
+
+        /** Whole intervals (rounded up) the score runs beyond the tolerance. */
+        @Override
+        public int debt(long state, long now) {
+            long beyond = ahead(state, now * 1000) - this.tolerance;
+            return (beyond <= 0) ? 0 : (int) Math.min(Integer.MAX_VALUE, ceilDiv(beyond, this.interval));
         }
 
         @Override

@@ -120,6 +120,42 @@ public interface Limiter {
     }
 
     /**
+     * Takes {@code units} more for {@code key}, for a call allowed already whose cost turned out
+     * higher than it was charged (a cost known only after the call): never refused, in one atomic
+     * step (one round trip to a networked store). What the key has left may go below nothing, into
+     * debt, which later calls pay back: they are refused until the policy's refills bring what is left
+     * back to their cost, and their retry-after counts the debt. The key owes at most {@code maxDebt}
+     * units after the charge; units beyond that are not taken. Only algorithms that carry a debt
+     * ({@link Algorithm#takesActualCost()}) charge; the default is for stores that cannot.
+     * @param key the key
+     * @param units units to take, at least 1
+     * @param maxDebt the most units the key may owe after the charge, not negative
+     * @return the units the key owes after the charge (0 when it owes nothing), or -1 when a failure
+     * policy kept the charge for a store it could not reach
+     * @throws UnsupportedOperationException when the store cannot charge after the call
+     */
+    default int charge(String key, int units, int maxDebt) {
+        throw new UnsupportedOperationException(
+                "This store cannot charge a cost known after the call (policy '" + policy().name() + "')");
+    }
+
+    /**
+     * Like {@link #charge}, without blocking the calling thread. The default completes with
+     * {@link #charge}, which is right for stores that never block; a networked store overrides it.
+     * @param key the key
+     * @param units units to take, at least 1
+     * @param maxDebt the most units the key may owe after the charge, not negative
+     * @return the units the key owes after the charge, when done
+     */
+    default CompletionStage<Integer> chargeAsync(String key, int units, int maxDebt) {
+        try {
+            return CompletableFuture.completedFuture(charge(key, units, maxDebt));
+        } catch (RuntimeException ex) {
+            return CompletableFuture.failedFuture(ex);
+        }
+    }
+
+    /**
      * Returns what a call of cost 1 would be told now, without changing anything.
      * @param key the key
      * @return the decision a call would get

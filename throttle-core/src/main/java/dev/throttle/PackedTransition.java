@@ -69,6 +69,35 @@ public non-sealed interface PackedTransition extends Transition {
     }
 
     /**
+     * Takes {@code units} more for a call that was allowed already and turned out to cost more than
+     * it was charged (a cost known only after the call): never refused. What is left may go below
+     * nothing, into debt, which later calls pay back (they are refused until refills have brought
+     * what is left back to their cost), but by at most {@code maxDebt} units: the units beyond that
+     * are not taken. The default is for algorithms that cannot carry a debt (see
+     * {@link Algorithm#takesActualCost()}): it takes nothing.
+     * @param state the key's state, {@link #EMPTY} when it has none
+     * @param now the time
+     * @param units units to take, at least 1
+     * @param maxDebt the most units the key may owe after the charge, not negative
+     * @return the state after the charge ({@code state} itself when nothing is taken)
+     */
+    default long charge(long state, long now, int units, int maxDebt) {
+        return state;
+    }
+
+    /**
+     * Returns how many units the key owes: taken beyond what the policy holds, by {@link #charge}
+     * (or by reservations of later turns), to be paid back before a call passes. 0 for algorithms
+     * that cannot carry a debt.
+     * @param state the key's state, {@link #EMPTY} when it has none
+     * @param now the time
+     * @return units owed, not negative
+     */
+    default int debt(long state, long now) {
+        return 0;
+    }
+
+    /**
      * Returns what an allowed call is told: with the time until its next unit, and the receipt that
      * lets {@link #refund(long, long, int, long)} undo exactly this call (see
      * {@link Decision#allow(int, int, long, long, long)}).

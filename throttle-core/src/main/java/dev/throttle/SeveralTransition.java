@@ -68,6 +68,29 @@ final class SeveralTransition implements ArrayTransition {
         return Decision.ofLimits(parts);
     }
 
+    /** Every limit takes the units, each into its own debt: a charge is never refused. */
+    @Override
+    public long[] charge(long[] state, long now, int units, int maxDebt) {
+        long[] next = new long[this.limits.length];
+        boolean changed = false;
+        for (int i = 0; i < next.length; i++) {
+            long own = part(state, i);
+            next[i] = this.limits[i].charge(own, now, units, maxDebt);
+            changed |= next[i] != own;
+        }
+        return changed ? next : state;
+    }
+
+    /** The largest debt of a limit. */
+    @Override
+    public int debt(long[] state, long now) {
+        int debt = 0;
+        for (int i = 0; i < this.limits.length; i++) {
+            debt = Math.max(debt, this.limits[i].debt(part(state, i), now));
+        }
+        return debt;
+    }
+
     @Override
     public long[] refund(long[] state, long now, int cost) {
         return giveBack(state, now, cost, null);

@@ -55,6 +55,15 @@ public interface ThrottleStore extends AutoCloseable {
     }
 
     /**
+     * Whether the store charges a cost known after the call ({@link Limiter#charge}), so that a
+     * startup can refuse an actual cost on a store that would refuse each charge. The default is true.
+     * @return whether charges after the call are taken
+     */
+    default boolean chargesAfterTheCall() {
+        return true;
+    }
+
+    /**
      * Releases what the store holds. The default does nothing.
      */
     @Override

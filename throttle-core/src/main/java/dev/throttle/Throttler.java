@@ -328,6 +328,48 @@ public final class Throttler {
     }
 
     /**
+     * Charges a call whose cost is known only after it runs (tokens a model used, rows an export
+     * returned) its estimate now, or throws when refused; the returned estimate is settled with the
+     * actual cost once the call is done: {@code throttler.estimate("tokens", user, 500).settle(used)}.
+     * The key may go into debt by at most the policy's {@link Policy#quota() quota}.
+     * @param policy the name of a policy whose algorithm carries a debt (token-bucket, gcra, fixed-window)
+     * @param key the key (null or blank: the shared bucket)
+     * @param estimate units charged before the call, at least 1
+     * @return the estimate, to settle with the actual cost
+     * @throws ThrottledException when refused
+     * @throws IllegalArgumentException for an unknown policy, a cost below 1, or a policy whose
+     * algorithm carries no debt ({@link BoundPolicy#whyNoActualCost})
+     */
+    public Estimate estimate(String policy, @Nullable String key, int estimate) {
+        BoundPolicy bound = bound(policy);
+        return estimate(policy, key, estimate, bound.policy().quota());
+    }
+
+    /**
+     * Like {@link #estimate(String, String, int)}, with the most units the key may owe after the
+     * call.
+     * @param policy the name of a policy whose algorithm carries a debt
+     * @param key the key (null or blank: the shared bucket)
+     * @param estimate units charged before the call, at least 1
+     * @param maxDebt the most units the key may owe after a call that cost more than its estimate
+     * @return the estimate, to settle with the actual cost
+     * @throws ThrottledException when refused
+     * @throws IllegalArgumentException as {@link #estimate(String, String, int)}, or for a negative debt bound
+     */
+    public Estimate estimate(String policy, @Nullable String key, int estimate, int maxDebt) {
+        BoundPolicy bound = bound(policy);
+        String why = BoundPolicy.whyNoActualCost(bound.policy());
+        if (why != null) {
+            throw new IllegalArgumentException(
+                    "policy '" + policy + "' cannot take a cost known after the call: " + why);
+        }
+        if (maxDebt < 0) {
+            throw new IllegalArgumentException("maxDebt must not be negative, was " + maxDebt);
+        }
+        return new Estimate(bound, key, estimate, maxDebt, check(policy, key, estimate));
+    }
+
+    /**
      * Gives back what an allowed call took (see {@link Limiter#refund}).
      * @param policy the policy's name
      * @param key the key

@@ -96,6 +96,12 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
             return true;
         }
 
+        /** Its transition carries a debt ({@link PackedTransition#charge}). */
+        @Override
+        public boolean takesActualCost() {
+            return true;
+        }
+
         @Override
         protected TokenBucketPolicy build(String name, Settings settings) {
             return new TokenBucketPolicy(
@@ -219,6 +225,25 @@ public record TokenBucketPolicy(String name, int capacity, int refillTokens, Dur
         /** Milliseconds until the refills bring {@code inUse} tokens in use back to the capacity. */
         private long debtPaidAfter(long inUse, long refilledAt, long now) {
             return refilledAt + ceilDiv(inUse - this.capacity, this.refillTokens) * this.periodMillis - now;
+        }
+
+        /**
+         * A charge after the call takes its tokens whatever the bucket holds: the bucket goes below
+         * empty (more used than the capacity), at most {@code maxDebt} tokens below, and every later
+         * call waits for the refills to pay that back.
+         */
+        @Override
+        public long charge(long state, long now, int units, int maxDebt) {
+            long refilled = refill(state, now);
+            long used = count(refilled);
+            long most = Math.min((long) this.capacity + maxDebt, MAX_COUNT);
+            long next = Math.max(used, Math.min(used + units, most));
+            return (next == used) ? state : pack(next, time(refilled, now));
+        }
+
+        @Override
+        public int debt(long state, long now) {
+            return Math.max(0, count(refill(state, now)) - this.capacity);
         }
 
         @Override

@@ -56,6 +56,26 @@ final class ArrayLimiter extends CellLimiter<AtomicReference<long[]>> {
     }
 
     @Override
+    AtomicReference<long[]> newCell(Object key) {
+        return new AtomicReference<>(EMPTY);
+    }
+
+    @Override
+    int charge(Object key, AtomicReference<long[]> cell, long now, int units, int maxDebt) {
+        for (; ; ) {
+            long[] state = cell.get();
+            long[] next = this.transition.charge(state, now, units, maxDebt);
+            if (next == state || cell.compareAndSet(state, next)) {
+                long resetAfter = this.transition.peek(next, now).resetAfterMillis();
+                if (resetAfter > policy().idleExpiry().toMillis()) {
+                    keepIdle(resetAfter);
+                }
+                return this.transition.debt(next, now);
+            }
+        }
+    }
+
+    @Override
     void giveBack(AtomicReference<long[]> cell, long now, int cost) {
         for (; ; ) {
             long[] state = cell.get();

@@ -5,6 +5,7 @@ import dev.throttle.Decision;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.TimeSource;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
@@ -60,6 +61,18 @@ abstract class CellLimiter<C> implements Limiter {
     abstract void giveBack(C cell, long now, int cost, long receipt);
 
     /**
+     * Takes {@code units} more into debt (see {@link Limiter#charge}), until the cell's
+     * compare-and-set wins; returns the units owed after.
+     * @param key the key, as the cache holds it
+     * @param cell the key's cell
+     * @param now the store's clock
+     * @param units units to take
+     * @param maxDebt the most units owed after
+     * @return the units owed after the charge
+     */
+    abstract int charge(Object key, C cell, long now, int units, int maxDebt);
+
+    /**
      * Returns what the next call of a key would be told, without changing its state.
      * @param cell the key's cell; null for a key never used
      * @return the decision
@@ -105,6 +118,42 @@ abstract class CellLimiter<C> implements Limiter {
         // never blocks: the receipt must not be lost to the default, which refunds without it
         refund(key, cost, receipt);
         return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Takes a key in as a decision does (a key not held, while the policy is full, charges the
+     * overflow cell): a charge must land wherever the key's next call is decided.
+     */
+    @Override
+    public final int charge(String given, int units, int maxDebt) {
+        if (!policy().algorithm().takesActualCost()) {
+            throw new UnsupportedOperationException(
+                    "Policy '" + policy().name() + "' cannot take a cost after the call: "
+                            + policy().algorithm().whyNoActualCost());
+        }
+        Object key = MemoryKeys.of(given);
+        C cell = this.cells.getIfPresent(key);
+        if (cell == null) {
+            cell = this.room.hasRoom() ? this.cells.get(key, this::newCell) : this.overflow;
+        }
+        return charge(key, cell, this.clock.currentTimeMillis(), units, maxDebt);
+    }
+
+    /** A new key's cell. */
+    abstract C newCell(Object key);
+
+    /**
+     * Makes the cache keep idle entries at least {@code millis} (and its margin); never shorter than
+     * it did: a state that stays not neutral for longer than the policy's idle expiry (a reservation
+     * ahead, a debt) must not be dropped, which would hand the key a fresh quota.
+     */
+    final void keepIdle(long millis) {
+        Duration wanted = Duration.ofMillis(millis).plus(MemoryCells.EXPIRY_MARGIN);
+        this.cells.policy().expireAfterAccess().ifPresent((access) -> {
+            if (access.getExpiresAfter().compareTo(wanted) < 0) {
+                access.setExpiresAfter(wanted);
+            }
+        });
     }
 
     /** A key the cache does not hold is told what its next call would be: the overflow's, while full. */

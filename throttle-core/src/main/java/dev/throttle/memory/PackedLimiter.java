@@ -8,7 +8,6 @@ import dev.throttle.Decision;
 import dev.throttle.PackedTransition;
 import dev.throttle.Policy;
 import dev.throttle.TimeSource;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -140,14 +139,28 @@ final class PackedLimiter extends CellLimiter<PackedLimiter.Cell> {
         }
     }
 
-    /** Makes the cache keep idle entries at least {@code millis} (and its margin); never shorter than it did. */
-    private void keepIdle(long millis) {
-        Duration wanted = Duration.ofMillis(millis).plus(MemoryCells.EXPIRY_MARGIN);
-        this.quiet.expireAfterAccess().ifPresent((access) -> {
-            if (access.getExpiresAfter().compareTo(wanted) < 0) {
-                access.setExpiresAfter(wanted);
+    @Override
+    Cell newCell(Object key) {
+        return new Cell();
+    }
+
+    @Override
+    int charge(Object key, Cell cell, long now, int units, int maxDebt) {
+        for (; ; ) {
+            long state = cell.get();
+            long next = this.transition.charge(state, now, units, maxDebt);
+            if (next == state || cell.compareAndSet(state, next)) {
+                Decision after = this.transition.peek(next, now);
+                if (after.resetAfterMillis() > this.idleMillis) {
+                    keepIdle(after.resetAfterMillis());
+                }
+                Cell current = this.cells.getIfPresent(key);
+                if (current != null) {
+                    current.touched = now;
+                }
+                return this.transition.debt(next, now);
             }
-        });
+        }
     }
 
     @Override

@@ -39,6 +39,12 @@ abstract class Fallback {
      */
     void refund(String key, int cost, long receipt) {}
 
+    /**
+     * Takes a cost known after the call into the fallback's own state, so that it holds the limit
+     * while it decides; a fixed answer keeps no state.
+     */
+    void charge(String key, int units, int maxDebt) {}
+
     /** Whether a decision's receipt says the fallback allowed it. */
     static boolean allowedIt(long receipt) {
         return (receipt & RECEIPT) != 0;
@@ -148,6 +154,11 @@ abstract class Fallback {
         @Override
         void reset(String key) {
             this.local.reset(key);
+        }
+
+        @Override
+        void charge(String key, int units, int maxDebt) {
+            this.local.charge(key, units, maxDebt);
         }
     }
 }

@@ -201,6 +201,30 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
         }
     }
 
+    /**
+     * Charges the store, or, when it cannot be reached, keeps the charge for it as a refund is kept;
+     * the fallback takes it too while the store cannot answer, so that the limit holds on this
+     * instance meanwhile.
+     */
+    @Override
+    public int charge(String key, int units, int maxDebt) {
+        int debt = this.settle.charge(key, units, maxDebt);
+        if (debt < 0) {
+            this.fallback.charge(key, units, maxDebt);
+        }
+        return debt;
+    }
+
+    @Override
+    public CompletionStage<Integer> chargeAsync(String key, int units, int maxDebt) {
+        return this.settle.chargeAsync(key, units, maxDebt).thenApply((debt) -> {
+            if (debt < 0) {
+                this.fallback.charge(key, units, maxDebt);
+            }
+            return debt;
+        });
+    }
+
     @Override
     public Decision peek(String key) {
         return this.calls.call(key, () -> this.store.peek(key), () -> this.fallback.peek(key));

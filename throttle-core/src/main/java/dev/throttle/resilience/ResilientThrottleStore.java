@@ -212,6 +212,11 @@ public final class ResilientThrottleStore implements ThrottleStore {
      * Returns whether the wrapped store never blocks: the failure modes never do.
      */
     @Override
+    public boolean chargesAfterTheCall() {
+        return this.primary.chargesAfterTheCall();
+    }
+
+    @Override
     public boolean isNonBlocking() {
         return this.primary.isNonBlocking();
     }

@@ -1,11 +1,14 @@
 package dev.throttle.resilience;
 
 import dev.throttle.Limiter;
+import dev.throttle.resilience.Settlements.Kind;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
- * How a {@code ResilientLimiter} gives its store the refunds and resets the store is owed: sent now
+ * How a {@code ResilientLimiter} gives its store the refunds, resets and charges the store is owed: sent now
  * when the store answers and owes nothing older, otherwise kept ({@link Settlements}) and applied when
  * it answers again, after what it was owed before. The one place for settlements, blocking or not.
  */
@@ -37,7 +40,8 @@ final class SettlementCalls {
      * {@link #sendNow}, and when the store fails the call); returns whether the store carried it out.
      */
     boolean settle(String key, boolean reset, int cost, long receipt) {
-        if (!sendNow(key, reset, cost, receipt)) {
+        Kind kind = reset ? Kind.RESET : Kind.REFUND;
+        if (!sendNow(key, kind, cost, receipt)) {
             return false;
         }
         try {
@@ -47,49 +51,108 @@ final class SettlementCalls {
                 this.store.refund(key, cost, receipt);
             }
         } catch (RuntimeException ex) {
-            missed(this.calls.failed(ex), true, key, reset, cost, receipt);
+            missed(this.calls.failed(ex), true, key, kind, cost, receipt);
             return false;
         }
         this.health.answered();
         return true;
     }
 
+    /**
+     * Gives the store a charge of a cost known after the call, or keeps it for the store as a refund
+     * or a reset is kept; returns the units the key owes, or -1 when the store did not carry it out.
+     */
+    int charge(String key, int units, int maxDebt) {
+        if (!sendNow(key, Kind.CHARGE, units, maxDebt)) {
+            return -1;
+        }
+        int debt;
+        try {
+            debt = this.store.charge(key, units, maxDebt);
+        } catch (UnsupportedOperationException ex) {
+            // not a failure of the store: it never charges, and keeping the charge would not change that
+            throw ex;
+        } catch (RuntimeException ex) {
+            missed(this.calls.failed(ex), true, key, Kind.CHARGE, units, maxDebt);
+            return -1;
+        }
+        this.health.answered();
+        return debt;
+    }
+
     /** Like {@link #settle}, without blocking; never fails. */
     CompletionStage<Void> settleAsync(String key, boolean reset, int cost, long receipt) {
-        if (!sendNow(key, reset, cost, receipt)) {
+        Kind kind = reset ? Kind.RESET : Kind.REFUND;
+        return settleAsync(
+                key,
+                kind,
+                cost,
+                receipt,
+                () -> reset ? this.store.resetAsync(key) : this.store.refundAsync(key, cost, receipt));
+    }
+
+    /** Like {@link #charge}, without blocking; fails only where {@link #charge} throws. */
+    CompletionStage<Integer> chargeAsync(String key, int units, int maxDebt) {
+        CompletableFuture<Integer> debt = new CompletableFuture<>();
+        settleAsync(
+                        key,
+                        Kind.CHARGE,
+                        units,
+                        maxDebt,
+                        () -> this.store
+                                .chargeAsync(key, units, maxDebt)
+                                .whenComplete((owed, failure) -> {
+                                    if (unsupported(failure)) {
+                                        debt.completeExceptionally(StoreCalls.unwrap(failure));
+                                    }
+                                })
+                                .thenAccept(debt::complete))
+                .whenComplete((done, never) -> debt.complete(-1));
+        return debt;
+    }
+
+    private CompletionStage<Void> settleAsync(
+            String key, Kind kind, int cost, long receipt, Supplier<CompletionStage<Void>> send) {
+        if (!sendNow(key, kind, cost, receipt)) {
             return DONE;
         }
         try {
-            CompletionStage<Void> call =
-                    reset ? this.store.resetAsync(key) : this.store.refundAsync(key, cost, receipt);
-            return call.handle((ignored, failure) -> {
+            return send.get().handle((ignored, failure) -> {
+                if (unsupported(failure)) {
+                    // the store never charges: not its failure, and nothing to keep
+                    return null;
+                }
                 if (failure != null) {
-                    missed(this.calls.failed(StoreCalls.unwrap(failure)), true, key, reset, cost, receipt);
+                    missed(this.calls.failed(StoreCalls.unwrap(failure)), true, key, kind, cost, receipt);
                 } else {
                     this.health.answered();
                 }
                 return null;
             });
         } catch (RuntimeException ex) {
-            missed(this.calls.failed(ex), true, key, reset, cost, receipt);
+            missed(this.calls.failed(ex), true, key, kind, cost, receipt);
             return DONE;
         }
+    }
+
+    private static boolean unsupported(@Nullable Throwable failure) {
+        return failure != null && StoreCalls.unwrap(failure) instanceof UnsupportedOperationException;
     }
 
     /**
      * Whether to send a settlement to the store now; otherwise it is kept: the store is down (then it
      * is reported), or it is owed earlier settlements (then this one waits its turn behind them).
      */
-    private boolean sendNow(String key, boolean reset, int cost, long receipt) {
+    private boolean sendNow(String key, Kind kind, int cost, long receipt) {
         RuntimeException error = this.calls.skipStore();
         if (error != null) {
-            missed(error, false, key, reset, cost, receipt);
+            missed(error, false, key, kind, cost, receipt);
             return false;
         }
         if (this.settlements.isEmpty()) {
             return true;
         }
-        this.owed.keep(key, reset, cost, receipt);
+        this.owed.keep(key, kind, cost, receipt);
         this.health.applyOwed();
         return false;
     }
@@ -97,12 +160,13 @@ final class SettlementCalls {
     /**
      * Reports a settlement that missed the store and keeps it for the store, except a refund whose
      * call was sent and got no answer in time: the store may have carried it out, and a refund applied
-     * twice would hand out a unit that nobody gave back (a reset applied twice is one reset).
+     * twice would hand out a unit that nobody gave back (a reset applied twice is one reset; a charge
+     * applied twice takes too much, which errs on the side the limit is for).
      */
-    private void missed(RuntimeException error, boolean sent, String key, boolean reset, int cost, long receipt) {
+    private void missed(RuntimeException error, boolean sent, String key, Kind kind, int cost, long receipt) {
         this.calls.report(error);
-        if (reset || !sent || !StoreHealth.isTimeout(error)) {
-            this.owed.keep(key, reset, cost, receipt);
+        if (kind != Kind.REFUND || !sent || !StoreHealth.isTimeout(error)) {
+            this.owed.keep(key, kind, cost, receipt);
         }
     }
 }

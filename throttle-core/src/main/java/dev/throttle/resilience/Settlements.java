@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The settlements (refunds and resets) that one store owes because it could not be reached when they
+ * The settlements (refunds, resets and charges of a cost known after the call) that one store owes because it could not be reached when they
  * were made, shared by all the limiters of a {@link ResilientThrottleStore}: kept per policy, in the
  * order they were made, and applied to the store one after another when it answers again.
  *
@@ -155,8 +155,21 @@ final class Settlements {
         return (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
     }
 
-    /** One settlement owed to the store: a refund with its receipt, or a reset. */
-    record Settlement(String key, int cost, long receipt, boolean reset, long madeAtMillis) {}
+    /** What a settlement does to the key's state. */
+    enum Kind {
+        /** Gives back {@code cost}, by the receipt when not 0. */
+        REFUND,
+        /** Forgets the key. */
+        RESET,
+        /** Takes {@code cost} more into debt, at most the {@code receipt} field's number of units owed. */
+        CHARGE
+    }
+
+    /**
+     * One settlement owed to the store: a refund with its receipt, a reset, or a charge with its debt
+     * bound (in {@code receipt}).
+     */
+    record Settlement(String key, int cost, long receipt, Kind kind, long madeAtMillis) {}
 
     /** One policy's settlements, oldest first. */
     final class Owed {
@@ -181,12 +194,12 @@ final class Settlements {
         }
 
         /**
-         * Keeps a reset, or a refund of what the store took (with the receipt of that call), for the
-         * store.
+         * Keeps a reset, a refund of what the store took (with the receipt of that call), or a charge
+         * (with its debt bound), for the store.
          */
-        void keep(String key, boolean reset, int cost, long receipt) {
+        void keep(String key, Kind kind, int cost, long receipt) {
             Settlement settlement =
-                    new Settlement(key, cost, receipt, reset, Settlements.this.clock.currentTimeMillis());
+                    new Settlement(key, cost, receipt, kind, Settlements.this.clock.currentTimeMillis());
             this.settlements.addLast(settlement);
             Settlements.this.owed.incrementAndGet();
             if (this.size.incrementAndGet() > MAX_OWED_PER_POLICY && poll() != null) {
@@ -195,7 +208,8 @@ final class Settlements {
                     logger.log(
                             Level.WARNING,
                             "Throttle store '" + Settlements.this.store + "' owes more than "
-                                    + MAX_OWED_PER_POLICY + " refunds and resets of policy '" + this.policy.name()
+                                    + MAX_OWED_PER_POLICY + " refunds, resets and charges of policy '"
+                                    + this.policy.name()
                                     + "' made while it could not be reached; the oldest are dropped");
                 }
             }
@@ -230,9 +244,14 @@ final class Settlements {
         }
 
         CompletionStage<Void> apply(Settlement settlement) {
-            return settlement.reset()
-                    ? this.store.resetAsync(settlement.key())
-                    : this.store.refundAsync(settlement.key(), settlement.cost(), settlement.receipt());
+            return switch (settlement.kind()) {
+                case RESET -> this.store.resetAsync(settlement.key());
+                case REFUND -> this.store.refundAsync(settlement.key(), settlement.cost(), settlement.receipt());
+                case CHARGE ->
+                    this.store
+                            .chargeAsync(settlement.key(), settlement.cost(), (int) settlement.receipt())
+                            .thenApply((debt) -> null);
+            };
         }
     }
 }

@@ -82,6 +82,16 @@ final class MapThrottleStore implements ThrottleStore {
                 }
 
                 @Override
+                Long charge(Long state, long now, int units, int maxDebt) {
+                    return packed.charge(state, now, units, maxDebt);
+                }
+
+                @Override
+                int debt(Long state, long now) {
+                    return packed.debt(state, now);
+                }
+
+                @Override
                 Long refund(Long state, long now, int cost, Decision taken) {
                     long receipt = (taken != null) ? taken.receipt() : 0;
                     return (receipt == 0) ? packed.refund(state, now, cost) : packed.refund(state, now, cost, receipt);
@@ -114,6 +124,16 @@ final class MapThrottleStore implements ThrottleStore {
             @Override
             Decision peek(long[] state, long now) {
                 return array.peek(state, now);
+            }
+
+            @Override
+            long[] charge(long[] state, long now, int units, int maxDebt) {
+                return array.charge(state, now, units, maxDebt);
+            }
+
+            @Override
+            int debt(long[] state, long now) {
+                return array.debt(state, now);
             }
 
             @Override
@@ -180,6 +200,11 @@ final class MapThrottleStore implements ThrottleStore {
 
         abstract Decision peek(S state, long now);
 
+        /** The state after a charge into debt. */
+        abstract S charge(S state, long now, int units, int maxDebt);
+
+        abstract int debt(S state, long now);
+
         /** The state after giving back what {@code taken} took; without a decision, as a refund without a receipt. */
         abstract S refund(S state, long now, int cost, Decision taken);
 
@@ -234,6 +259,24 @@ final class MapThrottleStore implements ThrottleStore {
                     Decision decision = reserved(next, now);
                     this.idleMillis.accumulateAndGet(decision.resetAfterMillis(), Math::max);
                     return decision;
+                }
+            }
+        }
+
+        /** A debt may keep the state from neutral past the idle expiry: held that long then. */
+        @Override
+        public int charge(String key, int units, int maxDebt) {
+            if (!this.policy.algorithm().takesActualCost()) {
+                throw new UnsupportedOperationException(this.policy.algorithm().whyNoActualCost());
+            }
+            long now = this.clock.currentTimeMillis();
+            for (; ; ) {
+                Held held = this.states.get(key);
+                S state = state(held, now);
+                S next = charge(state, now, units, maxDebt);
+                if (next.equals(state) || commit(key, held, next, now)) {
+                    this.idleMillis.accumulateAndGet(peek(next, now).resetAfterMillis(), Math::max);
+                    return debt(next, now);
                 }
             }
         }

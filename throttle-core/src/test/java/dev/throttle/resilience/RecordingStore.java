@@ -61,6 +61,18 @@ final class RecordingStore implements ThrottleStore {
             }
 
             @Override
+            public int charge(String key, int units, int maxDebt) {
+                record("charge", key);
+                return limiter.charge(key, units, maxDebt);
+            }
+
+            @Override
+            public CompletionStage<Integer> chargeAsync(String key, int units, int maxDebt) {
+                record("chargeAsync", key);
+                return limiter.chargeAsync(key, units, maxDebt);
+            }
+
+            @Override
             public void reset(String key) {
                 record("reset", key);
                 limiter.reset(key);

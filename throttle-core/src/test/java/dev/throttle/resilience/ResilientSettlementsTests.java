@@ -197,6 +197,37 @@ class ResilientSettlementsTests {
     }
 
     @Test
+    void aChargeAfterTheCallDuringAnOutageHoldsLocallyAndIsAppliedWhenTheStoreAnswers() {
+        Decision alice = this.login.tryAcquire("alice", 1);
+        this.flaky.goDown();
+        assertThat(this.login.settle("alice", 1, alice, 3, 3))
+                .as("kept for the store")
+                .isEqualTo(-1);
+        assertThat(inLocal().peek("alice").remaining())
+                .as("the local store holds the limit meanwhile")
+                .isEqualTo(1);
+        assertThat(inStore().peek("alice").remaining()).isEqualTo(2);
+        storeComesBack();
+        assertThat(inStore().peek("alice").remaining())
+                .as("the charge reached the store once it answered")
+                .isZero();
+        assertThat(this.recording.operations).containsOnlyOnce("chargeAsync login alice");
+    }
+
+    @Test
+    void aNonBlockingChargeReachesTheStoreAndSaysTheDebt() {
+        Decision alice =
+                this.login.tryAcquireAsync("alice", 1).toCompletableFuture().join();
+        assertThat(this.login
+                        .settleAsync("alice", 1, alice, 5, 10)
+                        .toCompletableFuture()
+                        .join())
+                .as("5 taken of 3: 2 owed")
+                .isEqualTo(2);
+        assertThat(this.recording.operations).contains("chargeAsync login alice");
+    }
+
+    @Test
     void whatTheStoreIsOwedIsAppliedInTheOrderMadeBeforeItDecidesAgain() {
         Decision alice1 = this.login.tryAcquire("alice", 1);
         Decision bob = this.login.tryAcquire("bob", 1);
@@ -264,7 +295,7 @@ class ResilientSettlementsTests {
                 .containsExactly(
                         "Throttle store 'flaky' failed (flaky store is down); failure-mode local applies until it "
                                 + "answers again",
-                        "Throttle store 'flaky' owes more than 10000 refunds and resets of policy "
+                        "Throttle store 'flaky' owes more than 10000 refunds, resets and charges of policy "
                                 + "'login' made while it could not be reached; the oldest are dropped");
     }
 

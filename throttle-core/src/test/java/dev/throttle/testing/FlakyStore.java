@@ -181,6 +181,17 @@ public final class FlakyStore implements ThrottleStore {
         }
 
         @Override
+        public int charge(String key, int units, int maxDebt) {
+            reached();
+            return this.limiter.charge(key, units, maxDebt);
+        }
+
+        @Override
+        public CompletionStage<Integer> chargeAsync(String key, int units, int maxDebt) {
+            return async(() -> this.limiter.chargeAsync(key, units, maxDebt));
+        }
+
+        @Override
         public Decision peek(String key) {
             reached();
             return this.limiter.peek(key);

@@ -2,10 +2,13 @@ package dev.throttle.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.throttle.Algorithm;
 import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
+import dev.throttle.Estimate;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
 import dev.throttle.LockoutPolicy;
@@ -14,6 +17,7 @@ import dev.throttle.MultiLimitPolicy;
 import dev.throttle.Policy;
 import dev.throttle.SlidingLogPolicy;
 import dev.throttle.ThrottleStore;
+import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.TokenBucketPolicy;
@@ -86,6 +90,16 @@ public abstract class ThrottleStoreContract {
      * @return true unless the store says otherwise
      */
     protected boolean runsConcurrency() {
+        return true;
+    }
+
+    /**
+     * Whether the store charges a cost known after the call ({@link dev.throttle.Limiter#charge}). A
+     * store that does not (yet) refuses the charge with an {@link UnsupportedOperationException}: the
+     * {@link ActualCost} cases then prove that.
+     * @return true unless the store says otherwise
+     */
+    protected boolean chargesAfterTheCall() {
         return true;
     }
 
@@ -1974,6 +1988,252 @@ public abstract class ThrottleStoreContract {
      * after it), or refused when the turn would come later, taking nothing. A reservation that may
      * not wait is exactly today's decision; a turn given back by its receipt goes to the next caller.
      */
+    @Nested
+    class ActualCost {
+
+        /** 10 tokens, one more a second. */
+        private final Policy bucket = TokenBucketPolicy.of("tb", 10, Duration.ofSeconds(1));
+
+        /** 10 calls per 10 seconds: one interval a second. */
+        private final Policy gcra = new GcraPolicy("gcra", 10, Duration.ofSeconds(10));
+
+        /** 10 calls a minute. */
+        private final Policy window = new FixedWindowPolicy("fw", 10, Duration.ofMinutes(1));
+
+        /** On a store that cannot charge after the call, a settlement that would charge says so. */
+        private boolean refusedWhereTheStoreCannotCharge(Throttler throttler, String policy) {
+            if (chargesAfterTheCall()) {
+                return false;
+            }
+            Estimate estimate = throttler.estimate(policy, "k", 1);
+            assertThatThrownBy(() -> estimate.settle(5)).isInstanceOf(UnsupportedOperationException.class);
+            return true;
+        }
+
+        @Test
+        void aHigherActualCostTakesTheDifferenceAndALowerOneGivesItBack() {
+            Throttler throttler = throttler(this.bucket, this.gcra, this.window);
+            if (refusedWhereTheStoreCannotCharge(throttler, "tb")) {
+                return;
+            }
+            for (String policy : List.of("tb", "gcra", "fw")) {
+                assertThat(throttler.estimate(policy, "up", 1).settle(4))
+                        .as(policy + ": no debt")
+                        .isZero();
+                assertThat(throttler.peek(policy, "up").remaining())
+                        .as(policy + ": settled up to 4")
+                        .isEqualTo(6);
+                Estimate estimate = throttler.estimate(policy, "down", 5);
+                assertThat(throttler.peek(policy, "down").remaining()).isEqualTo(5);
+                assertThat(estimate.settle(2)).isZero();
+                assertThat(throttler.peek(policy, "down").remaining())
+                        .as(policy + ": settled down to 2")
+                        .isEqualTo(8);
+                assertThat(throttler.estimate(policy, "none", 3).settle(0)).isZero();
+                assertThat(throttler.peek(policy, "none").remaining())
+                        .as(policy + ": a call that cost nothing took nothing")
+                        .isEqualTo(10);
+            }
+        }
+
+        @Test
+        void aTokenBucketGoesIntoDebtAndRefusesUntilTheRefillsPayIt() {
+            Throttler throttler = throttler(this.bucket);
+            if (refusedWhereTheStoreCannotCharge(throttler, "tb")) {
+                return;
+            }
+            assertThat(throttler.estimate("tb", "k", 1).settle(15)).as("owes 5").isEqualTo(5);
+            assertThat(throttler.peek("tb", "k"))
+                    .as("refused until 6 tokens are back: the debt and the call's own")
+                    .isEqualTo(reject(10, 0, 6_000, 15_000));
+            assertThat(throttler.tryAcquire("tb", "k", 1)).isEqualTo(reject(10, 0, 6_000, 15_000));
+            advance(5_000);
+            assertThat(throttler.tryAcquire("tb", "k", 1))
+                    .as("the debt is paid, nothing left yet")
+                    .isEqualTo(reject(10, 0, 1_000, 10_000));
+            advance(1_000);
+            assertThat(throttler.tryAcquire("tb", "k", 1).allowed()).isTrue();
+        }
+
+        @Test
+        void aKeyInDebtIsKeptPastThePolicysIdleExpiryUntilItsDebtIsPaid() {
+            Throttler throttler = throttler(this.bucket);
+            if (refusedWhereTheStoreCannotCharge(throttler, "tb")) {
+                return;
+            }
+            throttler.estimate("tb", "k", 1).settle(20);
+            advance(13_000);
+            assertThat(throttler.peek("tb", "k").remaining())
+                    .as("20 used, 13 back: an empty bucket fills in 10 s, yet the debt is still counted")
+                    .isEqualTo(3);
+        }
+
+        @Test
+        void gcraRunsItsScoreBeyondTheToleranceByTheDebt() {
+            Throttler throttler = throttler(this.gcra);
+            if (refusedWhereTheStoreCannotCharge(throttler, "gcra")) {
+                return;
+            }
+            assertThat(throttler.estimate("gcra", "k", 1).settle(15)).isEqualTo(5);
+            assertThat(throttler.peek("gcra", "k")).isEqualTo(reject(10, 0, 6_000, 15_000));
+            advance(6_000);
+            assertThat(throttler.tryAcquire("gcra", "k", 1).allowed()).isTrue();
+            assertThat(throttler.tryAcquire("gcra", "k", 1).allowed()).isFalse();
+        }
+
+        @Test
+        void aFixedWindowCarriesItsDebtIntoTheNextWindowOnly() {
+            Throttler throttler = throttler(this.window);
+            if (refusedWhereTheStoreCannotCharge(throttler, "fw")) {
+                return;
+            }
+            assertThat(throttler.estimate("fw", "k", 1).settle(15))
+                    .as("5 carried into the next window")
+                    .isEqualTo(5);
+            assertThat(throttler.peek("fw", "k")).isEqualTo(reject(10, 0, 60_000, 120_000));
+            advance(60_000);
+            assertThat(throttler.peek("fw", "k").remaining())
+                    .as("the next window starts with the debt")
+                    .isEqualTo(5);
+            assertThat(throttler.estimate("fw", "big", 1, 100).settle(500))
+                    .as("never more than the next window holds")
+                    .isEqualTo(10);
+            advance(60_000);
+            assertThat(throttler.peek("fw", "big").allowed()).isFalse();
+            advance(60_000);
+            assertThat(throttler.peek("fw", "big").remaining())
+                    .as("the window after the next owes nothing")
+                    .isEqualTo(10);
+        }
+
+        @Test
+        void theDebtIsBoundedSoOneHugeCallCannotLockAKeyForDays() {
+            Throttler throttler = throttler(this.bucket, this.gcra);
+            if (refusedWhereTheStoreCannotCharge(throttler, "tb")) {
+                return;
+            }
+            assertThat(throttler.estimate("tb", "k", 1).settle(1_000_000)).isEqualTo(10);
+            assertThat(throttler.peek("tb", "k")).isEqualTo(reject(10, 0, 11_000, 20_000));
+            assertThat(throttler.estimate("gcra", "k", 1, 3).settle(Long.MAX_VALUE))
+                    .as("the longest actual cost, bounded by its own debt bound")
+                    .isEqualTo(3);
+            assertThat(throttler.peek("gcra", "k")).isEqualTo(reject(10, 0, 4_000, 13_000));
+            assertThat(throttler.estimate("tb", "zero", 1, 0).settle(50))
+                    .as("no debt at all: the bucket only empties")
+                    .isZero();
+            assertThat(throttler.peek("tb", "zero")).isEqualTo(reject(10, 0, 1_000, 10_000));
+        }
+
+        @Test
+        void everyLimitOfAPolicyWithSeveralLimitsTakesTheActualCost() {
+            Policy search = MultiLimitPolicy.of(
+                    TokenBucketPolicy.of("search", 2, Duration.ofSeconds(1)),
+                    TokenBucketPolicy.of("search", 5, Duration.ofHours(1)));
+            Throttler throttler = throttler(search);
+            if (refusedWhereTheStoreCannotCharge(throttler, "search")) {
+                return;
+            }
+            assertThat(throttler.estimate("search", "k", 1, 10).settle(4))
+                    .as("the largest debt: 2 of the burst limit")
+                    .isEqualTo(2);
+            Decision peek = throttler.peek("search", "k");
+            assertThat(peek.limit(0)).isEqualTo(reject(2, 0, 3_000, 4_000));
+            assertThat(peek.limit(1).remaining()).isEqualTo(1);
+        }
+
+        @Test
+        void anEstimateIsSettledOnceAndASecondSettlementChangesNothing() {
+            Throttler throttler = throttler(this.bucket);
+            if (refusedWhereTheStoreCannotCharge(throttler, "tb")) {
+                return;
+            }
+            Estimate estimate = throttler.estimate("tb", "k", 2);
+            assertThatIllegalArgumentException().isThrownBy(() -> estimate.settle(-1));
+            assertThat(estimate.isSettled()).as("a bad cost settles nothing").isFalse();
+            estimate.settle(3);
+            assertThatIllegalStateException()
+                    .isThrownBy(() -> estimate.settle(1))
+                    .withMessageContaining("once");
+            assertThatIllegalStateException().isThrownBy(() -> estimate.settle(9));
+            assertThat(throttler.peek("tb", "k").remaining()).isEqualTo(7);
+        }
+
+        @Test
+        void onlyTheAlgorithmsThatCarryADebtTakeAnActualCost() {
+            Throttler throttler = throttler(
+                    LockoutPolicy.of("lock", LUCIA_LADDER),
+                    new SlidingLogPolicy("log", 3, Duration.ofHours(1), Duration.ofSeconds(15), 1.5));
+            for (String policy : List.of("lock", "log")) {
+                assertThatIllegalArgumentException()
+                        .isThrownBy(() -> throttler.estimate(policy, "k", 1))
+                        .withMessageContaining("cannot carry a debt");
+            }
+            assertThat(throttler.peek("log", "k").remaining())
+                    .as("nothing taken")
+                    .isEqualTo(3);
+        }
+
+        /**
+         * 8 threads, 2,000 calls each, with a frozen clock (no refill): each call is charged an
+         * estimate of 1 and settled to a random cost from 0 to 20. The debt bound covers what 8
+         * calls in flight can overshoot, so every settlement is charged in full, and the key's state
+         * is exactly the sum of what the admitted calls cost: never more than the capacity and the
+         * debt bound.
+         */
+        @Test
+        void concurrentCallsWithRandomActualCostsAreChargedExactly() throws Exception {
+            int capacity = 1_000;
+            int maxDebt = 8 * 20;
+            Throttler throttler = throttler(new TokenBucketPolicy("tb", capacity, 1, Duration.ofHours(1)));
+            if (refusedWhereTheStoreCannotCharge(throttler, "tb")) {
+                return;
+            }
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                List<Future<long[]>> results = new ArrayList<>();
+                for (int t = 0; t < 8; t++) {
+                    long seed = t;
+                    results.add(pool.submit(() -> {
+                        java.util.Random random = new java.util.Random(seed);
+                        long admitted = 0;
+                        long cost = 0;
+                        for (int i = 0; i < 2_000; i++) {
+                            Estimate estimate;
+                            try {
+                                estimate = throttler.estimate("tb", "k", 1, maxDebt);
+                            } catch (ThrottledException refused) {
+                                continue;
+                            }
+                            int actual = random.nextInt(21);
+                            estimate.settle(actual);
+                            admitted++;
+                            cost += actual;
+                        }
+                        return new long[] {admitted, cost};
+                    }));
+                }
+                long admitted = 0;
+                long cost = 0;
+                for (Future<long[]> result : results) {
+                    long[] counts = result.get(5, TimeUnit.MINUTES);
+                    admitted += counts[0];
+                    cost += counts[1];
+                }
+                Decision after = throttler.peek("tb", "k");
+                long used = after.allowed()
+                        ? capacity - after.remaining()
+                        : capacity - 1 + after.retryAfterMillis() / 3_600_000;
+                assertThat(used)
+                        .as("the state is what the %d admitted calls cost", admitted)
+                        .isEqualTo(cost);
+                assertThat(cost).isLessThanOrEqualTo(capacity + maxDebt);
+                assertThat(cost).as("the budget was used up").isGreaterThanOrEqualTo(capacity);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
     @Nested
     class Reservations {
 

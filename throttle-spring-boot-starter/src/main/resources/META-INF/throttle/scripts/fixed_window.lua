@@ -54,6 +54,13 @@ if nextCount ~= nil then
     redis.call('SET', key, format('n%d:%d', nextCount + cost, start), 'PX', fmt(untilAfter))
     return {1, limit, 0, (nextCount + cost < limit) and untilNext or untilAfter, untilAfter,
       math.max(1, start + windowMillis), untilNext}
+  elseif op == 'c' then
+    -- a debt is carried into the next window only, at most maxDebt and the next window's limit
+    local more = math.max(nextCount, math.min(nextCount + cost, maxDebt, limit))
+    if more ~= nextCount then
+      redis.call('SET', key, format('n%d:%d', more, start), 'PX', fmt(untilAfter))
+    end
+    return {more}
   elseif op == 'r' then
     if receipt ~= nil and math.max(1, start + windowMillis) ~= receipt then
       -- a call of the full current window: nothing back while the next one holds reservations
@@ -115,5 +122,23 @@ elseif op == 'w' then
   redis.call('SET', key, format('n%d:%d', cost, s), 'PX', fmt(untilEnd + windowMillis))
   return {1, limit, 0, (cost < limit) and untilEnd or (untilEnd + windowMillis), untilEnd + windowMillis,
     math.max(1, s + windowMillis), untilEnd}
+elseif op == 'c' then
+  -- a charge after the call counts in the current window; what does not fit is carried into the
+  -- next window as reservations are (the current one counts as full), at most maxDebt units and the
+  -- next window's limit
+  local c, s = count or 0, start or now
+  local untilEnd = s + windowMillis - now
+  local total = c + cost
+  if total <= limit then
+    redis.call('SET', key, format('%d:%d', total, s), 'PX', fmt(untilEnd))
+    return {0}
+  end
+  local carry = math.min(total - math.max(c, limit), maxDebt, limit)
+  if carry <= 0 then
+    redis.call('SET', key, format('%d:%d', math.max(c, limit), s), 'PX', fmt(untilEnd))
+    return {0}
+  end
+  redis.call('SET', key, format('n%d:%d', carry, s), 'PX', fmt(untilEnd + windowMillis))
+  return {carry}
 end
 return redis.error_reply('unknown operation ' .. tostring(op))

@@ -114,5 +114,16 @@ elseif op == 'w' then
   end
   return {1, limit, r, (r >= limit) and 0 or floor((trial + (r + 1) * interval - tolerance + 999) / 1000), reset,
     math.max(1, nowMicros + trial), turn}
+elseif op == 'c' then
+  -- a charge after the call moves the score forward whatever the tolerance: beyond it by at most
+  -- maxDebt intervals, which every later call waits for
+  local most = math.min(tolerance + maxDebt * interval, HORIZON * 1000)
+  local charged = ahead
+  if most > ahead then
+    charged = math.min(ahead + cost * interval, most)
+    redis.call('SET', key, format('%d:%d', nowMicros + charged, interval), 'PX', fmt(floor((charged + 999) / 1000)))
+  end
+  local beyond = charged - tolerance
+  return {(beyond > 0) and floor((beyond + interval - 1) / interval) or 0}
 end
 return redis.error_reply('unknown operation ' .. tostring(op))

@@ -6,13 +6,16 @@
 --
 -- KEYS[1]  the key's state
 -- ARGV[1]  operation: a (acquire) | r (refund) | p (peek) | w (reserve: acquire, waiting for a turn)
--- ARGV[2]  cost, from 1 to the policy's maxCost (Java refuses higher costs before calling)
+--          | c (charge: a cost known after the call, into debt)
+-- ARGV[2]  cost, from 1 to the policy's maxCost (Java refuses higher costs before calling); for c,
+--          the units to take, from 1 to 2^31 - 1
 -- ARGV[3]  now in epoch milliseconds, or "" to read the Redis server's TIME (tests pass their clock)
 -- ARGV[4]  refund only, optional: the receipt of the call being refunded, as its acquire replied it;
 --          the refund then gives back exactly what that call took, or nothing once that is gone.
 --          Without it, a refund gives back cost units whichever call took them.
 -- ARGV[4]  reserve only: the longest the call may wait for its turn, in milliseconds (at least 1;
 --          a call that may not wait is an acquire)
+-- ARGV[4]  charge only: the most units the key may owe after the charge (its debt bound)
 --
 -- A script answers a and p with {allowed, limit, remaining, wait, resetAfterMillis, receipt}: wait
 -- is a refusal's retry-after, and for an allowed call the time until one unit more than remaining
@@ -21,7 +24,10 @@
 -- seventh number: how long until the call's turn (0 when it may proceed now); a reservation takes
 -- what the call costs for that turn at once, so every later call is decided after it, and one whose
 -- turn would come later than ARGV[4] is refused as a would refuse it, writing nothing. Only the
--- algorithms that take a wait answer w. r answers {}. A refusal writes
+-- algorithms that take a wait answer w. c takes the units whatever the key has left, never refused:
+-- what is left goes below nothing, into debt, by at most ARGV[4] units (the units beyond are not
+-- taken), and answers {debt}, the units the key owes after it; later calls are refused until the
+-- algorithm's refills pay the debt back. Only the algorithms that carry a debt answer c. r answers {}. A refusal writes
 -- nothing; every write sets PX to the time until the key's state is neutral again, so Redis forgets
 -- it when nothing would change by keeping it.
 --
@@ -77,6 +83,12 @@ end
 local maxWait = 0
 if op == 'w' then
   maxWait = tonumber(ARGV[4]) or 0
+end
+
+-- the most units a charge may leave the key owing
+local maxDebt = 0
+if op == 'c' then
+  maxDebt = tonumber(ARGV[4]) or 0
 end
 
 -- the key's state as stored, nil when there is none; a key of another Redis type is none too

@@ -16,7 +16,7 @@
 --          (as its acquire replied them); a 0 refunds that limit without one.
 -- Reply    a and p: the six numbers of each limit in turn (allowed, limit, remaining, wait,
 --          resetAfterMillis, receipt); on a refusal, the limits that would allow the call answer
---          as a peek. r: {}.
+--          as a peek. r: {}. c: {the largest debt of a limit}; every limit takes the units.
 local whole = raw
 local parts = {}
 if whole then
@@ -95,7 +95,7 @@ if asked == 'a' and not allowed then
       replies[i] = run(i, 'p')
     end
   end
-elseif asked == 'a' or asked == 'r' then
+elseif asked == 'a' or asked == 'r' or asked == 'c' then
   local states, px, kept = {}, 0, false
   for i = 1, #LIMITS do
     local w = writes[i]
@@ -123,6 +123,14 @@ end
 
 if asked == 'r' then
   return {}
+end
+if asked == 'c' then
+  -- the largest debt of a limit
+  local debt = 0
+  for i = 1, #LIMITS do
+    debt = math.max(debt, replies[i][1])
+  end
+  return {debt}
 end
 local reply = {}
 for i = 1, #LIMITS do

@@ -118,5 +118,14 @@ elseif op == 'w' then
   end
   return {1, capacity, 0, at + floor((inUse + 1 - capacity + refillTokens - 1) / refillTokens) * periodMillis - now,
     untilFullNow, math.max(1, fullAt), math.max(0, debtPaid)}
+elseif op == 'c' then
+  -- a charge after the call takes its tokens whatever the bucket holds: below empty by at most
+  -- maxDebt tokens, which the refills pay back before a call passes
+  local inUse = math.max(u, math.min(u + cost, capacity + maxDebt, 8388607))
+  if inUse ~= u then
+    local untilFullNow = math.max(0, at + floor((inUse + refillTokens - 1) / refillTokens) * periodMillis - now)
+    redis.call('SET', key, format('%d:%d', inUse, at), 'PX', fmt(math.max(1, untilFullNow)))
+  end
+  return {math.max(0, inUse - capacity)}
 end
 return redis.error_reply('unknown operation ' .. tostring(op))

@@ -54,6 +54,9 @@ public final class Admission implements AutoCloseable {
     private static final AtomicIntegerFieldUpdater<Admission> SETTLED =
             AtomicIntegerFieldUpdater.newUpdater(Admission.class, "settled");
 
+    private static final AtomicIntegerFieldUpdater<Admission> COSTED =
+            AtomicIntegerFieldUpdater.newUpdater(Admission.class, "costed");
+
     private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
     private static final Admission NONE = new Admission(List.of(), new String[0], new Decision[0]);
@@ -69,6 +72,9 @@ public final class Admission implements AutoCloseable {
 
     /** 0 until the call is ended by its outcome; 1 after. */
     private volatile int settled;
+
+    /** 0 until the call's actual costs are settled; 1 after. */
+    private volatile int costed;
 
     /** Which keys a success cleared, written before the settlement completes; null until one was. */
     private boolean @Nullable [] reset;
@@ -347,6 +353,82 @@ public final class Admission implements AutoCloseable {
      */
     public boolean releasesAtEnd() {
         return this.releasesAtEnd;
+    }
+
+    /**
+     * Settles what the call actually cost, for the charges whose cost is known only after the call
+     * (tokens a model used, rows an export returned), blocking if the store does: each charge whose
+     * actual cost is given is charged the difference from what it took (into debt, at most
+     * {@link Charge#maxDebt()}) or given back the difference by its decision's receipt, in one store
+     * round trip. Once per call: a later call of this or {@link #settleCostsAsync} does nothing. Does
+     * not end the call (see {@link #succeeded()}); never throws (a failure is logged, and what the call
+     * took stands).
+     * @param actualCosts one per charge, in charging order: the actual cost, or -1 where the estimate stands
+     */
+    public void settleCosts(long[] actualCosts) {
+        if (!claimCosts(actualCosts)) {
+            return;
+        }
+        for (int i = 0; i < this.decisions.length; i++) {
+            if (costs(i, actualCosts)) {
+                Charge charge = this.charges.get(i);
+                try {
+                    charge.bound()
+                            .settle(this.keys[i], charge.cost(), this.decisions[i], actualCosts[i], charge.maxDebt());
+                } catch (RuntimeException ex) {
+                    costFailed(charge, ex);
+                }
+            }
+        }
+    }
+
+    /**
+     * Like {@link #settleCosts}, without blocking; the settlements run side by side.
+     * @param actualCosts one per charge, in charging order: the actual cost, or -1 where the estimate stands
+     * @return completes when every settlement is done; never fails
+     */
+    public CompletionStage<Void> settleCostsAsync(long[] actualCosts) {
+        if (!claimCosts(actualCosts)) {
+            return DONE;
+        }
+        CompletionStage<Void> all = DONE;
+        for (int i = 0; i < this.decisions.length; i++) {
+            if (costs(i, actualCosts)) {
+                Charge charge = this.charges.get(i);
+                String key = this.keys[i];
+                Decision taken = this.decisions[i];
+                long actual = actualCosts[i];
+                CompletionStage<Void> done = start(
+                                () -> charge.bound().settleAsync(key, charge.cost(), taken, actual, charge.maxDebt()))
+                        .handle((debt, error) -> {
+                            if (error != null) {
+                                costFailed(charge, error);
+                            }
+                            return null;
+                        });
+                all = both(all, done);
+            }
+        }
+        return all;
+    }
+
+    private boolean claimCosts(long[] actualCosts) {
+        checkKeys(this.charges, new String[actualCosts.length]);
+        return this.decisions.length > 0 && COSTED.compareAndSet(this, 0, 1);
+    }
+
+    /** Whether charge {@code i} settles an actual cost: one is given, and the charge took something. */
+    private boolean costs(int i, long[] actualCosts) {
+        return actualCosts[i] >= 0
+                && this.decisions[i].allowed()
+                && !this.charges.get(i).releasesAtEnd();
+    }
+
+    private static void costFailed(Charge charge, Throwable ex) {
+        logger.warn(
+                "Could not settle the actual cost of a call of policy '"
+                        + charge.policy().name() + "'; what the call was charged before it ran stands",
+                ex);
     }
 
     private boolean claim() {

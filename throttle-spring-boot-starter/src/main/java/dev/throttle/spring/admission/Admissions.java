@@ -27,6 +27,8 @@ public final class Admissions {
 
     private final Function<String, Duration> waits;
 
+    private final Function<String, @Nullable Integer> debts;
+
     /**
      * Creates the charges' source.
      * @param throttler the throttler that knows the policies
@@ -52,10 +54,29 @@ public final class Admissions {
             Function<String, Charge.@Nullable OnSuccess> onSuccess,
             Function<String, BooleanSupplier> modes,
             Function<String, Duration> waits) {
+        this(throttler, onSuccess, modes, waits, (name) -> null);
+    }
+
+    /**
+     * Creates the charges' source, with each policy's {@code wait} and {@code max-debt}.
+     * @param throttler the throttler that knows the policies
+     * @param onSuccess how each policy settles a success, by name (null: every call counts)
+     * @param modes each policy's shadow-mode switch, by name
+     * @param waits the longest each policy's calls wait for a turn, by name (zero: refused at once)
+     * @param debts the most units a key of each policy may owe after a call whose actual cost was more
+     * than it had left, by name (null: the policy's quota)
+     */
+    public Admissions(
+            Throttler throttler,
+            Function<String, Charge.@Nullable OnSuccess> onSuccess,
+            Function<String, BooleanSupplier> modes,
+            Function<String, Duration> waits,
+            Function<String, @Nullable Integer> debts) {
         this.throttler = throttler;
         this.onSuccess = onSuccess;
         this.modes = modes;
         this.waits = waits;
+        this.debts = debts;
     }
 
     /**
@@ -101,6 +122,10 @@ public final class Admissions {
                 cost,
                 (settles != null) ? settles : Charge.OnSuccess.COUNT,
                 this.modes.apply(policy));
+        Integer maxDebt = this.debts.apply(policy);
+        if (maxDebt != null) {
+            charge = charge.withMaxDebt(maxDebt);
+        }
         Duration wait = this.waits.apply(policy);
         return (wait == null || wait.isZero()) ? charge : charge.withWait(wait);
     }

@@ -47,7 +47,15 @@ public final class Charge {
 
     private final boolean waits;
 
+    /** The most units a key may owe after a call that cost more than its estimate; -1 for the quota. */
+    private final int maxDebt;
+
     private Charge(BoundPolicy bound, int cost, OnSuccess onSuccess, BooleanSupplier shadow, Duration wait) {
+        this(bound, cost, onSuccess, shadow, wait, -1);
+    }
+
+    private Charge(
+            BoundPolicy bound, int cost, OnSuccess onSuccess, BooleanSupplier shadow, Duration wait, int maxDebt) {
         if (cost < 1) {
             throw new IllegalArgumentException("cost must be at least 1, was " + cost);
         }
@@ -57,6 +65,7 @@ public final class Charge {
         this.shadow = shadow;
         this.wait = wait;
         this.waits = !wait.isZero();
+        this.maxDebt = maxDebt;
     }
 
     /**
@@ -92,7 +101,7 @@ public final class Charge {
         if (planned == this.bound && cost == this.cost) {
             return this;
         }
-        return new Charge(planned, cost, this.onSuccess, this.shadow, this.wait);
+        return new Charge(planned, cost, this.onSuccess, this.shadow, this.wait, this.maxDebt);
     }
 
     /**
@@ -117,7 +126,32 @@ public final class Charge {
                         "policy '" + this.bound.policy().name() + "' cannot wait: " + why);
             }
         }
-        return wait.equals(this.wait) ? this : new Charge(this.bound, this.cost, this.onSuccess, this.shadow, wait);
+        return wait.equals(this.wait)
+                ? this
+                : new Charge(this.bound, this.cost, this.onSuccess, this.shadow, wait, this.maxDebt);
+    }
+
+    /**
+     * The same charge, with the most units a key may owe after a call whose actual cost
+     * ({@link Admission#settleCosts}) was more than it had left.
+     * @param maxDebt the debt bound, not negative
+     * @return the charge
+     * @throws IllegalArgumentException for a negative bound
+     */
+    public Charge withMaxDebt(int maxDebt) {
+        if (maxDebt < 0) {
+            throw new IllegalArgumentException("max-debt must not be negative, was " + maxDebt);
+        }
+        return new Charge(this.bound, this.cost, this.onSuccess, this.shadow, this.wait, maxDebt);
+    }
+
+    /**
+     * Returns the most units a key may owe after a call that cost more than it had left: as
+     * configured ({@code max-debt}), else one full quota of the policy.
+     * @return the debt bound
+     */
+    public int maxDebt() {
+        return (this.maxDebt >= 0) ? this.maxDebt : policy().quota();
     }
 
     /**

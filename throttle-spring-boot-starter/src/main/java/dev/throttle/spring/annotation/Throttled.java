@@ -83,6 +83,24 @@ public @interface Throttled {
     String costExpression() default "";
 
     /**
+     * SpEL for what the call actually cost, known only once it ran (the rows an export returned, the
+     * tokens a model used), over {@code #result} and the method's parameters: {@link #cost()} (or
+     * {@link #costExpression()}) is the estimate taken before the call, so that concurrent calls
+     * cannot all pass on an empty budget, and after it the difference is charged or given back, once.
+     * A call that cost more than its key had left puts the key into debt: later calls are refused
+     * until the refills pay it back (at most {@code throttle.policies.<policy>.max-debt}, one full
+     * quota by default). {@code #result} is the return value, unwrapped from a
+     * {@code ResponseEntity} (its body), an {@code Optional}, a {@code CompletionStage} or a
+     * {@code Mono}; for a {@code Flux}, the expression is evaluated per element and summed, settled
+     * when the stream completes, fails or is cancelled. A call that returned nothing to read (an
+     * exception, an empty {@code Optional} or {@code Mono}) keeps its estimate; so does one whose
+     * expression fails or gives no number (logged once). A negative number counts as 0. For
+     * token-bucket, gcra and fixed-window policies, on the memory and Redis stores; checked at startup.
+     * @return the actual-cost expression, or empty when the cost is known before the call
+     */
+    String actualCost() default "";
+
+    /**
      * The longest a call over the limit waits for its turn before it is refused, as a duration
      * ({@code 2s}, {@code 500ms}, {@code PT2S}), over the policy's {@code wait}; {@code 0s} refuses at
      * once. Empty (the default): the policy's {@code wait}. The store reserves the turn up front in one

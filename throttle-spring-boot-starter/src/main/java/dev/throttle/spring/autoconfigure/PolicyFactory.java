@@ -203,6 +203,11 @@ final class PolicyFactory {
                 problems.add(path + ".wait " + wait);
                 return null;
             }
+            String debt = (several != null) ? checkMaxDebt(several, settings.getMaxDebt()) : null;
+            if (debt != null) {
+                problems.add(path + ".max-debt " + debt);
+                return null;
+            }
             return several;
         }
         for (String parameter : parameters.keySet()) {
@@ -221,6 +226,11 @@ final class PolicyFactory {
                 problems.add(path + ".wait " + wait);
                 return null;
             }
+            String debt = checkMaxDebt(policy, settings.getMaxDebt());
+            if (debt != null) {
+                problems.add(path + ".max-debt " + debt);
+                return null;
+            }
             if (policy instanceof ConcurrencyPolicy && (settings.isResetOnSuccess() || settings.hasCount())) {
                 // a slot is released however its call ends: a reset would free the slots of other calls
                 problems.add(path + (settings.isResetOnSuccess() ? ".reset-on-success" : ".count")
@@ -235,6 +245,24 @@ final class PolicyFactory {
             problems.add(path + ": " + ex.getMessage());
         }
         return null;
+    }
+
+    /**
+     * Returns what is wrong with a policy's {@code max-debt}, or null: not negative, and only for the
+     * algorithms that carry a debt.
+     * @param policy the policy
+     * @param maxDebt its debt bound, null when unset
+     * @return the problem, to follow the property's path; null when there is none
+     */
+    static @Nullable String checkMaxDebt(Policy policy, @Nullable Integer maxDebt) {
+        if (maxDebt == null) {
+            return null;
+        }
+        if (maxDebt < 0) {
+            return "must not be negative, was " + maxDebt;
+        }
+        String why = BoundPolicy.whyNoActualCost(policy);
+        return (why != null) ? "means nothing here: " + why : null;
     }
 
     /**

@@ -135,7 +135,8 @@ public final class ThrottleAutoConfiguration {
                 throttler,
                 (name) -> (policies.get(name) != null) ? policies.get(name).onSuccess() : null,
                 modes::of,
-                (name) -> (policies.get(name) != null) ? policies.get(name).waitOrZero() : Duration.ZERO);
+                (name) -> (policies.get(name) != null) ? policies.get(name).waitOrZero() : Duration.ZERO,
+                (name) -> (policies.get(name) != null) ? policies.get(name).getMaxDebt() : null);
     }
 
     @Bean

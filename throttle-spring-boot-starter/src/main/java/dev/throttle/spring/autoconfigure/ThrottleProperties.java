@@ -802,6 +802,21 @@ public class ThrottleProperties {
         private boolean resetOnSuccess;
 
         /**
+         * Most units a key may owe after a call whose actual cost (@Throttled actualCost) was more
+         * than it had left; later calls are refused until refills pay it back. Unset: one full
+         * quota. Token-bucket, gcra and fixed-window only.
+         */
+        private Integer maxDebt;
+
+        public Integer getMaxDebt() {
+            return this.maxDebt;
+        }
+
+        public void setMaxDebt(Integer maxDebt) {
+            this.maxDebt = maxDebt;
+        }
+
+        /**
          * Longest a call over the limit waits for its turn before it is refused; 0 refuses at once.
          * Token-bucket, gcra and fixed-window only.
          */

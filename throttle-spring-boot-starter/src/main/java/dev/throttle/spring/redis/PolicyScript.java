@@ -27,6 +27,9 @@ final class PolicyScript {
     /** A reservation: an acquire that may wait for its turn, its longest wait as the fourth argument. */
     static final byte[] RESERVE = {'w'};
 
+    /** A charge of a cost known after the call: the units as the cost, the debt bound as the fourth argument. */
+    static final byte[] CHARGE = {'c'};
+
     /** The costs a call usually has, as the digits sent: none of them encoded per call. */
     private static final byte[][] COSTS = new byte[65][];
 

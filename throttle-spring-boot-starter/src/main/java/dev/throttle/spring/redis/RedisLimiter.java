@@ -229,6 +229,28 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
                 .toFuture();
     }
 
+    /** One {@code EVALSHA}; a refusal remembered here stays true (a charge only makes the key owe more). */
+    @Override
+    public int charge(String key, int units, int maxDebt) {
+        return this.bounds.await(charged(key, units, maxDebt).toFuture(), "charge");
+    }
+
+    @Override
+    public CompletionStage<Integer> chargeAsync(String key, int units, int maxDebt) {
+        return this.bounds.bounded(charged(key, units, maxDebt), "charge").toFuture();
+    }
+
+    private Mono<Integer> charged(String key, int units, int maxDebt) {
+        if (!this.policy.algorithm().takesActualCost()) {
+            return Mono.error(new UnsupportedOperationException(
+                    "Policy '" + this.policy.name() + "' cannot take a cost after the call: "
+                            + this.policy.algorithm().whyNoActualCost()));
+        }
+        return this.script
+                .eval(key, PolicyScript.CHARGE, units, PolicyScript.ascii(Integer.toString(maxDebt)))
+                .map(ScriptReply::debt);
+    }
+
     @Override
     public Decision peek(String key) {
         return this.bounds.await(decide(key, PolicyScript.PEEK, 1).toFuture(), "peek");

@@ -15,6 +15,19 @@ final class ScriptReply {
      * {@code wait} is a refusal's retry-after and an allowed call's time until its next unit. A
      * reservation's reply has a seventh number, the time until the call's turn.
      */
+    /**
+     * The debt a charge answered ({@code {debt}}).
+     * @param reply the script's reply
+     * @return the units the key owes, not negative
+     */
+    static int debt(List<Object> reply) {
+        List<?> values = reply;
+        if (values.size() == 1 && values.get(0) instanceof List<?> nested) {
+            values = nested;
+        }
+        return (int) Math.max(0, Math.min(number(values.get(0)), Integer.MAX_VALUE));
+    }
+
     static Decision decision(List<Object> reply) {
         List<?> values = reply;
         if (values.size() == 1 && values.get(0) instanceof List<?> nested) {

@@ -55,6 +55,17 @@ final class KeyVariables {
     }
 
     /**
+     * The same variables but one, which the evaluation supplies itself (such as {@code #result}).
+     * @param name the variable's name, without {@code #}
+     * @return the other variables
+     */
+    KeyVariables without(String name) {
+        Set<String> others = new LinkedHashSet<>(this.names);
+        others.remove(name);
+        return new KeyVariables(others);
+    }
+
+    /**
      * Whether the key reads a variable.
      * @param name the variable's name, without {@code #}
      * @return whether the key names it

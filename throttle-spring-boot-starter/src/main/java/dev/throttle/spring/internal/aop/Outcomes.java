@@ -46,10 +46,11 @@ final class Outcomes {
     }
 
     private static Object now(ThrottledMethod throttled, Admitted taken, Object result) {
+        taken.read(result);
         if (!ReturnTypes.isFailure(result)) {
             taken.succeeded();
         } else {
-            taken.admission().failed();
+            taken.failed();
         }
         return result;
     }
@@ -76,10 +77,13 @@ final class Outcomes {
     /** The call's outcome is the stage's: settle when it completes, before the caller sees it. */
     private static Object stage(ThrottledMethod throttled, Admitted taken, CompletionStage<?> stage) {
         CompletionStage<?> settled = stage.whenComplete((value, error) -> {
+            if (error == null) {
+                taken.read(value);
+            }
             if (error == null && !ReturnTypes.isFailure(value)) {
                 taken.succeeded();
             } else {
-                taken.admission().failed();
+                taken.failed();
             }
         });
         return throttled.method().getReturnType().isInstance(settled) ? settled : stage;
@@ -119,6 +123,7 @@ final class Outcomes {
                 return null;
             }
         }
+        taken.read(value);
         taken.succeeded();
         return null;
     }
@@ -137,7 +142,8 @@ final class Outcomes {
         static Object follow(ThrottledMethod throttled, Admitted taken, Object result) {
             ResponseEntity<?> entity = (ResponseEntity<?>) result;
             if (entity.getStatusCode().isError()) {
-                taken.admission().failed();
+                taken.read(entity);
+                taken.failed();
                 return entity;
             }
             Object body = entity.getBody();

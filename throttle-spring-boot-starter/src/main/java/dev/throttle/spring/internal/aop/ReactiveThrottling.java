@@ -59,7 +59,8 @@ final class ReactiveThrottling {
                     return Mono.fromCompletionStage(() -> context.admitAsync(charged.charges(), charged.keys()))
                             .map((admission) -> new Admitted(admission, context));
                 });
-        Mono<Admitted> acquired = decided.flatMap(ReactiveThrottling::turn);
+        Mono<Admitted> acquired =
+                decided.map((taken) -> throttled.metered(taken, arguments)).flatMap(ReactiveThrottling::turn);
         Publisher<Object> result;
         if (throttled.many()) {
             result = acquired.flatMapMany((taken) -> {
@@ -115,29 +116,34 @@ final class ReactiveThrottling {
 
     /** A single value is a success unless it is a failed ResponseEntity; so is completing empty. */
     private static Mono<Object> settledOnValue(Mono<Object> value, Admitted taken) {
-        return value.flatMap((emitted) -> ReturnTypes.isFailure(emitted)
-                        ? failed(taken).thenReturn(emitted)
-                        : settled(taken).thenReturn(emitted))
+        return value.flatMap((emitted) -> {
+                    taken.read(emitted);
+                    return ReturnTypes.isFailure(emitted)
+                            ? failed(taken).thenReturn(emitted)
+                            : settled(taken).thenReturn(emitted);
+                })
                 .switchIfEmpty(settled(taken))
                 .onErrorResume((error) -> failed(taken).then(Mono.error(error)))
-                .doOnCancel(() -> taken.admission().failedAsync());
+                .doOnCancel(taken::failedAsync);
     }
 
     /** Many values are a success when they complete and none was a failed ResponseEntity. */
     private static Flux<Object> settledOnCompletion(Flux<Object> values, Admitted taken) {
         return Flux.defer(() -> {
             boolean[] failed = new boolean[1];
-            return values.doOnNext((emitted) -> failed[0] |= ReturnTypes.isFailure(emitted))
+            return values.doOnNext((emitted) -> {
+                        taken.read(emitted);
+                        failed[0] |= ReturnTypes.isFailure(emitted);
+                    })
                     .concatWith(Mono.defer(() -> failed[0] ? failed(taken) : settled(taken)))
                     .onErrorResume((error) -> failed(taken).then(Mono.error(error)))
-                    .doOnCancel(() -> taken.admission().failedAsync());
+                    .doOnCancel(taken::failedAsync);
         });
     }
 
     /** Settles a success when subscribed; completes empty, and never fails (see {@link dev.throttle.spring.admission.Admission}). */
     private static <T> Mono<T> settled(Admitted taken) {
-        return Mono.fromCompletionStage(() -> taken.request().succeededAsync(taken.admission()))
-                .then(Mono.empty());
+        return Mono.fromCompletionStage(taken::succeededAsync).then(Mono.empty());
     }
 
     /**
@@ -145,7 +151,7 @@ final class ReactiveThrottling {
      * completes empty, and never fails.
      */
     private static <T> Mono<T> failed(Admitted taken) {
-        return Mono.fromCompletionStage(() -> taken.admission().failedAsync()).then(Mono.empty());
+        return Mono.fromCompletionStage(taken::failedAsync).then(Mono.empty());
     }
 
     @SuppressWarnings("unchecked")

@@ -75,6 +75,7 @@ final class ThrottleInterceptor implements MethodInterceptor {
             ThrottledMethod.Call call = throttled.call(invocation.getArguments(), request);
             taken = new Admitted(request.admit(call.charges(), call.keys()), request);
         }
+        taken = throttled.metered(taken, invocation.getArguments());
         if (taken.admission().waitMillis() > 0 && Waiting.delaysStage(throttled)) {
             // a CompletionStage: the call waits for its turn on a timer, no thread held meanwhile
             return Waiting.later(throttled, taken, invocation::proceed);

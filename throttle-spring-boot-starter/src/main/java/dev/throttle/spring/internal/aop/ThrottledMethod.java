@@ -5,6 +5,7 @@ import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 
 /**
@@ -26,6 +27,9 @@ final class ThrottledMethod {
     private final ThrottleChoices choices;
 
     private final ReturnTypes.Plan plan;
+
+    /** The actual-cost expressions, or null when every throttle's cost is known before the call. */
+    private final @Nullable ActualCosts actualCosts;
 
     private final boolean settlesOnSuccess;
 
@@ -52,19 +56,56 @@ final class ThrottledMethod {
      * @param choices their plan and cost expressions, or null when none has one
      */
     ThrottledMethod(Method method, List<Charge> throttles, ThrottleKeys keys, ThrottleChoices choices) {
+        this(method, throttles, keys, choices, null);
+    }
+
+    /**
+     * Creates a resolved method.
+     * @param method the method, or null for {@link #NONE}
+     * @param throttles the throttles, in annotation order
+     * @param keys their keys, in the same order
+     * @param choices their plan and cost expressions, or null when none has one
+     * @param actualCosts their actual-cost expressions, or null when none has one
+     */
+    ThrottledMethod(
+            Method method,
+            List<Charge> throttles,
+            ThrottleKeys keys,
+            ThrottleChoices choices,
+            @Nullable ActualCosts actualCosts) {
         this.method = method;
+        this.actualCosts = actualCosts;
         this.throttles = List.copyOf(throttles);
         this.keys = keys;
         this.choices = choices;
         this.plan = (method != null)
                 ? ReturnTypes.plan(method)
                 : new ReturnTypes.Plan(ReturnTypes.Kind.VALUE, null, false, "void");
-        this.settlesOnSuccess = this.throttles.stream().anyMatch(Charge::settlesOnSuccess);
+        // a cost known after the call is read from the call's outcome, as a success is settled
+        this.settlesOnSuccess = actualCosts != null || this.throttles.stream().anyMatch(Charge::settlesOnSuccess);
         this.releasesAtEnd = this.throttles.stream().anyMatch(Charge::releasesAtEnd);
     }
 
     Method method() {
         return this.method;
+    }
+
+    /**
+     * Whether some throttle's cost is known only after the call.
+     * @return whether the call's outcome is read for its actual cost
+     */
+    boolean hasActualCost() {
+        return this.actualCosts != null;
+    }
+
+    /**
+     * The same admission, with a meter for the call's actual costs when some throttle has one.
+     * @param taken what the call took
+     * @param arguments the call's arguments
+     * @return the admission to settle the call through
+     */
+    Admitted metered(Admitted taken, Object[] arguments) {
+        return (this.actualCosts == null) ? taken : taken.metered(this.actualCosts.meter(arguments));
     }
 
     List<Charge> throttles() {

@@ -2,6 +2,7 @@ package dev.throttle.spring.internal.aop;
 
 import dev.throttle.BoundPolicy;
 import dev.throttle.Policy;
+import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.admission.Admissions;
@@ -214,22 +215,29 @@ public final class ThrottledMethods {
         String[] policies = new String[annotations.size()];
         String[] plans = new String[annotations.size()];
         String[] costs = new String[annotations.size()];
+        String[] actualCosts = new String[annotations.size()];
         for (int i = 0; i < annotations.size(); i++) {
             throttles.add(throttle(specific, annotations.get(i)));
             keys[i] = annotations.get(i).key();
             policies[i] = annotations.get(i).policy();
             plans[i] = annotations.get(i).plan();
             costs[i] = annotations.get(i).costExpression();
+            actualCosts[i] = annotations.get(i).actualCost();
+            if (!actualCosts[i].isBlank()) {
+                checkActualCost(specific, annotations.get(i), throttles.get(i));
+            }
         }
         ThrottleKeys parsed;
         ThrottleChoices choices;
+        ActualCosts actual;
         try {
             parsed = new ThrottleKeys(specific, keys, policies, this.principalAvailable, this.beans);
             choices = ThrottleChoices.parse(specific, plans, costs, policies, this.principalAvailable, this.beans);
+            actual = ActualCosts.parse(specific, actualCosts, policies, this.beans);
         } catch (InvalidKeyException ex) {
             throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index())) + ex.getMessage());
         }
-        ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed, choices);
+        ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed, choices, actual);
         checkOutcomeIsVisible(built);
         return built;
     }
@@ -255,6 +263,12 @@ public final class ThrottledMethods {
                                 + "' is a concurrency limit, whose slot is released when the call ends: return the value,"
                                 + " a CompletableFuture, a reactive type, or one of Spring MVC's asynchronous results"
                                 + " (a Callable, DeferredResult, emitter or StreamingResponseBody) instead");
+            }
+            if (method.hasActualCost()) {
+                throw new ThrottleConfigurationException(
+                        "@Throttled(actualCost) on " + describe(method.method()) + " returns " + plan.description()
+                                + ", whose value the advisor cannot read: return the value, a ResponseEntity, a "
+                                + "CompletableFuture, or a reactive type (Mono, Flux, Publisher, RxJava's...) instead");
             }
             if (throttle.settlesOnSuccess()) {
                 String property = throttle.resetOnSuccess() ? "reset-on-success" : "count";
@@ -311,6 +325,26 @@ public final class ThrottledMethods {
                     + " (a wait is for token-bucket, gcra and fixed-window policies of one limit)");
         }
         return charge.withWait(wait);
+    }
+
+    /**
+     * A cost known after the call needs an algorithm that carries a debt and a store that charges
+     * after the call; a concurrency limit's slot is no cost.
+     */
+    private void checkActualCost(Method method, Throttled annotation, Charge charge) {
+        String why = BoundPolicy.whyNoActualCost(charge.policy());
+        if (why != null) {
+            throw new ThrottleConfigurationException(where(method, annotation) + " has actualCost \""
+                    + annotation.actualCost() + "\", but policy '"
+                    + charge.policy().name()
+                    + "' cannot take a cost known after the call: " + why);
+        }
+        ThrottleStore store = this.admissions.throttler().store();
+        if (!store.chargesAfterTheCall()) {
+            throw new ThrottleConfigurationException(where(method, annotation) + " has actualCost \""
+                    + annotation.actualCost() + "\", but the " + store.kind()
+                    + " store does not charge a cost after the call yet: use the memory or redis store");
+        }
     }
 
     private static String where(Method method, Throttled annotation) {
