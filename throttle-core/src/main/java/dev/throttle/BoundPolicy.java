@@ -427,13 +427,13 @@ public final class BoundPolicy {
     public int settle(@Nullable String key, int estimate, Decision taken, long actualCost, int maxDebt) {
         PolicyBinding.Numbers numbers = numbers();
         long difference = difference(numbers.policy, estimate, actualCost, maxDebt);
+        int debt = 0;
         if (difference > 0) {
-            return numbers.limiter.charge(StoreKeys.of(key), units(difference), maxDebt);
-        }
-        if (difference < 0) {
+            debt = numbers.limiter.charge(StoreKeys.of(key), units(difference), maxDebt);
+        } else if (difference < 0) {
             refund(key, (int) -difference, taken);
         }
-        return 0;
+        return settled(numbers.policy, estimate, actualCost, debt, maxDebt);
     }
 
     /**
@@ -450,13 +450,38 @@ public final class BoundPolicy {
             @Nullable String key, int estimate, Decision taken, long actualCost, int maxDebt) {
         PolicyBinding.Numbers numbers = numbers();
         long difference = difference(numbers.policy, estimate, actualCost, maxDebt);
+        CompletionStage<Integer> debt;
         if (difference > 0) {
-            return numbers.limiter.chargeAsync(StoreKeys.of(key), units(difference), maxDebt);
+            debt = numbers.limiter.chargeAsync(StoreKeys.of(key), units(difference), maxDebt);
+        } else if (difference < 0) {
+            debt = refundAsync(key, (int) -difference, taken).thenApply((done) -> 0);
+        } else {
+            debt = CompletableFuture.completedFuture(0);
         }
-        if (difference < 0) {
-            return refundAsync(key, (int) -difference, taken).thenApply((done) -> 0);
+        return debt.thenApply((owed) -> settled(numbers.policy, estimate, actualCost, owed, maxDebt));
+    }
+
+    /**
+     * Tells the listeners, and says once per policy (at WARN) that a key reached its debt bound: a
+     * call cost more than the key had left and the bound allowed, so what it cost beyond was not
+     * charged. Returns the debt.
+     */
+    private int settled(Policy policy, int estimate, long actualCost, int debt, int maxDebt) {
+        if (debt >= maxDebt && actualCost > estimate && this.shared.debtBoundReported.compareAndSet(false, true)) {
+            logger.log(
+                    System.Logger.Level.WARNING,
+                    "A key of policy '" + policy.name() + "' reached its debt bound (max-debt " + maxDebt
+                            + "): a call cost more than the key had left and the bound allows, and what it cost"
+                            + " beyond was not charged (said once per policy)");
         }
-        return CompletableFuture.completedFuture(0);
+        for (ThrottleListener listener : this.shared.listeners) {
+            try {
+                listener.onSettled(policy, estimate, actualCost, debt);
+            } catch (RuntimeException ex) {
+                // a listener's failure must not fail a settlement that is made
+            }
+        }
+        return debt;
     }
 
     private static long difference(Policy policy, int estimate, long actualCost, int maxDebt) {

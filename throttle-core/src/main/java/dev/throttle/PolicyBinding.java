@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -64,6 +65,9 @@ final class PolicyBinding {
 
         /** Unknown plan names already warned about. */
         final Set<String> warned = ConcurrentHashMap.newKeySet();
+
+        /** Whether a key reaching the debt bound has been said (once per policy). */
+        final AtomicBoolean debtBoundReported = new AtomicBoolean();
 
         BoundPolicy base;
 

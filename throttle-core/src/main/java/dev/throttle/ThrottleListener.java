@@ -64,4 +64,15 @@ public interface ThrottleListener {
      * @param after the numbers it applies from now on
      */
     default void onPolicyChanged(Policy before, Policy after) {}
+
+    /**
+     * Hears a call whose cost was known only after it ran settled ({@link BoundPolicy#settle}):
+     * charged its estimate before, and what it actually cost. An exception thrown here is ignored.
+     * @param policy the policy
+     * @param estimate units the call was charged before it ran
+     * @param actualCost what it cost
+     * @param debt units the key owes after the settlement: 0 when it owes nothing (or nothing more
+     * was charged), -1 when a failure policy kept the charge for a store it could not reach
+     */
+    default void onSettled(Policy policy, int estimate, long actualCost, int debt) {}
 }

@@ -35,6 +35,49 @@ class ThrottlerTests {
     }
 
     @Test
+    void aKeyReachingItsDebtBoundIsSaidOncePerPolicyAndListenersHearEverySettlement() {
+        List<String> warnings = new ArrayList<>();
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(BoundPolicy.class.getName());
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                warnings.add(record.getMessage());
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        List<String> heard = new ArrayList<>();
+        ThrottleListener listener = new ThrottleListener() {
+
+            @Override
+            public void onSettled(Policy policy, int estimate, long actualCost, int debt) {
+                heard.add(policy.name() + " " + estimate + " " + actualCost + " " + debt);
+            }
+        };
+        log.addHandler(capture);
+        try (MemoryThrottleStore store = new MemoryThrottleStore(new ManualTimeSource(), 1_000)) {
+            Throttler throttler = new Throttler(
+                    store, List.of(TokenBucketPolicy.of("tokens", 10, Duration.ofSeconds(1))), List.of(listener));
+            throttler.estimate("tokens", "alice", 1, 5).settle(4);
+            throttler.estimate("tokens", "bob", 1, 5).settle(100);
+            throttler.estimate("tokens", "carol", 1, 5).settle(100);
+            assertThat(heard).containsExactly("tokens 1 4 0", "tokens 1 100 5", "tokens 1 100 5");
+            assertThat(warnings)
+                    .singleElement()
+                    .asString()
+                    .contains("policy 'tokens' reached its debt bound (max-debt 5)")
+                    .contains("said once per policy");
+        } finally {
+            log.removeHandler(capture);
+        }
+    }
+
+    @Test
     void anUnknownPolicyIsAnErrorThatListsTheKnownOnes() {
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> this.throttler.tryAcquire("nope", "k"))

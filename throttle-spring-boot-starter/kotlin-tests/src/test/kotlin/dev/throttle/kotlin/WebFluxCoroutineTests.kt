@@ -1,6 +1,7 @@
 package dev.throttle.kotlin
 
 import dev.throttle.ManualTimeSource
+import dev.throttle.Throttler
 import dev.throttle.memory.MemoryThrottleStore
 import dev.throttle.spring.annotation.Throttled
 import kotlinx.coroutines.delay
@@ -45,6 +46,9 @@ import kotlin.coroutines.cancellation.CancellationException
         "throttle.policies.reports.algorithm=concurrency",
         "throttle.policies.reports.limit=1",
         "throttle.policies.reports.lease=1h",
+        "throttle.policies.export.algorithm=token-bucket",
+        "throttle.policies.export.capacity=100",
+        "throttle.policies.export.refill-period=1h",
     ],
 )
 class WebFluxCoroutineTests {
@@ -57,6 +61,9 @@ class WebFluxCoroutineTests {
 
     @Autowired
     lateinit var store: MemoryThrottleStore
+
+    @Autowired
+    lateinit var throttler: Throttler
 
     private val http by lazy { KotlinHttp(port) }
 
@@ -161,6 +168,24 @@ class WebFluxCoroutineTests {
     }
 
     @Test
+    fun `a suspend fun with an actual cost is settled to what it returned`() {
+        val export = http.get("/export?rows=10")
+        assertThat(export.statusCode()).isEqualTo(200)
+        assertThat(throttler.peek("export", "127.0.0.1").remaining())
+            .`as`("estimate 1, settled to the 10 rows returned")
+            .isEqualTo(90)
+    }
+
+    @Test
+    fun `a Flow with an actual cost is settled to the sum over its elements when it completes`() {
+        val export = http.get("/export-flow")
+        assertThat(export.statusCode()).isEqualTo(200)
+        assertThat(throttler.peek("export", "127.0.0.1").remaining())
+            .`as`("1 + 2 + 3")
+            .isEqualTo(94)
+    }
+
+    @Test
     fun `a suspend fun on a plain service keyed by an argument is throttled`() {
         repeat(3) { assertThat(http.get("/service?name=bob").body()).isEqualTo("hello bob") }
         assertThat(http.get("/service?name=bob").statusCode()).isEqualTo(429)
@@ -215,6 +240,22 @@ class WebFluxCoroutineTests {
         suspend fun hello(): String {
             delay(1)
             return "hello"
+        }
+
+        @GetMapping("/export")
+        @Throttled(policy = "export", key = "#ip", actualCost = "#result.size()")
+        suspend fun export(@RequestParam rows: Int): List<Int> {
+            delay(1)
+            return (0 until rows).toList()
+        }
+
+        @GetMapping("/export-flow")
+        @Throttled(policy = "export", key = "#ip", actualCost = "#result")
+        fun exportFlow(): Flow<Int> = flow {
+            emit(1)
+            delay(1)
+            emit(2)
+            emit(3)
         }
 
         @GetMapping("/flow")

@@ -5,6 +5,7 @@ import dev.throttle.DecisionSource;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleListener;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -31,7 +32,11 @@ import java.util.function.Function;
  * decision took in the store, failing included;</li>
  * <li>{@code throttle.wait} (timer), tagged {@code policy}: how long each call that had to wait for its
  * turn (a policy's {@code wait}, {@code @Throttled(maxWait)}, {@code Throttler.acquire}) was given to
- * wait, recorded when its turn is reserved. A call let in at once records nothing here.</li>
+ * wait, recorded when its turn is reserved. A call let in at once records nothing here;</li>
+ * <li>{@code throttle.actual.cost} (distribution summary), tagged {@code policy}: what each call whose
+ * cost was known only after it ran ({@code @Throttled(actualCost)}, {@code Throttler.estimate}) cost;</li>
+ * <li>{@code throttle.debt} (counter), tagged {@code policy}: settlements that left their key owing
+ * units (debt events).</li>
  * </ul>
  * A refund or reset that failed is not a decision and is not counted here (listeners hear it as
  * {@link ThrottleListener#onStoreError}). Tags are bounded: policy names come from configuration,
@@ -52,6 +57,12 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
 
     /** The wait timer's name. */
     public static final String WAIT = "throttle.wait";
+
+    /** The actual cost summary's name. */
+    public static final String ACTUAL_COST = "throttle.actual.cost";
+
+    /** The debt events counter's name. */
+    public static final String DEBT = "throttle.debt";
 
     private static final MeterRegistry[] NONE = new MeterRegistry[0];
 
@@ -112,6 +123,25 @@ public final class MicrometerThrottleListener implements ThrottleListener, Meter
         if (wait > 0) {
             for (Timer timer : meters.waits) {
                 timer.record(wait, TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    /** Settlements are rarer than decisions: the registry finds the meters each time. */
+    @Override
+    public void onSettled(Policy policy, int estimate, long actualCost, int debt) {
+        for (MeterRegistry registry : this.registries.get()) {
+            DistributionSummary.builder(ACTUAL_COST)
+                    .description("What calls whose cost was known only after they ran cost")
+                    .tag("policy", policy.name())
+                    .register(registry)
+                    .record(actualCost);
+            if (debt > 0) {
+                Counter.builder(DEBT)
+                        .description("Settlements that left their key owing units")
+                        .tag("policy", policy.name())
+                        .register(registry)
+                        .increment();
             }
         }
     }

@@ -17,6 +17,7 @@ import dev.throttle.spring.autoconfigure.ThrottleAutoConfiguration;
 import dev.throttle.spring.autoconfigure.ThrottleMetricsAutoConfiguration;
 import dev.throttle.testing.FlakyStore;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -64,6 +65,30 @@ class ThrottleMetricsTests {
                             .as("30 s and 60 s, on the system clock")
                             .isBetween(89.0, 90.0);
                     assertThat(waits.getId().getTags()).extracting(Tag::getKey).containsExactly("policy");
+                });
+    }
+
+    @Test
+    void actualCostsAreSummarisedByPolicyAndSettlementsThatLeaveADebtAreCounted() {
+        this.contextRunner
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .run((context) -> {
+                    Throttler throttler = context.getBean(Throttler.class);
+                    throttler.estimate("api", "alice", 1).settle(1);
+                    throttler.estimate("api", "bob", 1).settle(0);
+                    throttler.estimate("api", "carol", 1).settle(3);
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    DistributionSummary costs = registry.get(MicrometerThrottleListener.ACTUAL_COST)
+                            .tag("policy", "api")
+                            .summary();
+                    assertThat(costs.count()).isEqualTo(3);
+                    assertThat(costs.totalAmount()).isEqualTo(4);
+                    assertThat(registry.get(MicrometerThrottleListener.DEBT)
+                                    .tag("policy", "api")
+                                    .counter()
+                                    .count())
+                            .as("only carol owes: 3 of a limit of 2")
+                            .isEqualTo(1);
                 });
     }
 
