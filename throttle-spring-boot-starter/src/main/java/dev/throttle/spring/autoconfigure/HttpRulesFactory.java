@@ -38,7 +38,8 @@ final class HttpRulesFactory {
                         rule.getPolicy(),
                         rule.getKey(),
                         rule.getCost(),
-                        rule.getPlan()))
+                        rule.getPlan(),
+                        rule.getActualCostHeader()))
                 .toList();
         return new HttpRules(
                 specs, admissions, principalProblem(http.getFilterOrder(), environment, reactive, classLoader));

@@ -514,6 +514,23 @@ public class ThrottleProperties {
              */
             private String plan = "";
 
+            /**
+             * Response header in which the handler says what the request actually cost (such as
+             * X-Rows); read once the response is complete, the difference to the cost charged before
+             * is charged (into the policy's debt) or given back. A missing header or one that is no
+             * number keeps the cost charged before. Token-bucket, gcra and fixed-window policies on the
+             * memory and Redis stores. Empty when the cost is known before the request.
+             */
+            private String actualCostHeader = "";
+
+            public String getActualCostHeader() {
+                return this.actualCostHeader;
+            }
+
+            public void setActualCostHeader(String actualCostHeader) {
+                this.actualCostHeader = actualCostHeader;
+            }
+
             public List<String> getPaths() {
                 return this.paths;
             }

@@ -51,6 +51,9 @@ final class HttpRule {
 
     private final boolean usesPath;
 
+    /** The response header that says what a request cost, or null when its cost is known before. */
+    private final @Nullable String actualCostHeader;
+
     private final AtomicBoolean warned = new AtomicBoolean();
 
     HttpRule(
@@ -63,7 +66,8 @@ final class HttpRule {
             KeyKind kind,
             @Nullable Expression expression,
             boolean usesPrincipal,
-            boolean usesPath) {
+            boolean usesPath,
+            @Nullable String actualCostHeader) {
         this.property = property;
         this.patterns = patterns;
         this.methods = methods;
@@ -74,6 +78,13 @@ final class HttpRule {
         this.expression = expression;
         this.usesPrincipal = usesPrincipal;
         this.usesPath = usesPath;
+        this.actualCostHeader = actualCostHeader;
+    }
+
+    /** The response header that says what a request cost, or null when its cost is known before. */
+    @Nullable
+    String actualCostHeader() {
+        return this.actualCostHeader;
     }
 
     /**

@@ -1,17 +1,19 @@
 package dev.throttle.spring.internal.web;
 
+import dev.throttle.BoundPolicy;
 import dev.throttle.Policy;
 import dev.throttle.Throttler;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.admission.Charge;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
 import org.springframework.http.server.PathContainer;
@@ -28,8 +30,6 @@ import org.springframework.web.util.pattern.PatternParseException;
  */
 public final class HttpRules {
 
-    private static final BooleanSupplier ENFORCED = () -> false;
-
     private final List<HttpRule> rules;
 
     private final boolean usePrincipal;
@@ -43,8 +43,30 @@ public final class HttpRules {
      * @param key SpEL over the request, or blank for one bucket shared by every request
      * @param cost units per request (a whole number), or SpEL over the request giving them, or blank for 1
      * @param plan SpEL over the request naming the plan whose numbers apply, or blank for the base numbers
+     * @param actualCostHeader the response header that says what the request cost, or blank when its
+     * cost is known before
      */
-    public record Spec(List<String> paths, List<String> methods, String policy, String key, String cost, String plan) {
+    public record Spec(
+            List<String> paths,
+            List<String> methods,
+            String policy,
+            String key,
+            String cost,
+            String plan,
+            String actualCostHeader) {
+
+        /**
+         * A rule whose cost is known before the request.
+         * @param paths path patterns
+         * @param methods HTTP methods, or empty for every method
+         * @param policy the policy's name
+         * @param key SpEL over the request, or blank for one shared bucket
+         * @param cost units per request, or SpEL giving them, or blank for 1
+         * @param plan SpEL naming the plan, or blank for the base numbers
+         */
+        public Spec(List<String> paths, List<String> methods, String policy, String key, String cost, String plan) {
+            this(paths, methods, policy, key, cost, plan, "");
+        }
 
         /**
          * A rule with a numeric cost and no plan.
@@ -157,6 +179,42 @@ public final class HttpRules {
         return keys;
     }
 
+    /**
+     * What each matched rule's request actually cost, as its response header says.
+     * @param matched the matches
+     * @param headers the response's headers by name
+     * @return one per rule: the cost, or -1 where the rule reads none, the header is missing or is no
+     * number; null when no rule reads one (most requests)
+     */
+    static long @Nullable [] actualCosts(List<Matched> matched, Function<String, @Nullable String> headers) {
+        long[] costs = null;
+        for (int i = 0; i < matched.size(); i++) {
+            String header = matched.get(i).rule().actualCostHeader();
+            if (header == null) {
+                continue;
+            }
+            if (costs == null) {
+                costs = new long[matched.size()];
+                Arrays.fill(costs, -1);
+            }
+            costs[i] = units(headers.apply(header));
+        }
+        return costs;
+    }
+
+    /** A header's number of units: a number, rounded down, at least 0; -1 when it is missing or no number. */
+    private static long units(@Nullable String value) {
+        if (value == null) {
+            return -1;
+        }
+        try {
+            double units = Double.parseDouble(value.trim());
+            return Double.isNaN(units) ? -1 : (long) Math.max(0, Math.min(units, Integer.MAX_VALUE));
+        } catch (NumberFormatException ex) {
+            return -1;
+        }
+    }
+
     /** A rule that matched, with the URI template variables of its pattern. */
     record Matched(HttpRule rule, Map<String, String> pathVariables) {}
 
@@ -242,12 +300,17 @@ public final class HttpRules {
                         variables,
                         problems);
         boolean usesPrincipal = variables.contains("principal");
+        String actualCostHeader =
+                (spec.actualCostHeader() != null) ? spec.actualCostHeader().trim() : "";
+        if (!actualCostHeader.isEmpty() && policy != null) {
+            checkActualCost(property, actualCostHeader, policy, throttler, problems);
+        }
         if (problems.size() > before) {
             return null;
         }
-        Charge configured = admissions.charge(policy.name(), cost);
-        // a URL rule has always enforced its policy, whatever the policy's mode
-        Charge charge = Charge.of(configured.bound(), cost, configured.onSuccess(), ENFORCED);
+        // a URL rule has always enforced its policy, whatever the policy's mode (its wait and debt
+        // bound are the policy's)
+        Charge charge = admissions.charge(policy.name(), cost).enforced();
         RuleChoices choices = (planExpression != null || costExpression != null)
                 ? new RuleChoices(property, planExpression, costExpression)
                 : null;
@@ -261,7 +324,26 @@ public final class HttpRules {
                 kind,
                 (kind == HttpRule.KeyKind.EXPRESSION) ? expression : null,
                 usesPrincipal,
-                variables.contains("path"));
+                variables.contains("path"),
+                actualCostHeader.isEmpty() ? null : actualCostHeader);
+    }
+
+    /** A header name (an HTTP token), a policy that carries a debt, a store that charges after the call. */
+    private static void checkActualCost(
+            String property, String header, Policy policy, Throttler throttler, List<String> problems) {
+        if (!header.chars().allMatch((c) -> c > 32 && c < 127 && "()<>@,;:\\\"/[]?={}".indexOf(c) < 0)) {
+            problems.add(property + ".actual-cost-header '" + header + "' is not a header name");
+            return;
+        }
+        String why = BoundPolicy.whyNoActualCost(policy);
+        if (why != null) {
+            problems.add(property + ".actual-cost-header is set, but policy '" + policy.name()
+                    + "' cannot take a cost known after the request: " + why);
+        } else if (!throttler.store().chargesAfterTheCall()) {
+            problems.add(property + ".actual-cost-header is set, but the "
+                    + throttler.store().kind()
+                    + " store does not charge a cost after the request yet: use the memory or redis store");
+        }
     }
 
     private static int parseCost(String property, String source, @Nullable Policy policy, List<String> problems) {

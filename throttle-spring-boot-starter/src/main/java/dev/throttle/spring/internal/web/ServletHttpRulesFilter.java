@@ -84,12 +84,14 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
         }
         if (!admission.releasesAtEnd()) {
             chain.doFilter(request, response);
-            if (charges.stream().noneMatch(Charge::settlesOnSuccess)) {
+            if (request.isAsyncStarted()) {
+                if (charges.stream().anyMatch(Charge::settlesOnSuccess) || readsActualCost(matched)) {
+                    request.getAsyncContext().addListener(new Settlement(admission, matched));
+                }
                 return;
             }
-            if (request.isAsyncStarted()) {
-                request.getAsyncContext().addListener(new Settlement(admission));
-            } else if (response.getStatus() < 400) {
+            settleCosts(admission, matched, response);
+            if (response.getStatus() < 400 && charges.stream().anyMatch(Charge::settlesOnSuccess)) {
                 headers.succeeded(admission);
             }
             return;
@@ -102,11 +104,29 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
             throw ex;
         }
         if (request.isAsyncStarted()) {
-            request.getAsyncContext().addListener(new Settlement(admission));
+            request.getAsyncContext().addListener(new Settlement(admission, matched));
         } else if (response.getStatus() < 400) {
             headers.succeeded(admission);
         } else {
             admission.failed();
+        }
+    }
+
+    private static boolean readsActualCost(List<HttpRules.Matched> matched) {
+        for (HttpRules.Matched match : matched) {
+            if (match.rule().actualCostHeader() != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** What the response's headers say the request cost, for the rules that read one (before the call ends). */
+    private static void settleCosts(
+            Admission admission, List<HttpRules.Matched> matched, HttpServletResponse response) {
+        long[] costs = HttpRules.actualCosts(matched, response::getHeader);
+        if (costs != null) {
+            admission.settleCosts(costs);
         }
     }
 
@@ -195,25 +215,36 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
      * a time-out, an error such as a client gone mid-stream) ends it as failed, which releases a
      * concurrency slot. Whichever comes first ends the call; the others do nothing.
      */
-    private record Settlement(Admission admission) implements AsyncListener {
+    private record Settlement(Admission admission, List<HttpRules.Matched> matched) implements AsyncListener {
 
         @Override
         public void onComplete(AsyncEvent event) {
-            if (event.getSuppliedResponse() instanceof HttpServletResponse response && response.getStatus() < 400) {
-                this.admission.succeeded();
-            } else {
-                this.admission.failed();
+            if (event.getSuppliedResponse() instanceof HttpServletResponse response) {
+                settleCosts(this.admission, this.matched, response);
+                if (response.getStatus() < 400) {
+                    this.admission.succeeded();
+                    return;
+                }
             }
+            this.admission.failed();
         }
 
         @Override
         public void onTimeout(AsyncEvent event) {
+            costs(event);
             this.admission.failed();
         }
 
         @Override
         public void onError(AsyncEvent event) {
+            costs(event);
             this.admission.failed();
+        }
+
+        private void costs(AsyncEvent event) {
+            if (event.getSuppliedResponse() instanceof HttpServletResponse response) {
+                settleCosts(this.admission, this.matched, response);
+            }
         }
 
         @Override

@@ -86,7 +86,9 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
                     .flatMap(WebFluxHttpRulesFilter::turn)
                     .flatMap((admission) -> admission.releasesAtEnd()
                             ? released(chain.filter(exchange), exchange, admission, headers)
-                            : chain.filter(exchange).then(Mono.defer(() -> settle(exchange, admission, headers))));
+                            : chain.filter(exchange)
+                                    .then(Mono.defer(() -> costs(exchange, matched, admission)))
+                                    .then(Mono.defer(() -> settle(exchange, admission, headers))));
         });
     }
 
@@ -116,6 +118,13 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
                             : Mono.fromCompletionStage(() -> headers.succeededAsync(admission));
                 }))
                 .doOnCancel(admission::failedAsync);
+    }
+
+    /** What the response's headers say the request cost, for the rules that read one. */
+    private static Mono<Void> costs(ServerWebExchange exchange, List<HttpRules.Matched> matched, Admission admission) {
+        long[] costs = HttpRules.actualCosts(
+                matched, (name) -> exchange.getResponse().getHeaders().getFirst(name));
+        return (costs != null) ? Mono.fromCompletionStage(() -> admission.settleCostsAsync(costs)) : Mono.empty();
     }
 
     private Mono<Void> settle(ServerWebExchange exchange, Admission admission, Headers headers) {
