@@ -339,6 +339,8 @@ public final class Throttler {
      * @throws ThrottledException when refused
      * @throws IllegalArgumentException for an unknown policy, a cost below 1, or a policy whose
      * algorithm carries no debt ({@link BoundPolicy#whyNoActualCost})
+     * @throws UnsupportedOperationException when the store cannot charge after the call
+     * ({@link ThrottleStore#chargesAfterTheCall()}); nothing is taken
      */
     public Estimate estimate(String policy, @Nullable String key, int estimate) {
         BoundPolicy bound = bound(policy);
@@ -365,6 +367,11 @@ public final class Throttler {
         }
         if (maxDebt < 0) {
             throw new IllegalArgumentException("maxDebt must not be negative, was " + maxDebt);
+        }
+        if (!this.store.chargesAfterTheCall()) {
+            // said before the estimate is taken, not when the call is settled
+            throw new UnsupportedOperationException(
+                    "The " + this.store.kind() + " store cannot charge a cost known after the call");
         }
         return new Estimate(bound, key, estimate, maxDebt, check(policy, key, estimate));
     }

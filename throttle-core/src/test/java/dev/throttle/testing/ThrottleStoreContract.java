@@ -2005,8 +2005,11 @@ public abstract class ThrottleStoreContract {
             if (chargesAfterTheCall()) {
                 return false;
             }
-            Estimate estimate = throttler.estimate(policy, "k", 1);
-            assertThatThrownBy(() -> estimate.settle(5)).isInstanceOf(UnsupportedOperationException.class);
+            assertThatThrownBy(() -> throttler.estimate(policy, "k", 1))
+                    .isInstanceOf(UnsupportedOperationException.class);
+            assertThat(throttler.peek(policy, "k").allowed())
+                    .as("nothing taken")
+                    .isTrue();
             return true;
         }
 

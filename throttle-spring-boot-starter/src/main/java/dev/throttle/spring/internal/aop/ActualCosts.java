@@ -21,8 +21,8 @@ import org.springframework.http.ResponseEntity;
  * reads what the call returned: each value it returned ({@code #result}: unwrapped from a
  * {@code ResponseEntity} and an {@code Optional}; each element of a stream) is added to each
  * throttle's actual cost. An expression that fails or gives no number adds nothing, said once at WARN
- * naming the expression, never a value. Thread-safe; a meter is fed by one call's signals, which
- * reach it one after another.
+ * naming the expression, never a value. Thread-safe: a meter is fed by one call's signals, one after
+ * another, but a stream's cancel may come while an element is read (a lock with no I/O under it).
  */
 final class ActualCosts {
 
@@ -145,7 +145,7 @@ final class ActualCosts {
          * @param value the value; a ResponseEntity counts by its body, an Optional by its content; null
          * or an empty Optional is nothing to read
          */
-        void add(@Nullable Object value) {
+        synchronized void add(@Nullable Object value) {
             Object result = unwrapped(value);
             if (result == null) {
                 return;
@@ -177,7 +177,7 @@ final class ActualCosts {
          * Returns each throttle's actual cost, for {@link dev.throttle.spring.admission.Admission#settleCosts}.
          * @return one per throttle: the sum, or -1 where nothing was read (the estimate stands)
          */
-        long[] actual() {
+        synchronized long[] actual() {
             return this.sums.clone();
         }
 
