@@ -6,7 +6,6 @@ import jakarta.validation.constraints.Min;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -15,10 +14,9 @@ import org.springframework.web.bind.annotation.RestController;
  * An export whose cost is known only once it ran: {@code GET /api/export?rows=N} (0 to 10,000)
  * answers {@code {"rows": [...]}} with N rows. Throttled by the {@code export} token bucket per
  * client address: one row is charged before the call, and the rows returned settle the rest
- * ({@code actualCost}). Not on the jdbc store, which does not charge after the call yet.
+ * ({@code actualCost}).
  */
 @RestController
-@ConditionalOnExpression(ReportsPolicy.NOT_ON_JDBC)
 class ExportController {
 
     @GetMapping("/api/export")

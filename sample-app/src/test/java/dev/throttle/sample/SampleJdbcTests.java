@@ -81,7 +81,23 @@ class SampleJdbcTests {
                     .as("the lockout started on the other instance")
                     .isEqualTo(429);
             assertThat(locked.body()).contains("\"violated-policies\":[\"login\"]");
+
+            assertThat(get(first, "/api/export?rows=10000").statusCode()).isEqualTo(200);
+            assertThat(get(second, "/api/export?rows=10000").statusCode())
+                    .as("10,000 rows were left: the estimate passes, the export is charged in full")
+                    .isEqualTo(200);
+            assertThat(get(first, "/api/export?rows=1").statusCode())
+                    .as("the rows the other instance exported were settled in the database")
+                    .isEqualTo(429);
         }
+    }
+
+    private static HttpResponse<String> get(ConfigurableApplicationContext context, String path) throws Exception {
+        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+        return client.send(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     @Test

@@ -40,10 +40,14 @@ $$;
 -- Every algorithm function has the shape of one Lua script run on one limit:
 --   p        the limit's numbers (Algorithm.numbersOf, the Lua scripts' P)
 --   st       the limit's state, or NULL for none
---   op       'a' acquire | 'r' refund | 'p' peek
---   receipt  a refund's receipt, or NULL for a refund of whichever call (0 names no call)
--- and answers reply (the six numbers {allowed, limit, remaining, wait, resetAfterMillis, receipt}, or
--- {} for a refund) and what it writes: w = 0 nothing, 1 new_state for ttl ms, 2 no state.
+--   op       'a' acquire | 'r' refund | 'p' peek | 'w' reserve (an acquire that may wait for its turn)
+--            | 'c' charge (a cost known after the call, into debt); w and c for token-bucket, gcra
+--            and fixed-window only, as their Lua twins
+--   receipt  a refund's receipt, or NULL for a refund of whichever call (0 names no call); for a
+--            reservation the longest wait in ms, for a charge the debt bound in units
+-- and answers reply (the six numbers {allowed, limit, remaining, wait, resetAfterMillis, receipt}, a
+-- seventh for a reservation: the time until its turn; {} for a refund; {debt} for a charge) and what
+-- it writes: w = 0 nothing, 1 new_state for ttl ms, 2 no state.
 
 -- Token bucket (token_bucket.lua). State {used, refilledAt ms}.
 CREATE OR REPLACE FUNCTION throttle_token_bucket(
@@ -66,6 +70,7 @@ DECLARE
     until_full_now bigint := 0;
     until_next bigint := 0;
     until_back bigint;
+    debt_paid bigint;
 BEGIN
     w := 0;
     IF cardinality(st) = 2 AND st[1] >= 0 AND st[1] < 9007199254740992
@@ -134,6 +139,40 @@ BEGIN
                 ttl := greatest(1, at + ((lft + refill - 1) / refill) * period - now);
             END IF;
         END IF;
+    ELSIF op = 'w' THEN
+        -- a reservation takes its tokens now, even those the bucket does not hold yet: the bucket
+        -- goes below empty by what the refills up to the call's turn bring (a refusal is an acquire's)
+        in_use := u + cost;
+        lft := capacity - u;
+        IF in_use > capacity THEN
+            debt_paid := at + ((in_use - capacity + refill - 1) / refill) * period - now;
+            IF in_use > 8388607 OR debt_paid > receipt THEN
+                reply := ARRAY[0, capacity, greatest(lft, 0),
+                    at + ((cost - lft + refill - 1) / refill) * period - now, until_full, 0];
+                RETURN;
+            END IF;
+        END IF;
+        full_at := at + ((in_use + refill - 1) / refill) * period;
+        until_full_now := greatest(0, full_at - now);
+        w := 1;
+        new_state := ARRAY[in_use, at];
+        ttl := greatest(1, until_full_now);
+        IF in_use <= capacity THEN
+            reply := ARRAY[1, capacity, capacity - in_use, at + period - now, until_full_now, greatest(1, full_at), 0];
+        ELSE
+            reply := ARRAY[1, capacity, 0, at + ((in_use + 1 - capacity + refill - 1) / refill) * period - now,
+                until_full_now, greatest(1, full_at), greatest(0, debt_paid)];
+        END IF;
+    ELSIF op = 'c' THEN
+        -- a charge after the call takes its tokens whatever the bucket holds: below empty by at
+        -- most the debt bound, which the refills pay back before a call passes
+        in_use := greatest(u, least(u + cost, capacity + receipt, 8388607));
+        IF in_use <> u THEN
+            w := 1;
+            new_state := ARRAY[in_use, at];
+            ttl := greatest(1, at + ((in_use + refill - 1) / refill) * period - now);
+        END IF;
+        reply := ARRAY[greatest(0, in_use - capacity)];
     ELSE
         RAISE EXCEPTION 'unknown operation %', op;
     END IF;
@@ -158,6 +197,8 @@ DECLARE
     reset bigint;
     back bigint;
     still bigint;
+    most bigint;
+    charged bigint;
 BEGIN
     w := 0;
     IF cardinality(st) = 2 AND st[1] >= now_us - 549755813888000 AND st[1] <= now_us + 549755813888000
@@ -217,13 +258,44 @@ BEGIN
                 ttl := (back - now_us + 999) / 1000;
             END IF;
         END IF;
+    ELSIF op = 'w' THEN
+        -- a reservation moves the score as an acquire does; its turn is when its trial score is back
+        -- within the tolerance, let in when that is within the longest wait (a refusal is an acquire's)
+        trial := ahead + cost * intv;
+        IF trial - tolerance > receipt * 1000 THEN
+            r := throttle_fdiv(tolerance - ahead, intv);
+            reply := ARRAY[0, lim, greatest(r, 0), (trial - tolerance + 999) / 1000, (ahead + 999) / 1000, 0];
+            RETURN;
+        END IF;
+        reset := (trial + 999) / 1000;
+        w := 1;
+        new_state := ARRAY[now_us + trial, intv];
+        ttl := reset;
+        r := greatest(throttle_fdiv(tolerance - trial, intv), 0);
+        reply := ARRAY[1, lim, r,
+            CASE WHEN r >= lim THEN 0 ELSE (trial + (r + 1) * intv - tolerance + 999) / 1000 END,
+            reset, greatest(1, now_us + trial),
+            CASE WHEN trial > tolerance THEN (trial - tolerance + 999) / 1000 ELSE 0 END];
+    ELSIF op = 'c' THEN
+        -- a charge after the call moves the score forward whatever the tolerance, beyond it by at
+        -- most the debt bound's intervals (in bigints that cannot overflow, as the Java twin)
+        most := least(tolerance + least(receipt, 549755813888000 / intv) * intv, 549755813888000);
+        charged := ahead;
+        IF most > ahead THEN
+            charged := ahead + least(most - ahead, least(cost, (most - ahead) / intv + 1) * intv);
+            w := 1;
+            new_state := ARRAY[now_us + charged, intv];
+            ttl := (charged + 999) / 1000;
+        END IF;
+        reply := ARRAY[CASE WHEN charged > tolerance THEN (charged - tolerance + intv - 1) / intv ELSE 0 END];
     ELSE
         RAISE EXCEPTION 'unknown operation %', op;
     END IF;
 END
 $$;
 
--- Fixed window (fixed_window.lua). State {count, windowStart ms}.
+-- Fixed window (fixed_window.lua). State {count, windowStart ms}; or {next count, windowStart ms, 1}:
+-- the window is full and the next one holds reservations (or a debt carried into it).
 CREATE OR REPLACE FUNCTION throttle_fixed_window(
     p bigint[], st bigint[], op text, cost bigint, now bigint, receipt bigint,
     OUT reply bigint[], OUT w int, OUT new_state bigint[], OUT ttl bigint)
@@ -233,15 +305,82 @@ DECLARE
     win bigint := p[2];
     cnt bigint;
     start bigint;
+    nxt bigint;
     c bigint;
     s bigint;
     until_end bigint;
+    until_next bigint;
+    until_after bigint;
+    more bigint;
+    total bigint;
+    carry bigint;
 BEGIN
     w := 0;
-    IF cardinality(st) = 2 AND st[1] >= 0 AND st[1] < 9007199254740992
-            AND st[2] >= now - 549755813888 AND st[2] <= now + 549755813888 AND now - st[2] < win THEN
-        cnt := st[1];
-        start := st[2];
+    IF cardinality(st) IN (2, 3) AND st[1] >= 0 AND st[1] < 9007199254740992
+            AND st[2] >= now - 549755813888 AND st[2] <= now + 549755813888 THEN
+        IF cardinality(st) = 3 THEN
+            IF st[3] = 1 AND now - st[2] < win THEN
+                nxt := st[1];
+                start := st[2];
+            ELSIF st[3] = 1 THEN
+                -- the full window ended: the next one is the current one, with its reservations
+                cnt := st[1];
+                start := st[2] + win;
+            END IF;
+        ELSE
+            cnt := st[1];
+            start := st[2];
+        END IF;
+        IF cnt IS NOT NULL AND now - start >= win THEN
+            cnt := NULL;
+            start := NULL;
+        END IF;
+    END IF;
+    IF nxt IS NOT NULL THEN
+        -- the current window is full; the next holds nxt reservations
+        until_next := start + win - now;
+        until_after := until_next + win;
+        IF op = 'a' OR op = 'p' THEN
+            c := CASE WHEN op = 'a' THEN cost ELSE 1 END;
+            reply := ARRAY[0, lim, 0, CASE WHEN nxt + c <= lim THEN until_next ELSE until_after END, until_after, 0];
+        ELSIF op = 'w' THEN
+            IF nxt + cost > lim OR until_next > receipt THEN
+                reply := ARRAY[0, lim, 0, CASE WHEN nxt + cost <= lim THEN until_next ELSE until_after END,
+                    until_after, 0];
+                RETURN;
+            END IF;
+            w := 1;
+            new_state := ARRAY[nxt + cost, start, 1];
+            ttl := until_after;
+            reply := ARRAY[1, lim, 0, CASE WHEN nxt + cost < lim THEN until_next ELSE until_after END, until_after,
+                greatest(1, start + win), until_next];
+        ELSIF op = 'c' THEN
+            -- a debt is carried into the next window only, at most the bound and its limit
+            more := greatest(nxt, least(nxt + cost, receipt, lim));
+            IF more <> nxt THEN
+                w := 1;
+                new_state := ARRAY[more, start, 1];
+                ttl := until_after;
+            END IF;
+            reply := ARRAY[more];
+        ELSIF op = 'r' THEN
+            reply := '{}';
+            IF receipt IS NOT NULL AND greatest(1, start + win) <> receipt THEN
+                -- a call of the full current window: nothing back while the next one holds reservations
+                RETURN;
+            END IF;
+            w := 1;
+            IF nxt <= cost THEN
+                new_state := ARRAY[lim, start];
+                ttl := until_next;
+            ELSE
+                new_state := ARRAY[nxt - cost, start, 1];
+                ttl := until_after;
+            END IF;
+        ELSE
+            RAISE EXCEPTION 'unknown operation %', op;
+        END IF;
+        RETURN;
     END IF;
     IF op = 'a' THEN
         c := coalesce(cnt, 0);
@@ -279,6 +418,51 @@ BEGIN
             new_state := ARRAY[cnt - cost, start];
             ttl := start + win - now;
         END IF;
+    ELSIF op = 'w' THEN
+        c := coalesce(cnt, 0);
+        s := coalesce(start, now);
+        until_end := s + win - now;
+        IF c + cost <= lim THEN
+            w := 1;
+            new_state := ARRAY[c + cost, s];
+            ttl := until_end;
+            reply := ARRAY[1, lim, greatest(0, lim - (c + cost)), until_end, until_end, greatest(1, s), 0];
+            RETURN;
+        END IF;
+        IF until_end > receipt THEN
+            reply := ARRAY[0, lim, greatest(lim - c, 0), until_end, until_end, 0];
+            RETURN;
+        END IF;
+        -- let into the next window, which starts when this one ends; this one counts as full
+        w := 1;
+        new_state := ARRAY[cost, s, 1];
+        ttl := until_end + win;
+        reply := ARRAY[1, lim, 0, CASE WHEN cost < lim THEN until_end ELSE until_end + win END, until_end + win,
+            greatest(1, s + win), until_end];
+    ELSIF op = 'c' THEN
+        -- a charge after the call counts in the current window; what does not fit is carried into
+        -- the next window as reservations are, at most the debt bound and the next window's limit
+        c := coalesce(cnt, 0);
+        s := coalesce(start, now);
+        until_end := s + win - now;
+        total := c + cost;
+        w := 1;
+        IF total <= lim THEN
+            new_state := ARRAY[total, s];
+            ttl := until_end;
+            reply := ARRAY[0];
+            RETURN;
+        END IF;
+        carry := least(total - greatest(c, lim), receipt, lim);
+        IF carry <= 0 THEN
+            new_state := ARRAY[greatest(c, lim), s];
+            ttl := until_end;
+            reply := ARRAY[0];
+            RETURN;
+        END IF;
+        new_state := ARRAY[carry, s, 1];
+        ttl := until_end + win;
+        reply := ARRAY[carry];
     ELSE
         RAISE EXCEPTION 'unknown operation %', op;
     END IF;
@@ -500,10 +684,12 @@ $$;
 -- One decision, refund or peek of a policy's key: the one call the store makes per operation.
 --   p_algorithm  the algorithm's id (token-bucket, gcra, fixed-window, lockout, sliding-log)
 --   p_limits     each limit's numbers after their count: {len1, numbers1..., len2, numbers2...}
---   p_op         'a' acquire | 'r' refund | 'p' peek
+--   p_op         'a' acquire | 'r' refund | 'p' peek | 'w' reserve (one limit) | 'c' charge
 --   p_now        epoch ms, or NULL to read the database's clock (tests pass their clock)
---   p_receipts   a refund's receipts, one per limit (0: that limit without one), or NULL
--- Answers the six numbers of each limit in turn ({} for a refund). Several limits decide as
+--   p_receipts   a refund's receipts, one per limit (0: that limit without one), or NULL; for a
+--                reservation {the longest wait in ms}, for a charge {the debt bound in units}
+-- Answers the six numbers of each limit in turn (seven for a reservation, {} for a refund, {the
+-- largest debt of a limit} for a charge, which every limit takes). Several limits decide as
 -- several.lua does: a call is allowed only when every limit allows it, and only then is anything
 -- written; on a refusal, the limits that would allow the call answer as a peek.
 CREATE OR REPLACE FUNCTION throttle_decide(
@@ -610,6 +796,9 @@ BEGIN
                 rcpt := 0;
             END IF;
         END IF;
+        IF p_op IN ('w', 'c') THEN
+            rcpt := greatest(coalesce(p_receipts[1], 0), 0);
+        END IF;
         CASE p_algorithm
             WHEN 'token-bucket' THEN SELECT * INTO res FROM throttle_token_bucket(ps, part, p_op, p_cost, now_ms, rcpt);
             WHEN 'gcra' THEN SELECT * INTO res FROM throttle_gcra(ps, part, p_op, p_cost, now_ms, rcpt);
@@ -618,7 +807,7 @@ BEGIN
             WHEN 'sliding-log' THEN SELECT * INTO res FROM throttle_sliding_log(ps, part, p_op, p_cost, now_ms, rcpt);
             ELSE RAISE EXCEPTION 'throttle: no jdbc twin of algorithm %', p_algorithm;
         END CASE;
-        IF p_op = 'a' AND res.reply[1] = 0 THEN
+        IF p_op IN ('a', 'w') AND res.reply[1] = 0 THEN
             allowed := false;
         END IF;
         replies := replies || res.reply;
@@ -629,7 +818,7 @@ BEGIN
         ttls := ttls || coalesce(res.ttl, 0);
     END LOOP;
 
-    IF p_op = 'a' AND NOT allowed THEN
+    IF p_op IN ('a', 'w') AND NOT allowed THEN
         -- nothing is written; the limits that would allow the call say what they hold, uncharged
         IF nlim > 1 THEN
             FOR i IN 1..nlim LOOP
@@ -693,6 +882,10 @@ BEGIN
     END IF;
     IF p_op = 'r' THEN
         RETURN '{}';
+    END IF;
+    IF p_op = 'c' THEN
+        -- the largest debt of a limit
+        RETURN ARRAY[(SELECT max(d) FROM unnest(replies) AS d)];
     END IF;
     RETURN replies;
 END

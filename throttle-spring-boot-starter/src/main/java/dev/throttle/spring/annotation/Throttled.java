@@ -95,7 +95,7 @@ public @interface Throttled {
      * when the stream completes, fails or is cancelled. A call that returned nothing to read (an
      * exception, an empty {@code Optional} or {@code Mono}) keeps its estimate; so does one whose
      * expression fails or gives no number (logged once). A negative number counts as 0. For
-     * token-bucket, gcra and fixed-window policies, on the memory and Redis stores; checked at startup.
+     * token-bucket, gcra and fixed-window policies, on every store; checked at startup.
      * @return the actual-cost expression, or empty when the cost is known before the call
      */
     String actualCost() default "";

@@ -50,10 +50,6 @@ class JdbcStoreConfiguration {
                     + dataSource.stream().count() + "): add spring-boot-starter-jdbc and the PostgreSQL driver "
                     + "(org.postgresql:postgresql) and set spring.datasource.url, or declare a DataSource");
         }
-        List<String> waiting = properties.getPolicies().entrySet().stream()
-                .filter((policy) -> !policy.getValue().waitOrZero().isZero())
-                .map((policy) -> "throttle.policies." + policy.getKey() + ".wait")
-                .toList();
         List<String> unsupported = properties.getPolicies().entrySet().stream()
                 .filter((policy) -> policy.getValue().getAlgorithm() != null
                         && !JdbcThrottleStore.algorithms()
@@ -66,13 +62,6 @@ class JdbcStoreConfiguration {
                     + "throttle.store.type=jdbc, which runs "
                     + JdbcThrottleStore.algorithms()
                     + " for now: use the memory or Redis store for it");
-        }
-        if (!waiting.isEmpty()) {
-            // a reservation needs its own transition in the database; without one the call would refuse
-            // at once where the configuration promised a wait
-            throw new ThrottleConfigurationException(String.join(", ", waiting) + " cannot apply on "
-                    + "throttle.store.type=jdbc, which does not reserve turns yet: remove the wait, or use the "
-                    + "memory or Redis store");
         }
         JdbcThrottleStore store;
         try {

@@ -518,8 +518,8 @@ public class ThrottleProperties {
              * Response header in which the handler says what the request actually cost (such as
              * X-Rows); read once the response is complete, the difference to the cost charged before
              * is charged (into the policy's debt) or given back. A missing header or one that is no
-             * number keeps the cost charged before. Token-bucket, gcra and fixed-window policies on the
-             * memory and Redis stores. Empty when the cost is known before the request.
+             * number keeps the cost charged before. Token-bucket, gcra and fixed-window policies. Empty
+             * when the cost is known before the request.
              */
             private String actualCostHeader = "";
 

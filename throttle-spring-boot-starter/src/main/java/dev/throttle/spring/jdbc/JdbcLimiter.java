@@ -77,6 +77,67 @@ final class JdbcLimiter implements Limiter {
         return this.calls.bounded((c) -> decide(c, key, "a", cost, null), "tryAcquire", this.policy.name());
     }
 
+    /**
+     * One call of the function's reservation; an algorithm that takes no wait, or several limits,
+     * decides as an acquire.
+     */
+    @Override
+    public Decision reserve(String key, int cost, long maxWaitMillis) {
+        if (maxWaitMillis == 0 || !this.policy.algorithm().takesWait() || this.policy.severalLimits()) {
+            return tryAcquire(key, cost);
+        }
+        if (cost > this.policy.maxCost()) {
+            return Decision.neverAllowed(this.policy.quota());
+        }
+        return this.calls.await(
+                (c) -> decide(c, key, "w", cost, "{" + maxWaitMillis + "}"), "reserve", this.policy.name());
+    }
+
+    @Override
+    public CompletionStage<Decision> reserveAsync(String key, int cost, long maxWaitMillis) {
+        if (maxWaitMillis == 0 || !this.policy.algorithm().takesWait() || this.policy.severalLimits()) {
+            return tryAcquireAsync(key, cost);
+        }
+        if (cost > this.policy.maxCost()) {
+            return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
+        }
+        return this.calls.bounded(
+                (c) -> decide(c, key, "w", cost, "{" + maxWaitMillis + "}"), "reserve", this.policy.name());
+    }
+
+    /** One call of the function's charge, on every limit. */
+    @Override
+    public int charge(String key, int units, int maxDebt) {
+        checkCharges();
+        return this.calls.await((c) -> debt(c, key, units, maxDebt), "charge", this.policy.name());
+    }
+
+    @Override
+    public CompletionStage<Integer> chargeAsync(String key, int units, int maxDebt) {
+        try {
+            checkCharges();
+        } catch (UnsupportedOperationException ex) {
+            return CompletableFuture.failedFuture(ex);
+        }
+        return this.calls.bounded((c) -> debt(c, key, units, maxDebt), "charge", this.policy.name());
+    }
+
+    private void checkCharges() {
+        if (!this.policy.algorithm().takesActualCost()) {
+            throw new UnsupportedOperationException(
+                    "Policy '" + this.policy.name() + "' cannot take a cost after the call: "
+                            + this.policy.algorithm().whyNoActualCost());
+        }
+    }
+
+    private Integer debt(Connection connection, String key, int units, int maxDebt) throws SQLException {
+        Object[] reply = call(connection, key, "c", units, "{" + maxDebt + "}");
+        if (reply.length != 1) {
+            throw new SQLException("unexpected reply of " + reply.length + " numbers to a charge");
+        }
+        return (int) Math.max(0, Math.min(number(reply[0]), Integer.MAX_VALUE));
+    }
+
     @Override
     public Decision peek(String key) {
         return this.calls.await((c) -> decide(c, key, "p", 1, null), "peek", this.policy.name());
@@ -181,6 +242,13 @@ final class JdbcLimiter implements Limiter {
     private @Nullable Decision decide(
             Connection connection, String key, String operation, int cost, @Nullable String receipts)
             throws SQLException {
+        Object[] numbers = call(connection, key, operation, cost, receipts);
+        return (operation.equals("r")) ? null : decision(numbers);
+    }
+
+    /** One call of the decide function: its numbers. */
+    private Object[] call(Connection connection, String key, String operation, int cost, @Nullable String receipts)
+            throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(this.decideSql)) {
             statement.setQueryTimeout(this.calls.queryTimeoutSeconds());
             statement.setString(1, this.policy.name());
@@ -201,8 +269,7 @@ final class JdbcLimiter implements Limiter {
                     throw new SQLException("no row from " + this.decideSql);
                 }
                 Array array = result.getArray(1);
-                Object[] numbers = (array != null) ? (Object[]) array.getArray() : new Object[0];
-                return (operation.equals("r")) ? null : decision(numbers);
+                return (array != null) ? (Object[]) array.getArray() : new Object[0];
             }
         }
     }
@@ -212,6 +279,20 @@ final class JdbcLimiter implements Limiter {
      * decision: {@code wait} is a refusal's retry-after and an allowed call's time until its next unit.
      */
     static Decision decision(Object[] numbers) {
+        if (numbers.length == 7) {
+            // a reservation: a seventh number, the time until the call's turn
+            Decision decision = decision(numbers, 0);
+            long turn = Math.max(0, number(numbers[6]));
+            return (decision.allowed() && turn > 0)
+                    ? Decision.reserved(
+                            decision.limit(),
+                            decision.remaining(),
+                            decision.resetAfterMillis(),
+                            decision.nextUnitAfterMillis(),
+                            decision.receipt(),
+                            turn)
+                    : decision;
+        }
         if (numbers.length == 0 || numbers.length % 6 != 0) {
             throw new IllegalStateException("unexpected reply of " + numbers.length + " numbers");
         }

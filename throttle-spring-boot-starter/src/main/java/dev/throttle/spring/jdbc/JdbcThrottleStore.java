@@ -158,12 +158,6 @@ public final class JdbcThrottleStore implements ThrottleStore {
         return limiter;
     }
 
-    /** Not yet: no PL/pgSQL function takes a charge after the call. */
-    @Override
-    public boolean chargesAfterTheCall() {
-        return false;
-    }
-
     @Override
     public String kind() {
         return JdbcCalls.KIND;

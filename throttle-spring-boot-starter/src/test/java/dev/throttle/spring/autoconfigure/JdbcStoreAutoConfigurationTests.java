@@ -132,17 +132,30 @@ class JdbcStoreAutoConfigurationTests {
     }
 
     @Test
-    void aPolicyThatWaitsFailsTheStartOnTheJdbcStoreWhichCannotReserveTurnsYet() {
+    void aPolicyThatWaitsStartsOnTheJdbcStoreAndAWaitingCallGetsALaterTurn() {
         this.contextRunner
                 .withPropertyValues(
                         "spring.datasource.url=" + SharedPostgres.url(),
-                        "throttle.policies.api.algorithm=gcra",
-                        "throttle.policies.api.limit=5",
-                        "throttle.policies.api.period=1m",
-                        "throttle.policies.api.wait=2s")
-                .run((context) -> assertThat(
-                                analysis(context.getStartupFailure()).getDescription())
-                        .contains("throttle.policies.api.wait cannot apply on throttle.store.type=jdbc"));
+                        "throttle.policies.waits.algorithm=gcra",
+                        "throttle.policies.waits.limit=1",
+                        "throttle.policies.waits.period=1m",
+                        "throttle.policies.waits.wait=2m")
+                .run((context) -> {
+                    assertThat(context).hasNotFailed();
+                    dev.throttle.Throttler throttler = context.getBean(dev.throttle.Throttler.class);
+                    String key = "waiter-" + System.nanoTime();
+                    assertThat(throttler
+                                    .bound("waits")
+                                    .reserve(key, 1, java.time.Duration.ofMinutes(2))
+                                    .waitMillis())
+                            .isZero();
+                    assertThat(throttler
+                                    .bound("waits")
+                                    .reserve(key, 1, java.time.Duration.ofMinutes(2))
+                                    .waitMillis())
+                            .as("the next turn, a minute away, reserved in the database")
+                            .isBetween(50_000L, 60_000L);
+                });
     }
 
     @Test

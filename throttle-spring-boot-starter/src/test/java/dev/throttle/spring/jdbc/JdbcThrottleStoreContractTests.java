@@ -20,21 +20,9 @@ class JdbcThrottleStoreContractTests extends ThrottleStoreContract {
                 SharedPostgres.dataSource(), "throttle_", Duration.ofSeconds(5), 8, clock, null, 0);
     }
 
-    /** The jdbc store reserves no turns yet: a policy with a wait fails the start on it. */
-    @Override
-    protected boolean reservesTurns() {
-        return false;
-    }
-
     /** The jdbc store does not run the concurrency algorithm yet: such a policy fails the start on it. */
     @Override
     protected boolean runsConcurrency() {
-        return false;
-    }
-
-    /** The jdbc store does not charge after the call yet: a policy with an actual cost fails the start on it. */
-    @Override
-    protected boolean chargesAfterTheCall() {
         return false;
     }
 }

@@ -343,7 +343,7 @@ public final class ThrottledMethods {
         if (!store.chargesAfterTheCall()) {
             throw new ThrottleConfigurationException(where(method, annotation) + " has actualCost \""
                     + annotation.actualCost() + "\", but the " + store.kind()
-                    + " store does not charge a cost after the call yet: use the memory or redis store");
+                    + " store does not charge a cost after the call");
         }
     }
 

@@ -342,7 +342,7 @@ public final class HttpRules {
         } else if (!throttler.store().chargesAfterTheCall()) {
             problems.add(property + ".actual-cost-header is set, but the "
                     + throttler.store().kind()
-                    + " store does not charge a cost after the request yet: use the memory or redis store");
+                    + " store does not charge a cost after the request");
         }
     }
 
