@@ -3,10 +3,14 @@ package dev.throttle.spring.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.CalendarWindow;
+import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
+import dev.throttle.ManualTimeSource;
 import dev.throttle.Throttler;
+import dev.throttle.TimeSource;
 import dev.throttle.spring.ThrottleConfigurationException;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.ZoneId;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -51,6 +55,47 @@ class CalendarWindowConfigurationTests {
                     assertThat(throttler.policy("api"))
                             .as("a duration keeps its meaning: a window from the key's first call")
                             .isEqualTo(new FixedWindowPolicy("api", 10, Duration.ofSeconds(10)));
+                });
+    }
+
+    /**
+     * Each customer's month from their own billing day: a plan per billing day, chosen per call
+     * ({@code @Throttled(plan = "'day-' + #customer.billingDay")}); the key keeps its state.
+     */
+    @Test
+    void aPlanPerBillingDayStartsEachCustomersMonthOnTheirOwnDay() {
+        ManualTimeSource clock = new ManualTimeSource(Instant.parse("2026-04-14T12:00:00Z"));
+        this.contextRunner
+                .withBean(TimeSource.class, () -> clock)
+                .withPropertyValues(
+                        "throttle.policies.tokens.algorithm=fixed-window",
+                        "throttle.policies.tokens.limit=100",
+                        "throttle.policies.tokens.window=1M",
+                        "throttle.policies.tokens.plans.day-15.anchor-day=15",
+                        "throttle.policies.tokens.plans.day-31.anchor-day=31")
+                .run((context) -> {
+                    Throttler throttler = context.getBean(Throttler.class);
+                    assertThat(throttler.tryAcquire("tokens", null, "first-of-month", 100))
+                            .isEqualTo(Decision.allow(
+                                    100, 0, Duration.ofDays(16).plusHours(12).toMillis()));
+                    assertThat(throttler.tryAcquire("tokens", "day-15", "alice", 100))
+                            .as("Alice's month ends on the 15th")
+                            .isEqualTo(
+                                    Decision.allow(100, 0, Duration.ofHours(12).toMillis()));
+                    assertThat(throttler.tryAcquire("tokens", "day-31", "bob", 100))
+                            .as("Bob's month ends on April's last day, the 30th")
+                            .isEqualTo(Decision.allow(
+                                    100, 0, Duration.ofDays(15).plusHours(12).toMillis()));
+                    clock.set(Instant.parse("2026-04-15T00:00:00Z"));
+                    assertThat(throttler
+                                    .tryAcquire("tokens", "day-15", "alice", 1)
+                                    .allowed())
+                            .as("Alice's new month")
+                            .isTrue();
+                    assertThat(throttler
+                                    .tryAcquire("tokens", "day-31", "bob", 1)
+                                    .allowed())
+                            .isFalse();
                 });
     }
 
