@@ -7,6 +7,7 @@ import java.time.LocalDate;
 import java.time.YearMonth;
 import java.time.ZoneId;
 import java.time.temporal.TemporalAdjusters;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A window of the calendar: a day, an ISO week (from Monday) or a month, in a time zone. Windows
@@ -60,7 +61,7 @@ public record CalendarWindow(Unit unit, ZoneId zone, int anchorDay) {
          * @param text {@code 1d}, {@code 1w} or {@code 1M} (case matters: {@code 1m} is a minute)
          * @return the unit, or null when {@code text} is none of them
          */
-        public static Unit fromText(String text) {
+        public static @Nullable Unit fromText(String text) {
             for (Unit unit : values()) {
                 if (unit.text.equals(text)) {
                     return unit;

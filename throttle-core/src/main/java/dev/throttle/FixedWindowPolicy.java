@@ -10,6 +10,7 @@ import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Fixed window: at most {@code limit} units per window; a window starts at the key's first call
@@ -19,10 +20,12 @@ import java.util.List;
  * @param name the policy's name
  * @param limit units allowed per window
  * @param window the window's length; for a calendar window, the unit's longest (25 hours, 7 days
- * and an hour, 31 days and an hour), which is also what {@code RateLimit-Policy} advertises
+ * and an hour, 31 days and an hour), which is also what {@code RateLimit-Policy} advertises, whatever
+ * length is given
  * @param calendar the calendar window, or null for a window of {@code window} from the key's first call
  */
-public record FixedWindowPolicy(String name, int limit, Duration window, CalendarWindow calendar) implements Policy {
+public record FixedWindowPolicy(
+        String name, int limit, Duration window, @Nullable CalendarWindow calendar) implements Policy {
 
     /** The {@code fixed-window} algorithm. */
     public static final Algorithm<FixedWindowPolicy> ALGORITHM = new Descriptor();
@@ -54,10 +57,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window, Calenda
      * @return the policy
      */
     public static FixedWindowPolicy calendar(String name, int limit, CalendarWindow calendar) {
-        if (calendar == null) {
-            throw new InvalidPolicyException(name, "window", "is required");
-        }
-        return new FixedWindowPolicy(name, limit, null, calendar);
+        return new FixedWindowPolicy(name, limit, calendar.unit().longest(), calendar);
     }
 
     @Override
@@ -172,7 +172,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window, Calenda
         }
 
         /** The zone of a calendar window: UTC unless set. */
-        private static ZoneId zone(String name, Object zone) {
+        private static ZoneId zone(String name, @Nullable Object zone) {
             if (zone == null) {
                 return ZoneId.of("UTC");
             }
@@ -253,7 +253,7 @@ public record FixedWindowPolicy(String name, int limit, Duration window, Calenda
         private final int limit;
 
         /** The calendar's windows, or null when a window lasts {@link #spanMillis} from its first call. */
-        private final CalendarSpans calendar;
+        private final @Nullable CalendarSpans calendar;
 
         Transition(FixedWindowPolicy policy) {
             super(policy.window().toMillis());
