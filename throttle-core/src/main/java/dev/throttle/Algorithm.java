@@ -60,7 +60,8 @@ public abstract class Algorithm<P extends Policy> {
     protected abstract P build(String name, Settings settings);
 
     /**
-     * Returns a policy's settings, one per {@link #parameters() parameter} and in their order.
+     * Returns a policy's settings, one per {@link #parameters() parameter} and in their order; null
+     * for one the policy leaves to its default, which {@link #settings(Policy)} leaves out.
      * @param policy the policy
      * @return its settings, as {@link #build} takes them
      */
@@ -182,7 +183,10 @@ public abstract class Algorithm<P extends Policy> {
         List<Object> values = values(this.type.cast(policy));
         Map<String, Object> settings = new LinkedHashMap<>();
         for (int i = 0; i < this.parameters.size(); i++) {
-            settings.put(this.parameters.get(i), values.get(i));
+            // a setting left to its default (null) is left out, as create() takes it
+            if (values.get(i) != null) {
+                settings.put(this.parameters.get(i), values.get(i));
+            }
         }
         return settings;
     }

@@ -37,6 +37,14 @@ public record MultiLimitPolicy(String name, List<Policy> limits) implements Poli
                         "limits",
                         "must all be single limits of policy '" + name + "' and of one algorithm, was " + limit);
             }
+            if (limit instanceof FixedWindowPolicy window && window.calendar() != null) {
+                // a store that runs the transition elsewhere is given one calendar's boundaries per call
+                throw new InvalidPolicyException(
+                        name,
+                        "limits",
+                        "cannot hold a calendar window (" + window.calendar()
+                                + "): a calendar window is its policy's only limit; use a policy of its own");
+            }
         }
     }
 

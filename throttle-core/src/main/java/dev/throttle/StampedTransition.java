@@ -20,7 +20,17 @@ abstract class StampedTransition implements PackedTransition {
 
     /** The key's state while its span lasts, or {@link #EMPTY}. */
     final long current(long state, long now) {
-        return (state == EMPTY || now - time(state, now) >= this.spanMillis) ? EMPTY : state;
+        return (state == EMPTY || now >= end(time(state, now))) ? EMPTY : state;
+    }
+
+    /**
+     * When the span of a state stamped at {@code stamp} ends: {@link #spanMillis} later, unless the
+     * spans follow a calendar (a fixed window of days, weeks or months).
+     * @param stamp the state's stamp
+     * @return the end of its span, in milliseconds
+     */
+    long end(long stamp) {
+        return stamp + this.spanMillis;
     }
 
     @Override

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,14 +48,85 @@ class AlgorithmTests {
         for (Policy policy : ONE_OF_EACH) {
             Map<String, Object> settings = policy.algorithm().settings(policy);
             assertThat(settings.keySet())
-                    .as(policy.name())
-                    .containsExactlyElementsOf(policy.algorithm().parameters());
+                    .as(policy.name() + ": the parameters it sets, in order")
+                    .containsExactlyElementsOf(policy.algorithm().parameters().stream()
+                            .filter(settings::containsKey)
+                            .toList());
             assertThat((Object) policy.algorithm().create(policy.name(), settings))
                     .as(policy.name())
                     .isEqualTo(policy);
         }
         assertThat(TokenBucketPolicy.ALGORITHM.settings(ONE_OF_EACH.get(0)))
                 .isEqualTo(Map.of("capacity", 20, "refill-tokens", 5, "refill-period", Duration.ofSeconds(30)));
+    }
+
+    @Test
+    void aFixedWindowOfTheCalendarIsSetByItsUnitZoneAndAnchorDay() {
+        FixedWindowPolicy duration = new FixedWindowPolicy("fw", 3, Duration.ofSeconds(10));
+        assertThat(FixedWindowPolicy.ALGORITHM.settings(duration))
+                .as("a zone and an anchor day are a calendar window's only")
+                .isEqualTo(Map.of("limit", 3, "window", Duration.ofSeconds(10)));
+        FixedWindowPolicy billing = FixedWindowPolicy.calendar(
+                "bill", 100_000, new CalendarWindow(CalendarWindow.Unit.MONTH, ZoneId.of("Europe/Berlin"), 15));
+        Map<String, Object> settings = FixedWindowPolicy.ALGORITHM.settings(billing);
+        assertThat(settings)
+                .isEqualTo(Map.of("limit", 100_000, "window", "1M", "zone", "Europe/Berlin", "anchor-day", 15));
+        assertThat(FixedWindowPolicy.ALGORITHM.create("bill", settings)).isEqualTo(billing);
+        assertThat(FixedWindowPolicy.ALGORITHM.create("day", Map.of("limit", 5, "window", "1d")))
+                .as("UTC unless a zone is set")
+                .isEqualTo(FixedWindowPolicy.calendar(
+                        "day", 5, CalendarWindow.of(CalendarWindow.Unit.DAY, ZoneId.of("UTC"))));
+        assertThat(billing.window()).as("the longest month, advertised").isEqualTo(Duration.ofHours(31 * 24 + 1));
+        assertThat(FixedWindowPolicy.ALGORITHM.numbersOf(billing))
+                .as("a calendar window's boundaries are given per call")
+                .containsExactly(100_000, 0);
+    }
+
+    @Test
+    void aCalendarWindowsMistakesAreReportedByTheirParameter() {
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> FixedWindowPolicy.ALGORITHM.create("fw", Map.of("limit", 3, "window", "1y")))
+                .withMessage("policy 'fw': window must be a duration (such as 10s or 1h) or a calendar window"
+                        + " (1d, 1w or 1M), was '1y'");
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> FixedWindowPolicy.ALGORITHM.create(
+                        "fw", Map.of("limit", 3, "window", "1M", "zone", "Mars/Olympus")))
+                .withMessage("policy 'fw': zone must be a time zone such as UTC, Europe/Berlin or +02:00, was"
+                        + " 'Mars/Olympus'");
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> FixedWindowPolicy.ALGORITHM.create(
+                        "fw", Map.of("limit", 3, "window", Duration.ofHours(1), "zone", "UTC")))
+                .withMessage("policy 'fw': zone needs a calendar window (window: 1d, 1w or 1M); a window of 3600s"
+                        + " starts at the key's first call");
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() ->
+                        FixedWindowPolicy.ALGORITHM.create("fw", Map.of("limit", 3, "window", "1w", "anchor-day", 15)))
+                .withMessage("policy 'fw': anchor-day is for a month window (window: 1M), not 1w");
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() ->
+                        FixedWindowPolicy.ALGORITHM.create("fw", Map.of("limit", 3, "window", "1M", "anchor-day", 32)))
+                .withMessage("policy 'fw': anchor-day must be a day of the month, 1 to 31, was 32");
+        FixedWindowPolicy month =
+                FixedWindowPolicy.calendar("fw", 3, CalendarWindow.of(CalendarWindow.Unit.MONTH, ZoneId.of("UTC")));
+        assertThatExceptionOfType(InvalidPolicyException.class)
+                .isThrownBy(() -> MultiLimitPolicy.of(month, new FixedWindowPolicy("fw", 1, Duration.ofSeconds(1))))
+                .withMessageContaining("limits cannot hold a calendar window (1M in UTC)");
+    }
+
+    @Test
+    void aCalendarWindowsBoundariesSurroundTheInstantTheyAreAskedFor() {
+        FixedWindowPolicy month =
+                FixedWindowPolicy.calendar("m", 1, new CalendarWindow(CalendarWindow.Unit.MONTH, ZoneId.of("UTC"), 31));
+        assertThat(month.boundaries(Instant.parse("2026-03-15T00:00:00Z").toEpochMilli()))
+                .containsExactly(
+                        Instant.parse("2025-12-31T00:00:00Z").toEpochMilli(),
+                        Instant.parse("2026-01-31T00:00:00Z").toEpochMilli(),
+                        Instant.parse("2026-02-28T00:00:00Z").toEpochMilli(),
+                        Instant.parse("2026-03-31T00:00:00Z").toEpochMilli(),
+                        Instant.parse("2026-04-30T00:00:00Z").toEpochMilli(),
+                        Instant.parse("2026-05-31T00:00:00Z").toEpochMilli());
+        assertThat(new FixedWindowPolicy("fw", 1, Duration.ofSeconds(1)).boundaries(0))
+                .isEmpty();
     }
 
     @Test

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.throttle.Algorithm;
+import dev.throttle.CalendarWindow;
 import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.Estimate;
@@ -23,6 +24,7 @@ import dev.throttle.TimeSource;
 import dev.throttle.TokenBucketPolicy;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -100,6 +102,16 @@ public abstract class ThrottleStoreContract {
      * @return true unless the store says otherwise
      */
     protected boolean chargesAfterTheCall() {
+        return true;
+    }
+
+    /**
+     * Whether the store runs fixed windows of the calendar ({@link CalendarWindow}). A store that does
+     * not (yet) refuses to bind such a policy with an {@link IllegalArgumentException} that says so:
+     * the {@link CalendarWindows} cases then prove that.
+     * @return true unless the store says otherwise
+     */
+    protected boolean runsCalendarWindows() {
         return true;
     }
 
@@ -371,6 +383,228 @@ public abstract class ThrottleStoreContract {
             assertThat(throttler.peek("fw", "k"))
                     .as("everything given back: as if never used")
                     .isEqualTo(allow(3, 3, 0));
+        }
+    }
+
+    /**
+     * Fixed windows of the calendar: they start at midnight in their zone (a month on its 1st or its
+     * anchor day, a week on Monday), not at the key's first call, and every wait counts to the real
+     * boundary: months of 28 to 31 days, a leap day, a day of 23 hours when the clocks go forward.
+     */
+    @Nested
+    class CalendarWindows {
+
+        private static final long HOUR = 3_600_000L;
+
+        private static final long DAY = 24 * HOUR;
+
+        private final ZoneId utc = ZoneId.of("UTC");
+
+        private final ZoneId berlin = ZoneId.of("Europe/Berlin");
+
+        private void at(String instant) {
+            clock.set(Instant.parse(instant));
+        }
+
+        private FixedWindowPolicy window(String name, int limit, CalendarWindow.Unit unit, ZoneId zone) {
+            return FixedWindowPolicy.calendar(name, limit, CalendarWindow.of(unit, zone));
+        }
+
+        /** On a store that does not run calendar windows, binding one is refused, saying so. */
+        private Throttler throttlerOrRefused(Policy policy) {
+            if (runsCalendarWindows()) {
+                return throttler(policy);
+            }
+            assertThatIllegalArgumentException()
+                    .isThrownBy(() -> throttler(policy).tryAcquire(policy.name(), "k"))
+                    .withMessageContaining("calendar");
+            return null;
+        }
+
+        @Test
+        void aMonthStartsOnItsFirstAtMidnightAndTheLastCallsOfJanuaryWaitOnlyForFebruary() {
+            at("2026-01-20T12:00:00Z");
+            Throttler throttler = throttlerOrRefused(window("m", 3, CalendarWindow.Unit.MONTH, this.utc));
+            if (throttler == null) {
+                return;
+            }
+            assertThat(throttler.tryAcquire("m", "k"))
+                    .as("the window is January, not 31 days from the first call")
+                    .isEqualTo(allow(3, 2, 11 * DAY + 12 * HOUR));
+            at("2026-01-31T23:59:59Z");
+            assertThat(throttler.tryAcquire("m", "k", 2)).isEqualTo(allow(3, 0, 1_000));
+            assertThat(throttler.tryAcquire("m", "k")).isEqualTo(reject(3, 0, 1_000, 1_000));
+            advance(1_000);
+            assertThat(throttler.tryAcquire("m", "k"))
+                    .as("February: 28 days in 2026")
+                    .isEqualTo(allow(3, 2, 28 * DAY));
+            at("2026-02-28T23:00:00Z");
+            throttler.tryAcquire("m", "k", 2);
+            assertThat(throttler.tryAcquire("m", "k")).isEqualTo(reject(3, 0, HOUR, HOUR));
+            at("2026-03-01T00:00:00Z");
+            assertThat(throttler.tryAcquire("m", "k")).isEqualTo(allow(3, 2, 31 * DAY));
+        }
+
+        @Test
+        void aLeapYearsFebruaryHasTwentyNineDaysAndItsLeapDayIsADayOfItsOwn() {
+            at("2028-02-01T00:00:00Z");
+            Throttler throttler = throttlerOrRefused(window("m", 2, CalendarWindow.Unit.MONTH, this.utc));
+            if (throttler == null) {
+                return;
+            }
+            assertThat(throttler.tryAcquire("m", "k")).isEqualTo(allow(2, 1, 29 * DAY));
+            at("2028-02-29T12:00:00Z");
+            assertThat(throttler.tryAcquire("m", "k")).isEqualTo(allow(2, 0, 12 * HOUR));
+            assertThat(throttler.tryAcquire("m", "k"))
+                    .as("the leap day is still February")
+                    .isEqualTo(reject(2, 0, 12 * HOUR, 12 * HOUR));
+
+            Throttler days = throttler(window("d", 1, CalendarWindow.Unit.DAY, this.utc));
+            at("2028-02-28T23:59:59.999Z");
+            assertThat(days.tryAcquire("d", "k")).isEqualTo(allow(1, 0, 1));
+            advance(1);
+            assertThat(days.tryAcquire("d", "k"))
+                    .as("February 29th, 2028, a day of its own")
+                    .isEqualTo(allow(1, 0, DAY));
+            assertThat(days.tryAcquire("d", "k")).isEqualTo(reject(1, 0, DAY, DAY));
+            advance(DAY);
+            assertThat(days.tryAcquire("d", "k").allowed()).as("March 1st").isTrue();
+        }
+
+        @Test
+        void theDayTheClocksGoForwardInBerlinLastsTwentyThreeHoursAndItsMonthAnHourLessThanThirtyOneDays() {
+            // 2026-03-29, the last Sunday of March: 02:00 CET becomes 03:00 CEST
+            at("2026-03-28T23:00:00Z");
+            Throttler throttler = throttlerOrRefused(window("d", 1, CalendarWindow.Unit.DAY, this.berlin));
+            if (throttler == null) {
+                return;
+            }
+            assertThat(throttler.tryAcquire("d", "k"))
+                    .as("midnight in Berlin; the day ends 23 hours later")
+                    .isEqualTo(allow(1, 0, 23 * HOUR));
+            at("2026-03-29T21:59:59Z");
+            assertThat(throttler.tryAcquire("d", "k")).isEqualTo(reject(1, 0, 1_000, 1_000));
+            advance(1_000);
+            assertThat(throttler.tryAcquire("d", "k"))
+                    .as("Monday in Berlin, 22:00 UTC; a day of 24 hours again")
+                    .isEqualTo(allow(1, 0, 24 * HOUR));
+
+            Throttler months = throttler(window("m", 1, CalendarWindow.Unit.MONTH, this.berlin));
+            at("2026-02-28T23:00:00Z");
+            assertThat(months.tryAcquire("m", "k"))
+                    .as("March in Berlin: from 23:00 UTC to 22:00 UTC 31 days later")
+                    .isEqualTo(allow(1, 0, 31 * DAY - HOUR));
+            at("2026-03-31T21:59:59.999Z");
+            assertThat(months.tryAcquire("m", "k")).isEqualTo(reject(1, 0, 1, 1));
+            advance(1);
+            assertThat(months.tryAcquire("m", "k").allowed())
+                    .as("April in Berlin")
+                    .isTrue();
+        }
+
+        @Test
+        void aWeekRunsFromMondayToMonday() {
+            // 2026-01-01 is a Thursday
+            Throttler throttler = throttlerOrRefused(window("w", 2, CalendarWindow.Unit.WEEK, this.utc));
+            if (throttler == null) {
+                return;
+            }
+            assertThat(throttler.tryAcquire("w", "k", 2))
+                    .as("the week began on Monday, December 29th: 4 days left")
+                    .isEqualTo(allow(2, 0, 4 * DAY));
+            at("2026-01-04T23:59:59Z");
+            assertThat(throttler.tryAcquire("w", "k")).isEqualTo(reject(2, 0, 1_000, 1_000));
+            at("2026-01-05T00:00:00Z");
+            assertThat(throttler.tryAcquire("w", "k")).isEqualTo(allow(2, 1, 7 * DAY));
+        }
+
+        @Test
+        void aMonthFromTheThirtyFirstStartsOnTheLastDayOfAShorterMonth() {
+            Policy billing =
+                    FixedWindowPolicy.calendar("bill", 1, new CalendarWindow(CalendarWindow.Unit.MONTH, this.utc, 31));
+            at("2026-04-15T00:00:00Z");
+            Throttler throttler = throttlerOrRefused(billing);
+            if (throttler == null) {
+                return;
+            }
+            assertThat(throttler.tryAcquire("bill", "k"))
+                    .as("from March 31st to April 30th, a month of 30 days")
+                    .isEqualTo(allow(1, 0, 15 * DAY));
+            at("2026-04-29T23:59:59Z");
+            assertThat(throttler.tryAcquire("bill", "k")).isEqualTo(reject(1, 0, 1_000, 1_000));
+            at("2026-04-30T00:00:00Z");
+            assertThat(throttler.tryAcquire("bill", "k"))
+                    .as("April 30th to May 31st")
+                    .isEqualTo(allow(1, 0, 31 * DAY));
+            at("2026-02-27T12:00:00Z");
+            assertThat(throttler.tryAcquire("bill", "february"))
+                    .as("January 31st to February 28th")
+                    .isEqualTo(allow(1, 0, 12 * HOUR));
+            at("2026-02-28T00:00:00Z");
+            assertThat(throttler.tryAcquire("bill", "february"))
+                    .as("February 28th to March 31st")
+                    .isEqualTo(allow(1, 0, 31 * DAY));
+        }
+
+        @Test
+        void aDebtIsCarriedIntoTheNextMonthAndPaidThere() {
+            at("2026-01-31T12:00:00Z");
+            Throttler throttler = throttlerOrRefused(window("m", 10, CalendarWindow.Unit.MONTH, this.utc));
+            if (throttler == null || !chargesAfterTheCall()) {
+                return;
+            }
+            assertThat(throttler.estimate("m", "k", 1).settle(15))
+                    .as("5 carried into February")
+                    .isEqualTo(5);
+            assertThat(throttler.peek("m", "k"))
+                    .as("refused until February, which ends 28 days later")
+                    .isEqualTo(reject(10, 0, 12 * HOUR, 12 * HOUR + 28 * DAY));
+            at("2026-02-01T00:00:00Z");
+            assertThat(throttler.tryAcquire("m", "k", 5))
+                    .as("February starts with the debt")
+                    .isEqualTo(allow(10, 0, 28 * DAY));
+            at("2026-03-01T00:00:00Z");
+            assertThat(throttler.peek("m", "k").remaining())
+                    .as("March owes nothing")
+                    .isEqualTo(10);
+        }
+
+        @Test
+        void aCallMayWaitForTheNextDayAndARefundByItsReceiptGivesBackToThatDay() {
+            at("2026-01-01T23:59:00Z");
+            Throttler throttler = throttlerOrRefused(window("d", 1, CalendarWindow.Unit.DAY, this.utc));
+            if (throttler == null) {
+                return;
+            }
+            Decision today = throttler.tryAcquire("d", "k");
+            assertThat(today).isEqualTo(allow(1, 0, 60_000));
+            if (reservesTurns()) {
+                Decision tomorrow = throttler.bound("d").reserve("k", 1, Duration.ofMinutes(1));
+                assertThat(tomorrow)
+                        .isEqualTo(Decision.reserved(
+                                1,
+                                0,
+                                60_000 + DAY,
+                                60_000 + DAY,
+                                Instant.parse("2026-01-02T00:00:00Z").toEpochMilli(),
+                                60_000));
+                throttler.bound("d").refund("k", 1, today);
+                assertThat(throttler.peek("d", "k").allowed())
+                        .as("today's call gives nothing back while tomorrow holds a reservation")
+                        .isFalse();
+                throttler.bound("d").refund("k", 1, tomorrow);
+                at("2026-01-02T00:00:00Z");
+                assertThat(throttler.peek("d", "k").remaining())
+                        .as("tomorrow's reservation given back")
+                        .isEqualTo(1);
+            } else {
+                advance(60_000);
+                throttler.bound("d").refund("k", 1, today);
+                assertThat(throttler.tryAcquire("d", "k"))
+                        .as("yesterday's call gives nothing back to today")
+                        .isEqualTo(allow(1, 0, DAY));
+                assertThat(throttler.tryAcquire("d", "k").allowed()).isFalse();
+            }
         }
     }
 

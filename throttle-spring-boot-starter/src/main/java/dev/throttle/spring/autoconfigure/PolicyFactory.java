@@ -2,6 +2,7 @@ package dev.throttle.spring.autoconfigure;
 
 import dev.throttle.Algorithm;
 import dev.throttle.BoundPolicy;
+import dev.throttle.CalendarWindow;
 import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.InvalidPolicyException;
 import dev.throttle.Policy;
@@ -16,6 +17,7 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeanWrapper;
 import org.springframework.beans.BeanWrapperImpl;
+import org.springframework.boot.convert.DurationStyle;
 
 /**
  * Turns {@code throttle.policies.*} into validated {@link Policy} values, or problems that name
@@ -315,7 +317,26 @@ final class PolicyFactory {
                 }
             }
         }
+        if (parameters.get("window") instanceof String window) {
+            parameters.put("window", window(window));
+        }
         return parameters;
+    }
+
+    /**
+     * A fixed window's {@code window}: a calendar window's text as it is ({@code 1d}, {@code 1w},
+     * {@code 1M}: the algorithm reads it), else a duration as Spring Boot writes them; text that is
+     * neither is left for the algorithm to report, naming the property.
+     */
+    private static Object window(String window) {
+        if (CalendarWindow.Unit.fromText(window.strip()) != null) {
+            return window;
+        }
+        try {
+            return DurationStyle.detectAndParse(window.strip());
+        } catch (IllegalArgumentException ex) {
+            return window;
+        }
     }
 
     /** {@code refill-tokens} as a Java property: {@code refillTokens}. */

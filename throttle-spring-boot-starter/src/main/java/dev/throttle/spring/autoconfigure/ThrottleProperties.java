@@ -764,9 +764,23 @@ public class ThrottleProperties {
         private Duration period;
 
         /**
-         * Length of a window (fixed-window).
+         * Length of a window (fixed-window): a duration such as 10s or 1h, from the key's first
+         * call; or a window of the calendar, 1d (a day), 1w (an ISO week, from Monday) or 1M (a
+         * month), from the calendar's boundaries in the zone.
          */
-        private Duration window;
+        private String window;
+
+        /**
+         * Time zone of a calendar window (fixed-window with window 1d, 1w or 1M), such as
+         * Europe/Berlin: its midnights are the windows' boundaries. UTC by default.
+         */
+        private String zone;
+
+        /**
+         * Day of the month a month window (fixed-window with window 1M) starts on, 1 to 31, such
+         * as a billing day; a month shorter than that day starts on its last day. 1 by default.
+         */
+        private Integer anchorDay;
 
         /**
          * Attempts within ttl before delays apply (sliding-log).
@@ -987,12 +1001,28 @@ public class ThrottleProperties {
             this.period = period;
         }
 
-        public Duration getWindow() {
+        public String getWindow() {
             return this.window;
         }
 
-        public void setWindow(Duration window) {
+        public void setWindow(String window) {
             this.window = window;
+        }
+
+        public String getZone() {
+            return this.zone;
+        }
+
+        public void setZone(String zone) {
+            this.zone = zone;
+        }
+
+        public Integer getAnchorDay() {
+            return this.anchorDay;
+        }
+
+        public void setAnchorDay(Integer anchorDay) {
+            this.anchorDay = anchorDay;
         }
 
         public Integer getThreshold() {

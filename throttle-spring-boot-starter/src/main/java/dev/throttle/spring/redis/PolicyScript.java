@@ -1,9 +1,11 @@
 package dev.throttle.spring.redis;
 
+import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Policy;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.StringJoiner;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReturnType;
@@ -30,6 +32,9 @@ final class PolicyScript {
     /** A charge of a cost known after the call: the units as the cost, the debt bound as the fourth argument. */
     static final byte[] CHARGE = {'c'};
 
+    /** An empty fourth argument, before a calendar window's boundaries. */
+    private static final byte[] NONE = {};
+
     /** The costs a call usually has, as the digits sent: none of them encoded per call. */
     private static final byte[][] COSTS = new byte[65][];
 
@@ -48,8 +53,14 @@ final class PolicyScript {
     /** {@code <prefix>:{<policy>:} as text; a key completes it with {@code <key>}}. */
     private final String keyStart;
 
+    /** A fixed window of the calendar's boundaries around the application's time; null for other policies. */
+    private final @Nullable CalendarBoundaries calendar;
+
     PolicyScript(RedisCalls calls, Policy policy) {
         this.calls = calls;
+        this.calendar = (policy instanceof FixedWindowPolicy window && window.calendar() != null)
+                ? new CalendarBoundaries(window)
+                : null;
         @SuppressWarnings("rawtypes")
         RedisScript<List> script = RedisThrottleScripts.of(policy);
         this.sha1 = script.getSha1();
@@ -98,9 +109,11 @@ final class PolicyScript {
     Mono<List<Object>> eval(String key, byte[] operation, int cost, byte @Nullable [] receipt) {
         byte[] keyBytes = redisKeyBytes(key);
         ByteBuffer now = this.calls.nowArgument();
+        CalendarBoundaries calendar = this.calendar;
+        byte[] boundaries = (calendar != null) ? calendar.argument(this.calls.applicationTime()) : null;
         return this.calls
                 .connection()
-                .flatMap((connection) -> evalSha(connection, keyBytes, operation, cost, now, receipt)
+                .flatMap((connection) -> evalSha(connection, keyBytes, operation, cost, now, receipt, boundaries)
                         .onErrorResume(
                                 PolicyScript::isNoScript,
                                 (ex) -> connection
@@ -109,7 +122,7 @@ final class PolicyScript {
                                                 ByteBuffer.wrap(this.scriptBytes),
                                                 ReturnType.MULTI,
                                                 1,
-                                                keysAndArgs(keyBytes, operation, cost, now, receipt))
+                                                keysAndArgs(keyBytes, operation, cost, now, receipt, boundaries))
                                         .collectList()));
     }
 
@@ -119,16 +132,37 @@ final class PolicyScript {
             byte[] operation,
             int cost,
             ByteBuffer now,
-            byte @Nullable [] receipt) {
+            byte @Nullable [] receipt,
+            byte @Nullable [] boundaries) {
         return connection
                 .scriptingCommands()
-                .<Object>evalSha(this.sha1, ReturnType.MULTI, 1, keysAndArgs(keyBytes, operation, cost, now, receipt))
+                .<Object>evalSha(
+                        this.sha1,
+                        ReturnType.MULTI,
+                        1,
+                        keysAndArgs(keyBytes, operation, cost, now, receipt, boundaries))
                 .collectList();
     }
 
+    /** The key and ARGV; a calendar window's boundaries are ARGV[5], after its fourth argument or an empty one. */
     private static ByteBuffer[] keysAndArgs(
-            byte[] key, byte[] operation, int cost, ByteBuffer now, byte @Nullable [] receipt) {
+            byte[] key,
+            byte[] operation,
+            int cost,
+            ByteBuffer now,
+            byte @Nullable [] receipt,
+            byte @Nullable [] boundaries) {
         ByteBuffer costArgument = ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost)));
+        if (boundaries != null) {
+            return new ByteBuffer[] {
+                ByteBuffer.wrap(key),
+                ByteBuffer.wrap(operation),
+                costArgument,
+                now.duplicate(),
+                ByteBuffer.wrap((receipt != null) ? receipt : NONE),
+                ByteBuffer.wrap(boundaries)
+            };
+        }
         if (receipt == null) {
             return new ByteBuffer[] {ByteBuffer.wrap(key), ByteBuffer.wrap(operation), costArgument, now.duplicate()};
         }
@@ -145,5 +179,41 @@ final class PolicyScript {
             }
         }
         return false;
+    }
+
+    /**
+     * The fifth argument of a fixed window of the calendar: the boundaries around the application's
+     * time ({@link FixedWindowPolicy#boundaries}), from which the script picks the window holding its
+     * own now (fixed_window_calendar.lua says why). Computed when the application's time leaves the
+     * window they were computed in, so a call makes no dates; the table kept is immutable, and two
+     * threads that find it stale compute the same one.
+     */
+    static final class CalendarBoundaries {
+
+        private final FixedWindowPolicy policy;
+
+        private volatile Table table = new Table(0, 0, NONE);
+
+        CalendarBoundaries(FixedWindowPolicy policy) {
+            this.policy = policy;
+        }
+
+        /** The boundaries around {@code now}, as ASCII digits joined by {@code ,}. */
+        byte[] argument(long now) {
+            Table table = this.table;
+            if (now < table.from || now >= table.to) {
+                long[] boundaries = this.policy.boundaries(now);
+                StringJoiner text = new StringJoiner(",");
+                for (long boundary : boundaries) {
+                    text.add(Long.toString(boundary));
+                }
+                table = new Table(boundaries[2], boundaries[3], ascii(text.toString()));
+                this.table = table;
+            }
+            return table.argument;
+        }
+
+        /** The argument computed for the window from {@code from} to {@code to}. */
+        private record Table(long from, long to, byte[] argument) {}
     }
 }

@@ -35,6 +35,9 @@ final class RedisCalls {
 
     private final @Nullable TimeSource clock;
 
+    /** The application's clock, around whose time a calendar window's boundaries are sent. */
+    private final TimeSource applicationClock;
+
     private final StoreConnection connection;
 
     /** The events channel's subscription; null without a near cache or without an imperative factory. */
@@ -50,6 +53,7 @@ final class RedisCalls {
             String keyPrefix,
             Duration timeout,
             @Nullable TimeSource clock,
+            TimeSource applicationClock,
             StoreConnection connection,
             @Nullable RedisThrottleEvents events,
             String sender,
@@ -57,6 +61,7 @@ final class RedisCalls {
         this.keyPrefix = keyPrefix;
         this.timeout = timeout;
         this.clock = clock;
+        this.applicationClock = applicationClock;
         this.connection = connection;
         this.events = events;
         this.sender = sender;
@@ -87,6 +92,14 @@ final class RedisCalls {
         return (clock != null)
                 ? ByteBuffer.wrap(Long.toString(clock.currentTimeMillis()).getBytes(StandardCharsets.US_ASCII))
                 : REDIS_TIME;
+    }
+
+    /**
+     * The application's time, around which a calendar window's boundaries are computed: the script
+     * still decides by its own {@code now} (see fixed_window_calendar.lua).
+     */
+    long applicationTime() {
+        return this.applicationClock.currentTimeMillis();
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.throttle.spring.redis;
 
 import dev.throttle.Algorithm;
 import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Policy;
 import java.io.IOException;
 import java.io.InputStream;
@@ -52,6 +53,9 @@ final class RedisThrottleScripts {
     /** What follows the algorithm's script (as a function) in the script of a policy with several limits. */
     static final String SEVERAL = "several.lua";
 
+    /** The script of a fixed window of the calendar: fixed_window.lua's twin, reading boundaries from ARGV[5]. */
+    static final String CALENDAR = "fixed_window_calendar.lua";
+
     /** Script texts by file name, each read once. */
     private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
 
@@ -67,7 +71,20 @@ final class RedisThrottleScripts {
         if (policy.severalLimits()) {
             return RedisScript.of(severalLimits(policy), List.class);
         }
-        return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(fileName(policy.algorithm())), List.class);
+        return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(fileName(policy)), List.class);
+    }
+
+    /**
+     * Returns the resource name of a policy's script: its algorithm's ({@link #fileName(Algorithm)}),
+     * but {@value #CALENDAR} for a fixed window of the calendar, whose script is given the calendar's
+     * boundaries with each call ({@link PolicyScript}).
+     * @param policy a policy of one limit
+     * @return for example {@code fixed_window.lua}
+     */
+    static String fileName(Policy policy) {
+        return (policy instanceof FixedWindowPolicy window && window.calendar() != null)
+                ? CALENDAR
+                : fileName(policy.algorithm());
     }
 
     /**

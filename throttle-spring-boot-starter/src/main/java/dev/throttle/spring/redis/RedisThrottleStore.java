@@ -120,6 +120,21 @@ public final class RedisThrottleStore implements ThrottleStore {
             Duration timeout,
             @Nullable TimeSource clock,
             NearCacheSettings nearCache) {
+        this(connectionFactory, keyPrefix, timeout, clock, nearCache, (clock != null) ? clock : TimeSource.system());
+    }
+
+    /**
+     * Creates a store as above whose fixed windows of the calendar are sent the boundaries around
+     * {@code applicationClock}'s time (the scripts still decide by Redis {@code TIME} unless a
+     * {@code clock} is given): tests that put this process's clock off the server's.
+     */
+    RedisThrottleStore(
+            ReactiveRedisConnectionFactory connectionFactory,
+            String keyPrefix,
+            Duration timeout,
+            @Nullable TimeSource clock,
+            NearCacheSettings nearCache,
+            TimeSource applicationClock) {
         if (connectionFactory == null) {
             throw new IllegalArgumentException("connectionFactory is required");
         }
@@ -149,7 +164,8 @@ public final class RedisThrottleStore implements ThrottleStore {
             this.nearCache = null;
             this.events = null;
         }
-        this.calls = new RedisCalls(keyPrefix, timeout, clock, this.connection, this.events, sender, channel);
+        this.calls = new RedisCalls(
+                keyPrefix, timeout, clock, applicationClock, this.connection, this.events, sender, channel);
         // connect now, off this thread, so that the first request does not pay for it
         this.connection.connect();
         if (this.events != null) {

@@ -159,6 +159,20 @@ class JdbcStoreAutoConfigurationTests {
     }
 
     @Test
+    void aCalendarWindowFailsTheStartOnTheJdbcStoreWhichDoesNotRunItYet() {
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.datasource.url=" + SharedPostgres.url(),
+                        "throttle.policies.tokens.algorithm=fixed-window",
+                        "throttle.policies.tokens.limit=100000",
+                        "throttle.policies.tokens.window=1M")
+                .run((context) -> assertThat(
+                                analysis(context.getStartupFailure()).getDescription())
+                        .contains("throttle.policies.tokens.window=1M cannot apply on throttle.store.type=jdbc, which"
+                                + " does not run calendar windows yet"));
+    }
+
+    @Test
     void aConcurrencyPolicyFailsTheStartOnTheJdbcStoreWhichDoesNotRunItYet() {
         this.contextRunner
                 .withPropertyValues(

@@ -3,12 +3,16 @@ package dev.throttle.spring.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.Algorithm;
+import dev.throttle.CalendarWindow;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.GcraPolicy;
 import dev.throttle.LockoutPolicy;
 import dev.throttle.SlidingLogPolicy;
 import dev.throttle.TokenBucketPolicy;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -44,6 +48,35 @@ class RedisThrottleScriptsTests {
                                 "login", List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofMinutes(5))))
                         .getScriptAsString())
                 .startsWith("local P = {");
+    }
+
+    @Test
+    void aFixedWindowOfTheCalendarHasAScriptOfItsOwnThatReadsTheBoundariesSentWithEachCall() {
+        FixedWindowPolicy month = FixedWindowPolicy.calendar(
+                "tokens", 100_000, CalendarWindow.of(CalendarWindow.Unit.MONTH, ZoneId.of("Europe/Berlin")));
+        assertThat(RedisThrottleScripts.fileName(month)).isEqualTo("fixed_window_calendar.lua");
+        assertThat(RedisThrottleScripts.fileName(new FixedWindowPolicy("fw", 5, Duration.ofMinutes(15))))
+                .isEqualTo("fixed_window.lua");
+        assertThat(RedisThrottleScripts.of(month).getScriptAsString())
+                .startsWith("local P = {100000, 0}\n")
+                .contains(RedisThrottleScripts.text(RedisThrottleScripts.PRELUDE))
+                .endsWith(RedisThrottleScripts.text("fixed_window_calendar.lua"));
+        PolicyScript.CalendarBoundaries boundaries = new PolicyScript.CalendarBoundaries(month);
+        long march = Instant.parse("2026-03-15T00:00:00Z").toEpochMilli();
+        byte[] sent = boundaries.argument(march);
+        assertThat(new String(sent, StandardCharsets.US_ASCII))
+                .as("Berlin's midnights from December 1st to June 1st")
+                .isEqualTo(String.join(
+                        ",",
+                        Long.toString(Instant.parse("2025-12-31T23:00:00Z").toEpochMilli()),
+                        Long.toString(Instant.parse("2026-01-31T23:00:00Z").toEpochMilli()),
+                        Long.toString(Instant.parse("2026-02-28T23:00:00Z").toEpochMilli()),
+                        Long.toString(Instant.parse("2026-03-31T22:00:00Z").toEpochMilli()),
+                        Long.toString(Instant.parse("2026-04-30T22:00:00Z").toEpochMilli()),
+                        Long.toString(Instant.parse("2026-05-31T22:00:00Z").toEpochMilli())));
+        assertThat(boundaries.argument(march + 1))
+                .as("computed again only when the application's time leaves its window")
+                .isSameAs(sent);
     }
 
     @Test

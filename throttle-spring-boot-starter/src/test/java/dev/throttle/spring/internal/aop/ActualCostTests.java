@@ -93,6 +93,11 @@ class ActualCostTests {
             assertThat(remaining(context))
                     .as("a cancelled stream is settled to what it emitted")
                     .isEqualTo(80);
+            assertThatIllegalStateException()
+                    .isThrownBy(() -> exports.failingFlux(2, 3).collectList().block());
+            assertThat(remaining(context))
+                    .as("a stream that failed is settled to what it emitted")
+                    .isEqualTo(75);
         });
     }
 
@@ -229,6 +234,11 @@ class ActualCostTests {
         @Throttled(policy = "export", key = "'k'", actualCost = "#result")
         public Flux<Integer> flux(Integer... costs) {
             return Flux.just(costs);
+        }
+
+        @Throttled(policy = "export", key = "'k'", actualCost = "#result")
+        public Flux<Integer> failingFlux(Integer... costs) {
+            return Flux.just(costs).concatWith(Flux.error(new IllegalStateException("the export broke off")));
         }
 
         @Throttled(policy = "export", key = "'k'", actualCost = "#result.size()")
