@@ -88,7 +88,7 @@ class RedisTokenBudgetTests {
     }
 
     @Configuration(proxyBeanMethods = false)
-    static class Client {
+    public static class Client {
 
         @Bean
         TestChatModel chatModel() {
