@@ -7,11 +7,11 @@ import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
 import dev.throttle.spring.autoconfigure.ThrottleAiAutoConfiguration;
 import dev.throttle.spring.autoconfigure.ThrottleAutoConfiguration;
+import dev.throttle.testing.BlockingCalls;
 import dev.throttle.testing.redis.SharedRedis;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -22,7 +22,6 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import reactor.blockhound.BlockHound;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -36,17 +35,12 @@ import reactor.core.scheduler.Schedulers;
  */
 class TokenBudgetStreamBlockHoundTests {
 
-    private static final List<String> blockingCalls = new CopyOnWriteArrayList<>();
+    private static final List<String> blockingCalls = BlockingCalls.recorded();
 
     @BeforeAll
     static void installBlockHound() {
         SharedRedis.endpoint();
-        BlockHound.install((builder) -> builder.allowBlockingCallsInside(
-                        "ch.qos.logback.core.OutputStreamAppender", "writeBytes")
-                .blockingMethodCallback((method) -> {
-                    blockingCalls.add(method + " on " + Thread.currentThread().getName());
-                    throw new BlockingOperationError(method);
-                }));
+        BlockingCalls.install();
     }
 
     @BeforeEach
