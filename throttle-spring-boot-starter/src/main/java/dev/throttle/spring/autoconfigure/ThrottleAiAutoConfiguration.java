@@ -31,8 +31,8 @@ import org.springframework.context.expression.BeanFactoryResolver;
  * {@code throttle.ai.policy} is set; Spring AI 1.x (the Boot 3.5 line) has no
  * {@code ChatClientBuilderCustomizer}, and gets no advisor. Everything the configuration can get wrong
  * fails startup, saying what: a policy that is not configured or cannot take a cost known after the
- * call, a store that does not charge after the call, a key that does not parse, an estimate or
- * weights out of range.
+ * call or that settles a success (reset-on-success, count: failures), a store that does not charge
+ * after the call, a key that does not parse, an estimate or weights out of range.
  */
 @AutoConfiguration(
         after = ThrottleAutoConfiguration.class,
@@ -102,6 +102,12 @@ public final class ThrottleAiAutoConfiguration {
             throw new ThrottleConfigurationException(PREFIX + "policy is '" + policy
                     + "', which cannot take the tokens a model reports after the call: " + why
                     + " (a token budget is a token-bucket, gcra or fixed-window policy)");
+        }
+        if (charge.settlesOnSuccess()) {
+            // a success would clear the key or give back the reservation after the usage was settled
+            throw new ThrottleConfigurationException(PREFIX + "policy is '" + policy + "', which "
+                    + (charge.resetOnSuccess() ? "resets on success" : "counts failures only")
+                    + ": a token budget charges every call its tokens, so leave reset-on-success and count unset");
         }
         ThrottleStore store = admissions.throttler().store();
         if (!store.chargesAfterTheCall()) {

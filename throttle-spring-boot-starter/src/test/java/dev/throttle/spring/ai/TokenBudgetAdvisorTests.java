@@ -260,6 +260,18 @@ class TokenBudgetAdvisorTests {
     }
 
     @Test
+    void aPolicyThatSettlesASuccessFailsTheStart() {
+        this.contextRunner
+                .withPropertyValues("throttle.policies.tokens.count=failures")
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("throttle.ai.policy is 'tokens', which counts failures only"));
+        this.contextRunner
+                .withPropertyValues("throttle.policies.tokens.reset-on-success=true")
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("throttle.ai.policy is 'tokens', which resets on success"));
+    }
+
+    @Test
     void aKeyThatDoesNotParseFailsTheStart() {
         this.contextRunner
                 .withPropertyValues("throttle.ai.key=#context['user'")
