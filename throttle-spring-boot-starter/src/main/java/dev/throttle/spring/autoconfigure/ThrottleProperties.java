@@ -628,6 +628,148 @@ public class ThrottleProperties {
         }
     }
 
+    // --- Spring AI token budgets ---
+
+    private final Ai ai = new Ai();
+
+    public Ai getAi() {
+        return this.ai;
+    }
+
+    /**
+     * Spring AI: an advisor on ChatClient that charges each key (a user, say) the tokens the model
+     * reports having used, by a policy under throttle.policies.
+     */
+    public static class Ai {
+
+        /**
+         * Policy that holds the token budget (token-bucket, gcra or fixed-window); the advisor exists
+         * only when this is set.
+         */
+        private String policy;
+
+        /**
+         * SpEL expression giving the budget's key per request: #context is the ChatClient advisor
+         * context (the params a caller sets with advisors(a -> a.param("user", name))), #prompt the
+         * prompt, #request the ChatClientRequest, and @name a bean. A literal such as "'all'" gives
+         * every call one budget.
+         */
+        private String key = "#context['user']";
+
+        /**
+         * Tokens reserved before a request that sets no max tokens in its options; a request that
+         * does reserves its max tokens instead. The model's reported usage settles the difference
+         * after the call.
+         */
+        private int estimate = 1000;
+
+        /**
+         * How the reported usage is charged: the model's total tokens, or prompt and completion
+         * tokens weighted by prompt-weight and completion-weight.
+         */
+        private Usage usage = Usage.TOTAL;
+
+        /**
+         * Units charged per prompt (input) token, with usage: weighted.
+         */
+        private double promptWeight = 1.0;
+
+        /**
+         * Units charged per completion (output) token, with usage: weighted.
+         */
+        private double completionWeight = 1.0;
+
+        /**
+         * Order of the advisor among a ChatClient's advisors; lower runs further outside. The default
+         * runs it before every advisor of Spring AI's own, so that a refused call reaches no memory,
+         * retrieval or tool advisor.
+         */
+        // Ordered.HIGHEST_PRECEDENCE + 100, written out: the configuration processor records only a literal
+        private int order = -2147483548;
+
+        /**
+         * Whether the ChatClient.Builder bean of Spring AI's auto-configuration gets the advisor as a
+         * default advisor. A ChatClient built by hand adds the throttleTokenBudgetAdvisor bean itself.
+         */
+        private boolean addToBuilder = true;
+
+        public String getPolicy() {
+            return this.policy;
+        }
+
+        public void setPolicy(String policy) {
+            this.policy = policy;
+        }
+
+        public String getKey() {
+            return this.key;
+        }
+
+        public void setKey(String key) {
+            this.key = key;
+        }
+
+        public int getEstimate() {
+            return this.estimate;
+        }
+
+        public void setEstimate(int estimate) {
+            this.estimate = estimate;
+        }
+
+        public Usage getUsage() {
+            return this.usage;
+        }
+
+        public void setUsage(Usage usage) {
+            this.usage = usage;
+        }
+
+        public double getPromptWeight() {
+            return this.promptWeight;
+        }
+
+        public void setPromptWeight(double promptWeight) {
+            this.promptWeight = promptWeight;
+        }
+
+        public double getCompletionWeight() {
+            return this.completionWeight;
+        }
+
+        public void setCompletionWeight(double completionWeight) {
+            this.completionWeight = completionWeight;
+        }
+
+        public int getOrder() {
+            return this.order;
+        }
+
+        public void setOrder(int order) {
+            this.order = order;
+        }
+
+        public boolean isAddToBuilder() {
+            return this.addToBuilder;
+        }
+
+        public void setAddToBuilder(boolean addToBuilder) {
+            this.addToBuilder = addToBuilder;
+        }
+
+        /** How a model's reported usage is charged. */
+        public enum Usage {
+
+            /** The total tokens the model reports. */
+            TOTAL,
+
+            /** Prompt and completion tokens, each times its weight, rounded up. */
+            WEIGHTED
+        }
+    }
+
+    // --- end of Spring AI token budgets ---
+
     // --- Spring Security logins ---
 
     private final Security security = new Security();

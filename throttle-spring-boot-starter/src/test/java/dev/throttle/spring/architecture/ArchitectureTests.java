@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The layering of the project, stated as tests over core and the starter: core knows nothing of
  * Spring, Redis or Micrometer; the admission API depends on no entry point; entry points (the
- * annotation, URL rules, Spring Security logins, the gateway's RateLimiter) do not use each other; no two packages depend on
- * each other.
+ * annotation, URL rules, Spring Security logins, the gateway's RateLimiter, the Spring AI advisor) do
+ * not use each other; no two packages depend on each other.
  */
 class ArchitectureTests {
 
@@ -33,6 +33,8 @@ class ArchitectureTests {
     private static final String ANNOTATION_ADAPTER = "dev.throttle.spring.internal.aop..";
 
     private static final String GATEWAY_ADAPTER = "dev.throttle.spring.gateway..";
+
+    private static final String AI_ADAPTER = "dev.throttle.spring.ai..";
 
     private static final String[] SECURITY_ADAPTER = {
         "dev.throttle.spring.security..", "dev.throttle.spring.internal.security.."
@@ -132,6 +134,38 @@ class ArchitectureTests {
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(GATEWAY_ADAPTER)
+                .check(PRODUCTION);
+    }
+
+    @Test
+    void theSpringAiAdapterGoesThroughTheAdmissionApiAlone() {
+        // the token budget advisor decides and settles through Admission; it uses no other entry point, no
+        // store and no configuration class (the auto-configuration hands it what it needs), and none uses it
+        noClasses()
+                .that()
+                .resideInAPackage(AI_ADAPTER)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "dev.throttle.spring.internal..",
+                        "dev.throttle.spring.security..",
+                        "dev.throttle.spring.autoconfigure..",
+                        "dev.throttle.spring.gateway..",
+                        "dev.throttle.spring.web..",
+                        "dev.throttle.spring.redis..",
+                        "dev.throttle.memory..")
+                .check(PRODUCTION);
+        noClasses()
+                .that()
+                .resideInAnyPackage(
+                        "dev.throttle.spring.internal..",
+                        "dev.throttle.spring.security..",
+                        "dev.throttle.spring.admission..",
+                        "dev.throttle.spring.gateway..",
+                        "dev.throttle.spring.web..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(AI_ADAPTER)
                 .check(PRODUCTION);
     }
 

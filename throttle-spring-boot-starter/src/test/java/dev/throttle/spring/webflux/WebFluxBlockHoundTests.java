@@ -3,6 +3,7 @@ package dev.throttle.spring.webflux;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
+import dev.throttle.testing.BlockingCalls;
 import dev.throttle.testing.redis.RedisProcess;
 import dev.throttle.testing.redis.SharedRedis;
 import java.io.InputStream;
@@ -17,7 +18,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,7 +27,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
-import reactor.blockhound.BlockHound;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -44,21 +43,12 @@ class WebFluxBlockHoundTests {
     /** Generous: a loaded CI machine is slow, but a request that never completes still fails. */
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
-    private static final List<String> blockingCalls = new CopyOnWriteArrayList<>();
+    private static final List<String> blockingCalls = BlockingCalls.recorded();
 
     @BeforeAll
     static void installBlockHound() {
         SharedRedis.endpoint();
-        // install(...) also applies the integrations found on the class path (Reactor's, Netty's), which
-        // mark their event-loop and parallel threads non-blocking; a bare builder would check no thread
-        BlockHound.install((builder) -> builder
-                // a console appender writes synchronously by the application's own choice, not the starter's
-                .allowBlockingCallsInside("ch.qos.logback.core.OutputStreamAppender", "writeBytes")
-                .blockingMethodCallback((method) -> {
-                    blockingCalls.add(method + " on " + Thread.currentThread().getName() + "\n"
-                            + stack(new Throwable().getStackTrace()));
-                    throw new BlockingOperationError(method);
-                }));
+        BlockingCalls.install();
     }
 
     @BeforeEach
