@@ -361,9 +361,10 @@ public final class Admission implements AutoCloseable {
      * actual cost is given is charged the difference from what it took (into debt, at most
      * {@link Charge#maxDebt()}) or given back the difference by its decision's receipt, in one store
      * round trip. Once per call: a later call of this or {@link #settleCostsAsync} does nothing. Does
-     * not end the call (see {@link #succeeded()}); never throws (a failure is logged, and what the call
-     * took stands).
+     * not end the call (see {@link #succeeded()}); a store's failure is logged, never thrown, and what
+     * the call took stands.
      * @param actualCosts one per charge, in charging order: the actual cost, or -1 where the estimate stands
+     * @throws IllegalArgumentException when there is not one actual cost per charge
      */
     public void settleCosts(long[] actualCosts) {
         if (!claimCosts(actualCosts)) {
@@ -413,7 +414,10 @@ public final class Admission implements AutoCloseable {
     }
 
     private boolean claimCosts(long[] actualCosts) {
-        checkKeys(this.charges, new String[actualCosts.length]);
+        if (actualCosts.length != this.charges.size()) {
+            throw new IllegalArgumentException(
+                    "Expected " + this.charges.size() + " actual costs, got " + actualCosts.length);
+        }
         return this.decisions.length > 0 && COSTED.compareAndSet(this, 0, 1);
     }
 
