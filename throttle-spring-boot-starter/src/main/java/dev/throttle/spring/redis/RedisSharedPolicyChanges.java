@@ -21,6 +21,7 @@ import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -180,6 +181,10 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted while " + what, ex);
         } catch (ExecutionException ex) {
+            if (ex.getCause() instanceof QueryTimeoutException timedOut) {
+                // The client's own command timeout may fire first: the same silence, told the same way.
+                throw new IllegalStateException("Redis did not answer " + what, timedOut);
+            }
             throw (ex.getCause() instanceof RuntimeException failure)
                     ? failure
                     : new IllegalStateException(what + " failed", ex.getCause());
