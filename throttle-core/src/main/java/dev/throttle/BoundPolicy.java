@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -34,6 +35,12 @@ public final class BoundPolicy {
     /** The plan this applies, or null for the policy's base numbers. */
     private final @Nullable String plan;
 
+    /** The day a month window starts on for this view's calls (a billing day), or 0 for the policy's own. */
+    private final int anchorDay;
+
+    /** This view under each anchor day asked for, by day; filled as asked, only in a view without one. */
+    private final @Nullable AtomicReferenceArray<BoundPolicy> anchored;
+
     BoundPolicy(
             Policy policy,
             Map<String, ? extends Policy> plans,
@@ -43,23 +50,31 @@ public final class BoundPolicy {
             @Nullable DecisionObserver observer) {
         this.shared = new PolicyBinding.Shared(policy.name(), binder, storeSource, listeners, observer);
         this.plan = null;
+        this.anchorDay = 0;
+        this.anchored = new AtomicReferenceArray<>(32);
         this.shared.base = this;
         this.shared.current = this.shared.bind(policy, plans);
     }
 
-    private BoundPolicy(PolicyBinding.Shared shared, String plan) {
+    private BoundPolicy(PolicyBinding.Shared shared, @Nullable String plan, int anchorDay) {
         this.shared = shared;
         this.plan = plan;
+        this.anchorDay = anchorDay;
+        this.anchored = (anchorDay == 0) ? new AtomicReferenceArray<>(32) : null;
     }
 
-    /** The numbers this applies now: one volatile read, and a map lookup only for a plan. */
+    /**
+     * The numbers this applies now: one volatile read, a map lookup only for a plan, an array read
+     * only for an anchor day.
+     */
     private PolicyBinding.Numbers numbers() {
         PolicyBinding.Numbers base = this.shared.current;
-        if (this.plan == null) {
-            return base;
+        PolicyBinding.Numbers numbers = base;
+        if (this.plan != null) {
+            PolicyBinding.Numbers planned = base.plans.get(this.plan);
+            numbers = (planned != null) ? planned : base;
         }
-        PolicyBinding.Numbers planned = base.plans.get(this.plan);
-        return (planned != null) ? planned : base;
+        return (this.anchorDay == 0) ? numbers : numbers.anchored(this.anchorDay, this.shared.binder);
     }
 
     /**
@@ -98,7 +113,46 @@ public final class BoundPolicy {
             warnUnlessBlank(plan);
             return this.shared.base;
         }
-        return this.shared.views.computeIfAbsent(plan, (name) -> new BoundPolicy(this.shared, name));
+        return this.shared.views.computeIfAbsent(plan, (name) -> new BoundPolicy(this.shared, name, 0));
+    }
+
+    /**
+     * Returns the policy bound with its month windows starting on a day of its own (a customer's
+     * billing day), over the same keys: what a call whose customer is billed on the 15th uses, so that
+     * their month runs from the 15th to the 15th while the policy's other callers keep its
+     * {@code anchor-day}. A month shorter than the day starts on its last day. For a policy (or a
+     * plan) whose window is not a calendar month, the numbers are the policy's own: a day has no
+     * anchor. Under a plan, ask for the plan first ({@code plan("pro").anchorDay(15)}); asking for a
+     * plan of the result forgets the day. Cheap enough for every call: an array read once a day was
+     * asked for; the store binds at most 31 variants per plan, each as the numbers change.
+     * @param day the day of the month, 1 to 31; 0 for the policy's own
+     * @return the bound policy under that anchor day
+     * @throws IllegalArgumentException for a day outside 0 to 31
+     */
+    public BoundPolicy anchorDay(int day) {
+        if (day < 0 || day > 31) {
+            throw new IllegalArgumentException(
+                    "an anchor day is a day of the month, 1 to 31 (0 for the policy's own), was " + day);
+        }
+        BoundPolicy unanchored = (this.anchorDay == 0) ? this : plan(this.plan);
+        if (day == 0) {
+            return unanchored;
+        }
+        AtomicReferenceArray<BoundPolicy> views = unanchored.anchored;
+        BoundPolicy view = views.get(day);
+        if (view == null) {
+            views.compareAndSet(day, null, new BoundPolicy(this.shared, unanchored.plan, day));
+            view = views.get(day);
+        }
+        return view;
+    }
+
+    /**
+     * Returns the anchor day this applies.
+     * @return the day of the month its month windows start on, or 0 for the policy's own
+     */
+    public int anchorDay() {
+        return this.anchorDay;
     }
 
     private void warnUnlessBlank(@Nullable String plan) {

@@ -95,6 +95,16 @@ public record CalendarWindow(Unit unit, ZoneId zone, int anchorDay) {
     }
 
     /**
+     * Returns this window starting on another day of the month (a billing day).
+     * @param day the day of the month, 1 to 31
+     * @return the window, or this one when it starts on that day
+     * @throws IllegalArgumentException when this is not a month, or for a day outside 1 to 31
+     */
+    public CalendarWindow withAnchorDay(int day) {
+        return (day == this.anchorDay) ? this : new CalendarWindow(this.unit, this.zone, day);
+    }
+
+    /**
      * Returns the start of the window that holds an instant.
      * @param epochMillis the instant
      * @return the window's start in epoch milliseconds, at most {@code epochMillis}

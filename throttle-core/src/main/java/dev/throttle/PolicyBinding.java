@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -36,12 +37,49 @@ final class PolicyBinding {
         /** The plans' numbers, by plan name; empty for a policy without plans. */
         final Map<String, Numbers> plans;
 
+        /**
+         * These numbers with their month windows starting on each day asked for, bound as asked (a
+         * change of the policy binds them again, as it replaces these numbers); null when the window is
+         * not a calendar month, which has no anchor day.
+         */
+        private final @Nullable AtomicReferenceArray<Numbers> anchored;
+
         Numbers(Policy policy, Limiter limiter, Map<String, Numbers> plans) {
             this.policy = policy;
             this.limiter = limiter;
             this.sourced = (limiter instanceof SourcedLimiter sourcedLimiter) ? sourcedLimiter : null;
             this.neverAllowed = Decision.neverAllowed(policy.quota());
             this.plans = plans;
+            this.anchored = (monthOf(policy) != null) ? new AtomicReferenceArray<>(32) : null;
+        }
+
+        /**
+         * These numbers with month windows that start on {@code day}, or these numbers themselves when
+         * they have no month window or already start on that day.
+         */
+        Numbers anchored(int day, Function<Policy, Limiter> binder) {
+            AtomicReferenceArray<Numbers> variants = this.anchored;
+            FixedWindowPolicy month = monthOf(this.policy);
+            if (variants == null || month == null || month.calendar().anchorDay() == day) {
+                return this;
+            }
+            Numbers variant = variants.get(day);
+            if (variant == null) {
+                FixedWindowPolicy policy = FixedWindowPolicy.calendar(
+                        month.name(), month.limit(), month.calendar().withAnchorDay(day));
+                // two callers may bind the same day at once: the store's limiter is the same either way
+                variants.compareAndSet(day, null, new Numbers(policy, binder.apply(policy), Map.of()));
+                variant = variants.get(day);
+            }
+            return variant;
+        }
+
+        private static @Nullable FixedWindowPolicy monthOf(Policy policy) {
+            return (policy instanceof FixedWindowPolicy window
+                            && window.calendar() != null
+                            && window.calendar().unit() == CalendarWindow.Unit.MONTH)
+                    ? window
+                    : null;
         }
     }
 

@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import dev.throttle.CalendarWindow.Unit;
 import dev.throttle.memory.MemoryThrottleStore;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -75,6 +78,40 @@ class ThrottlerTests {
         } finally {
             log.removeHandler(capture);
         }
+    }
+
+    @Test
+    void anAnchorDayAppliesToTheMonthOfThePolicyAndOfItsPlansAndFollowsAChangeOfTheNumbers() {
+        ZoneId utc = ZoneId.of("UTC");
+        FixedWindowPolicy monthly = FixedWindowPolicy.calendar("tokens", 2, CalendarWindow.of(Unit.MONTH, utc));
+        FixedWindowPolicy pro = FixedWindowPolicy.calendar("tokens", 5, CalendarWindow.of(Unit.MONTH, utc));
+        this.clock.set(Instant.parse("2026-03-20T00:00:00Z"));
+        Throttler throttler =
+                new Throttler(this.store, List.of(monthly, API), Map.of("tokens", Map.of("pro", pro)), List.of(), null);
+        BoundPolicy proOnThe10th = throttler.bound("tokens").plan("pro").anchorDay(10);
+        assertThat(proOnThe10th.plan()).isEqualTo("pro");
+        assertThat(proOnThe10th.anchorDay()).isEqualTo(10);
+        assertThat(proOnThe10th.policy())
+                .isEqualTo(FixedWindowPolicy.calendar("tokens", 5, new CalendarWindow(Unit.MONTH, utc, 10)));
+        assertThat(proOnThe10th.tryAcquire("k", 1).resetAfter())
+                .as("March 10th to April 10th")
+                .isEqualTo(Duration.ofDays(21));
+        assertThat(proOnThe10th.anchorDay(0)).isSameAs(throttler.bound("tokens").plan("pro"));
+        assertThat(proOnThe10th.anchorDay(20))
+                .isSameAs(throttler.bound("tokens").plan("pro").anchorDay(20));
+
+        throttler.update(
+                FixedWindowPolicy.calendar("tokens", 3, CalendarWindow.of(Unit.MONTH, utc)), Map.of("pro", pro));
+        assertThat(throttler.bound("tokens").anchorDay(10).policy())
+                .as("the day's numbers are bound again from the changed policy")
+                .isEqualTo(FixedWindowPolicy.calendar("tokens", 3, new CalendarWindow(Unit.MONTH, utc, 10)));
+
+        assertThat(throttler.bound("api").anchorDay(10).policy())
+                .as("a window that is not a calendar month has no anchor day")
+                .isEqualTo(API);
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> throttler.bound("tokens").anchorDay(32))
+                .withMessageContaining("1 to 31");
     }
 
     @Test

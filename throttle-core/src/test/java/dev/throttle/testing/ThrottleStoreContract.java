@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.throttle.Algorithm;
+import dev.throttle.BoundPolicy;
 import dev.throttle.CalendarWindow;
 import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
@@ -543,6 +544,45 @@ public abstract class ThrottleStoreContract {
             at("2026-02-28T00:00:00Z");
             assertThat(throttler.tryAcquire("bill", "february"))
                     .as("February 28th to March 31st")
+                    .isEqualTo(allow(1, 0, 31 * DAY));
+        }
+
+        @Test
+        void eachCallersMonthStartsOnTheAnchorDayItIsBoundWithWhileOthersKeepThePolicysOwn() {
+            at("2026-01-20T12:00:00Z");
+            Throttler throttler = throttlerOrRefused(window("m", 1, CalendarWindow.Unit.MONTH, this.utc));
+            if (throttler == null) {
+                return;
+            }
+            BoundPolicy policy = throttler.bound("m");
+            BoundPolicy billedOnThe15th = policy.anchorDay(15);
+            BoundPolicy billedOnThe31st = policy.anchorDay(31);
+            assertThat(policy.anchorDay(15)).as("one view per day, kept").isSameAs(billedOnThe15th);
+            assertThat(billedOnThe15th.tryAcquire("customer-15", 1))
+                    .as("January 15th to February 15th")
+                    .isEqualTo(allow(1, 0, 26 * DAY - 12 * HOUR));
+            assertThat(billedOnThe31st.tryAcquire("customer-31", 1))
+                    .as("December 31st to January 31st")
+                    .isEqualTo(allow(1, 0, 11 * DAY - 12 * HOUR));
+            assertThat(policy.tryAcquire("customer-1", 1))
+                    .as("the policy's own month, from the 1st")
+                    .isEqualTo(allow(1, 0, 11 * DAY + 12 * HOUR));
+            at("2026-02-01T00:00:00Z");
+            assertThat(policy.tryAcquire("customer-1", 1)).isEqualTo(allow(1, 0, 28 * DAY));
+            assertThat(billedOnThe15th.tryAcquire("customer-15", 1))
+                    .as("still the month from January 15th")
+                    .isEqualTo(reject(1, 0, 14 * DAY, 14 * DAY));
+            assertThat(billedOnThe31st.tryAcquire("customer-31", 1))
+                    .as("January 31st to February 28th, a month of its own")
+                    .isEqualTo(allow(1, 0, 27 * DAY));
+            assertThat(billedOnThe31st.tryAcquire("customer-31", 1)).isEqualTo(reject(1, 0, 27 * DAY, 27 * DAY));
+            at("2026-02-15T00:00:00Z");
+            assertThat(billedOnThe15th.tryAcquire("customer-15", 1))
+                    .as("February 15th to March 15th")
+                    .isEqualTo(allow(1, 0, 28 * DAY));
+            at("2026-02-28T00:00:00Z");
+            assertThat(billedOnThe31st.tryAcquire("customer-31", 1))
+                    .as("February's last day stands for the 31st: to March 31st")
                     .isEqualTo(allow(1, 0, 31 * DAY));
         }
 

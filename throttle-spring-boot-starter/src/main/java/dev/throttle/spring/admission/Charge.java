@@ -97,7 +97,20 @@ public final class Charge {
      * @return the charge, or this one when nothing differs
      */
     public Charge choose(@Nullable String plan, int cost) {
-        BoundPolicy planned = this.bound.plan(plan);
+        return choose(plan, 0, cost);
+    }
+
+    /**
+     * The same charge for one call under a plan's numbers, with its month windows starting on a day of
+     * its own (a customer's billing day, see {@link BoundPolicy#anchorDay(int)}) and with another cost.
+     * @param plan the plan's name; null, blank or not configured: the base numbers
+     * @param anchorDay the day of the month, 1 to 31; 0 for the policy's (or plan's) own
+     * @param cost units this call takes
+     * @return the charge, or this one when nothing differs
+     * @throws IllegalArgumentException for a day outside 0 to 31, or a cost below 1
+     */
+    public Charge choose(@Nullable String plan, int anchorDay, int cost) {
+        BoundPolicy planned = this.bound.plan(plan).anchorDay(anchorDay);
         if (planned == this.bound && cost == this.cost) {
             return this;
         }

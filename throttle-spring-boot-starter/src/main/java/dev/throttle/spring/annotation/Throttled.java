@@ -74,6 +74,21 @@ public @interface Throttled {
     String plan() default "";
 
     /**
+     * SpEL for the day of the month the policy's month windows start on for this call (a customer's
+     * billing day), over the same variables as {@link #key()}, bean references included: a whole
+     * number from 1 to 31, or a date whose day of the month it is ({@code LocalDate},
+     * {@code ZonedDateTime}, {@code MonthDay}, ...). So each customer's month runs from their own day
+     * (a month shorter than the day starts on its last day), while the policy's other callers keep
+     * its {@code anchor-day}. Null, another type or a number outside 1 to 31 means the policy's own
+     * (anything but null is logged once). Only for a {@code fixed-window} policy over a calendar
+     * month ({@code window: 1M}), checked at startup; under a {@link #plan()}, the plan's month.
+     * Parsed once, at startup. A change of a customer's billing day within a month may start their
+     * next month at once: change it at a month's boundary.
+     * @return the anchor expression, or empty for the policy's {@code anchor-day}
+     */
+    String anchor() default "";
+
+    /**
      * SpEL for the units the call takes, evaluated per call over the same variables as {@link #key()}
      * ({@code #rows.size()}), in place of {@link #cost()}. A number: below 1 counts as 1; above the
      * policy's largest cost the call is refused as one that can never pass. Null or not a number:

@@ -18,8 +18,8 @@ import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 /**
- * What one method's throttles choose per call: the plan ({@code @Throttled(plan)}) and
- * the cost ({@code @Throttled(costExpression)}), each parsed once at startup, its variables
+ * What one method's throttles choose per call: the plan ({@code @Throttled(plan)}), the day their
+ * month windows start on ({@code @Throttled(anchor)}) and the cost ({@code @Throttled(costExpression)}), each parsed once at startup, its variables
  * checked as a key's are, and evaluated per call over the call's arguments and request. A method
  * without either has none of this: its throttles are used as they are, with nothing per call.
  * Expressions that fail or give nothing usable fall back (the base numbers, the annotation's cost)
@@ -40,6 +40,8 @@ final class ThrottleChoices {
 
     private final @Nullable ChoiceExpression[] plans;
 
+    private final @Nullable ChoiceExpression[] anchors;
+
     private final @Nullable ChoiceExpression[] costs;
 
     private final @Nullable BeanResolver beans;
@@ -51,6 +53,7 @@ final class ThrottleChoices {
     private ThrottleChoices(
             Method method,
             @Nullable ChoiceExpression[] plans,
+            @Nullable ChoiceExpression[] anchors,
             @Nullable ChoiceExpression[] costs,
             @Nullable BeanResolver beans,
             boolean usesIp,
@@ -58,6 +61,7 @@ final class ThrottleChoices {
         this.method = method;
         this.names = ThrottleKeys.namesOf(method);
         this.plans = plans;
+        this.anchors = anchors;
         this.costs = costs;
         this.beans = beans;
         this.usesIp = usesIp;
@@ -65,9 +69,10 @@ final class ThrottleChoices {
     }
 
     /**
-     * Parses the plan and cost expressions of a method's throttles.
+     * Parses the plan, anchor and cost expressions of a method's throttles.
      * @param method the method whose parameters they name
      * @param plans the plan expressions, one per throttle (blank: none)
+     * @param anchors the anchor-day expressions, one per throttle (blank: none)
      * @param costs the cost expressions, one per throttle (blank: none)
      * @param policies the policy of each throttle, named in messages
      * @param principalAvailable whether something can supply {@code #principal}
@@ -78,11 +83,13 @@ final class ThrottleChoices {
     static @Nullable ThrottleChoices parse(
             Method method,
             String[] plans,
+            String[] anchors,
             String[] costs,
             String[] policies,
             boolean principalAvailable,
             @Nullable BeanResolver beans) {
         ChoiceExpression[] planned = new ChoiceExpression[plans.length];
+        ChoiceExpression[] anchored = new ChoiceExpression[anchors.length];
         ChoiceExpression[] costed = new ChoiceExpression[costs.length];
         List<KeyVariables> variables = new ArrayList<>();
         boolean any = false;
@@ -93,20 +100,26 @@ final class ThrottleChoices {
                     policies[i],
                     method,
                     "the policy's base numbers");
+            anchored[i] = choice(
+                    parse(anchors[i], i, "anchor", method, principalAvailable, variables),
+                    "anchor",
+                    policies[i],
+                    method,
+                    "the policy's own anchor-day");
             costed[i] = choice(
                     parse(costs[i], i, "cost", method, principalAvailable, variables),
                     "cost",
                     policies[i],
                     method,
                     "the annotation's cost");
-            any |= planned[i] != null || costed[i] != null;
+            any |= planned[i] != null || anchored[i] != null || costed[i] != null;
         }
         if (!any) {
             return null;
         }
         boolean ip = variables.stream().anyMatch((used) -> used.uses(KeyVariables.IP));
         boolean principal = variables.stream().anyMatch((used) -> used.uses(KeyVariables.PRINCIPAL));
-        return new ThrottleChoices(method, planned, costed, beans, ip, principal);
+        return new ThrottleChoices(method, planned, anchored, costed, beans, ip, principal);
     }
 
     private static @Nullable ChoiceExpression choice(
@@ -158,7 +171,7 @@ final class ThrottleChoices {
     }
 
     /**
-     * Returns the throttles of one call: each with the plan and cost its expressions choose.
+     * Returns the throttles of one call: each with the plan, anchor day and cost its expressions choose.
      * @param throttles the method's throttles
      * @param arguments the call's arguments
      * @param request the request the call runs in
@@ -221,11 +234,16 @@ final class ThrottleChoices {
                 Object chosenPlan = planned.value(context);
                 plan = (chosenPlan != null) ? chosenPlan.toString() : null;
             }
+            int anchorDay = 0;
+            ChoiceExpression anchor = this.anchors[i];
+            if (anchor != null) {
+                anchorDay = anchor.dayOfMonth(anchor.value(context));
+            }
             ChoiceExpression costed = this.costs[i];
             if (costed != null) {
                 cost = costed.units(costed.value(context), cost);
             }
-            chosen[i] = throttle.choose(plan, cost);
+            chosen[i] = throttle.choose(plan, anchorDay, cost);
         }
         return List.of(chosen);
     }

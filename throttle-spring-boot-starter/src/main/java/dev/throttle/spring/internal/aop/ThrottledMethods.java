@@ -1,6 +1,8 @@
 package dev.throttle.spring.internal.aop;
 
 import dev.throttle.BoundPolicy;
+import dev.throttle.CalendarWindow;
+import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
@@ -214,6 +216,7 @@ public final class ThrottledMethods {
         String[] keys = new String[annotations.size()];
         String[] policies = new String[annotations.size()];
         String[] plans = new String[annotations.size()];
+        String[] anchors = new String[annotations.size()];
         String[] costs = new String[annotations.size()];
         String[] actualCosts = new String[annotations.size()];
         for (int i = 0; i < annotations.size(); i++) {
@@ -221,6 +224,10 @@ public final class ThrottledMethods {
             keys[i] = annotations.get(i).key();
             policies[i] = annotations.get(i).policy();
             plans[i] = annotations.get(i).plan();
+            anchors[i] = annotations.get(i).anchor();
+            if (!anchors[i].isBlank()) {
+                checkAnchor(specific, annotations.get(i), throttles.get(i));
+            }
             costs[i] = annotations.get(i).costExpression();
             actualCosts[i] = annotations.get(i).actualCost();
             if (!actualCosts[i].isBlank()) {
@@ -232,7 +239,8 @@ public final class ThrottledMethods {
         ActualCosts actual;
         try {
             parsed = new ThrottleKeys(specific, keys, policies, this.principalAvailable, this.beans);
-            choices = ThrottleChoices.parse(specific, plans, costs, policies, this.principalAvailable, this.beans);
+            choices = ThrottleChoices.parse(
+                    specific, plans, anchors, costs, policies, this.principalAvailable, this.beans);
             actual = ActualCosts.parse(specific, actualCosts, policies, this.beans);
         } catch (InvalidKeyException ex) {
             throw new ThrottleConfigurationException(where(specific, annotations.get(ex.index())) + ex.getMessage());
@@ -240,6 +248,23 @@ public final class ThrottledMethods {
         ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed, choices, actual);
         checkOutcomeIsVisible(built);
         return built;
+    }
+
+    /**
+     * An anchor day is where a month window starts: on a policy without one it would silently do
+     * nothing, so that a customer's month would not be what the code says.
+     */
+    private static void checkAnchor(Method method, Throttled annotation, Charge throttle) {
+        Policy policy = throttle.policy();
+        if (!(policy instanceof FixedWindowPolicy window
+                && window.calendar() != null
+                && window.calendar().unit() == CalendarWindow.Unit.MONTH)) {
+            throw new ThrottleConfigurationException(where(method, annotation)
+                    + ": anchor = \"" + annotation.anchor() + "\" names the day a month window starts on, but policy '"
+                    + policy.name() + "' is " + policy.algorithm()
+                    + ((policy instanceof FixedWindowPolicy) ? " over a window that is not a calendar month" : "")
+                    + "; give it algorithm: fixed-window and window: 1M");
+        }
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.throttle.spring.internal.request;
 
+import java.time.temporal.ChronoField;
+import java.time.temporal.TemporalAccessor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.commons.logging.Log;
 import org.jspecify.annotations.Nullable;
@@ -71,6 +73,37 @@ public final class ChoiceExpression {
             warn((value != null) ? "was a " + value.getClass().getSimpleName() + ", not a number" : "was null");
         }
         return fallback;
+    }
+
+    /**
+     * The day of the month an anchor names: a whole number from 1 to 31, or a date (its day of the
+     * month: a {@code LocalDate}, a {@code ZonedDateTime}, a {@code MonthDay}, ...). Null means none,
+     * silently: a customer without a billing day.
+     * @param value what the expression gave
+     * @return the day, or 0 for none (and why is said once when the value was not null)
+     */
+    public int dayOfMonth(@Nullable Object value) {
+        if (value == null) {
+            return 0;
+        }
+        long day;
+        if (value instanceof Number number
+                && (number instanceof Integer
+                        || number instanceof Long
+                        || number instanceof Short
+                        || number instanceof Byte)) {
+            day = number.longValue();
+        } else if (value instanceof TemporalAccessor date && date.isSupported(ChronoField.DAY_OF_MONTH)) {
+            day = date.getLong(ChronoField.DAY_OF_MONTH);
+        } else {
+            warn("was a " + value.getClass().getSimpleName() + ", not a day of the month (1 to 31) or a date");
+            return 0;
+        }
+        if (day < 1 || day > 31) {
+            warn("was outside 1 to 31");
+            return 0;
+        }
+        return (int) day;
     }
 
     /**
