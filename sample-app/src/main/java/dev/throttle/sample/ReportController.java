@@ -4,7 +4,6 @@ import dev.throttle.spring.annotation.Throttled;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import java.util.Map;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -16,7 +15,6 @@ import org.springframework.web.bind.annotation.RestController;
  * die mid-report, when its lease runs out). An N out of range is a 400 before any slot is taken.
  */
 @RestController
-@ConditionalOnExpression(ReportsPolicy.NOT_ON_JDBC)
 class ReportController {
 
     @GetMapping("/api/report")

@@ -8,6 +8,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -90,6 +92,45 @@ class SampleJdbcTests {
                     .as("the rows the other instance exported were settled in the database")
                     .isEqualTo(429);
         }
+    }
+
+    @Test
+    void twoInstancesOnOneDatabaseShareTheReportsInProgress() throws Exception {
+        SharedPostgres.clear();
+        try (ConfigurableApplicationContext first = start();
+                ConfigurableApplicationContext second = start()) {
+            CompletableFuture<HttpResponse<String>> onFirst = getLater(first, "/api/report?seconds=3");
+            CompletableFuture<HttpResponse<String>> onSecond = getLater(second, "/api/report?seconds=3");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (first.getBean(Throttler.class).peek("reports", "127.0.0.1").remaining() > 0) {
+                assertThat(System.nanoTime()).as("both reports hold their slot").isLessThan(deadline);
+                Thread.sleep(20);
+            }
+            HttpResponse<String> third = get127(first, "/api/report?seconds=0");
+            assertThat(third.statusCode())
+                    .as("two reports in progress, one of them on the other instance")
+                    .isEqualTo(429);
+            assertThat(third.headers().firstValue("RateLimit-Policy")).hasValue("\"reports\";q=2");
+            assertThat(onFirst.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            assertThat(onSecond.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            assertThat(get127(second, "/api/report?seconds=0").statusCode())
+                    .as("both slots released in the database")
+                    .isEqualTo(200);
+        }
+    }
+
+    private static CompletableFuture<HttpResponse<String>> getLater(
+            ConfigurableApplicationContext context, String path) {
+        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+        return client.sendAsync(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The reports' key is the client's address: every request of that test comes from 127.0.0.1. */
+    private static HttpResponse<String> get127(ConfigurableApplicationContext context, String path) throws Exception {
+        return getLater(context, path).get(30, TimeUnit.SECONDS);
     }
 
     private static HttpResponse<String> get(ConfigurableApplicationContext context, String path) throws Exception {

@@ -681,8 +681,109 @@ BEGIN
 END
 $$;
 
+-- Concurrency slots (concurrency.lua). State {last id given, ids of the slots held...}, oldest first;
+-- p = {limit, leaseMillis, hintMillis}. A slot taken at now gets max(last + 1, now * 1000 + 1), so
+-- ids ascend and carry their time (id / 1000); a slot is held while id >= (now - lease + 1) * 1000,
+-- so the slots whose lease ran out are a prefix, dropped by the next call that takes a slot. A
+-- refund with a receipt frees the slot with that id and nothing else; the last id stays until its
+-- lease has passed, so an id is never given twice.
+CREATE OR REPLACE FUNCTION throttle_concurrency(
+    p bigint[], st bigint[], op text, cost bigint, now bigint, receipt bigint,
+    OUT reply bigint[], OUT w int, OUT new_state bigint[], OUT ttl bigint)
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    lim bigint := p[1];
+    lease bigint := p[2];
+    hint_ms bigint := p[3];
+    n int := 0;
+    last bigint := 0;
+    lowest bigint;
+    first int;
+    live int;
+    at_i int;
+    id bigint;
+    s bigint;
+BEGIN
+    w := 0;
+    -- the list; an id that is not one (only another writer leaves one) counts as no slots
+    IF cardinality(st) >= 1 AND st[1] >= 1 AND st[1] < 9007199254740992
+            AND st[1] / 1000 <= now + 549755813888 THEN
+        last := st[1];
+        n := cardinality(st) - 1;
+        FOR i IN 2..n + 1 LOOP
+            IF NOT (st[i] >= 1 AND st[i] <= last) THEN
+                n := 0;
+                EXIT;
+            END IF;
+        END LOOP;
+    END IF;
+    lowest := (now - lease + 1) * 1000;
+    first := 1;
+    WHILE first <= n AND st[first + 1] < lowest LOOP
+        first := first + 1;
+    END LOOP;
+    live := n - first + 1;
+    IF op = 'r' THEN
+        reply := '{}';
+        IF n = 0 THEN
+            RETURN;
+        END IF;
+        at_i := NULL;
+        IF receipt IS NOT NULL THEN
+            FOR i IN REVERSE n..1 LOOP
+                s := st[i + 1];
+                IF s = receipt THEN
+                    at_i := i;
+                    EXIT;
+                END IF;
+                EXIT WHEN s < receipt;
+            END LOOP;
+        ELSIF live > 0 THEN
+            at_i := n;
+        END IF;
+        IF at_i IS NULL THEN
+            RETURN;
+        END IF;
+        IF throttle_fdiv(last, 1000) + lease - now <= 0 THEN
+            w := 2;
+        ELSE
+            w := 1;
+            new_state := st[1:at_i] || st[at_i + 2:n + 1];
+            ttl := throttle_fdiv(last, 1000) + lease - now;
+        END IF;
+        RETURN;
+    END IF;
+    IF op = 'p' THEN
+        IF live = 0 THEN
+            reply := ARRAY[1, lim, lim, 0, 0, 0];
+        ELSE
+            reply := ARRAY[CASE WHEN live < lim THEN 1 ELSE 0 END, lim, greatest(0, lim - live),
+                greatest(1, least(hint_ms, throttle_fdiv(st[first + 1], 1000) + lease - now)),
+                throttle_fdiv(st[n + 1], 1000) + lease - now, 0];
+        END IF;
+    ELSIF op IN ('a', 'w') THEN
+        IF live + 1 > lim THEN
+            reply := ARRAY[0, lim, greatest(0, lim - live),
+                greatest(1, least(hint_ms, throttle_fdiv(st[first + 1], 1000) + lease - now)),
+                throttle_fdiv(st[n + 1], 1000) + lease - now, 0];
+            RETURN;
+        END IF;
+        id := greatest(last + 1, now * 1000 + 1);
+        w := 1;
+        new_state := ARRAY[id] || st[first + 1:n + 1] || id;
+        ttl := throttle_fdiv(id, 1000) + lease - now;
+        reply := ARRAY[1, lim, greatest(0, lim - (live + 1)),
+            greatest(1, least(hint_ms, throttle_fdiv(CASE WHEN live > 0 THEN st[first + 1] ELSE id END, 1000)
+                + lease - now)),
+            ttl, id];
+    ELSE
+        RAISE EXCEPTION 'unknown operation %', op;
+    END IF;
+END
+$$;
+
 -- One decision, refund or peek of a policy's key: the one call the store makes per operation.
---   p_algorithm  the algorithm's id (token-bucket, gcra, fixed-window, lockout, sliding-log)
+--   p_algorithm  the algorithm's id (token-bucket, gcra, fixed-window, lockout, sliding-log, concurrency)
 --   p_limits     each limit's numbers after their count: {len1, numbers1..., len2, numbers2...}
 --   p_op         'a' acquire | 'r' refund | 'p' peek | 'w' reserve (one limit) | 'c' charge
 --   p_now        epoch ms, or NULL to read the database's clock (tests pass their clock)
@@ -805,6 +906,7 @@ BEGIN
             WHEN 'fixed-window' THEN SELECT * INTO res FROM throttle_fixed_window(ps, part, p_op, p_cost, now_ms, rcpt);
             WHEN 'lockout' THEN SELECT * INTO res FROM throttle_lockout(ps, part, p_op, p_cost, now_ms, rcpt);
             WHEN 'sliding-log' THEN SELECT * INTO res FROM throttle_sliding_log(ps, part, p_op, p_cost, now_ms, rcpt);
+            WHEN 'concurrency' THEN SELECT * INTO res FROM throttle_concurrency(ps, part, p_op, p_cost, now_ms, rcpt);
             ELSE RAISE EXCEPTION 'throttle: no jdbc twin of algorithm %', p_algorithm;
         END CASE;
         IF p_op IN ('a', 'w') AND res.reply[1] = 0 THEN

@@ -53,7 +53,8 @@ public final class JdbcThrottleStore implements ThrottleStore {
     public static final int DEFAULT_MAX_CONNECTIONS = 4;
 
     /** The algorithms that have a PL/pgSQL twin. */
-    static final Set<String> ALGORITHMS = Set.of("token-bucket", "gcra", "fixed-window", "lockout", "sliding-log");
+    static final Set<String> ALGORITHMS =
+            Set.of("token-bucket", "gcra", "fixed-window", "lockout", "sliding-log", "concurrency");
 
     /**
      * Returns the algorithms this store runs, by their configuration names.

@@ -2,6 +2,8 @@ package dev.throttle.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.throttle.BoundPolicy;
+import dev.throttle.Decision;
 import dev.throttle.Throttler;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
@@ -10,6 +12,7 @@ import dev.throttle.testing.jdbc.SharedPostgres;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -173,17 +176,41 @@ class JdbcStoreAutoConfigurationTests {
     }
 
     @Test
-    void aConcurrencyPolicyFailsTheStartOnTheJdbcStoreWhichDoesNotRunItYet() {
+    void aConcurrencyPolicyHoldsItsSlotsInTheDatabaseAndAReleaseByReceiptFreesOne() {
         this.contextRunner
                 .withPropertyValues(
                         "spring.datasource.url=" + SharedPostgres.url(),
                         "throttle.policies.reports.algorithm=concurrency",
                         "throttle.policies.reports.limit=2",
                         "throttle.policies.reports.lease=30s")
-                .run((context) -> assertThat(
-                                analysis(context.getStartupFailure()).getDescription())
-                        .contains("throttle.policies.reports.algorithm=concurrency cannot apply on "
-                                + "throttle.store.type=jdbc"));
+                .run((context) -> {
+                    assertThat(context).hasNotFailed();
+                    BoundPolicy reports = context.getBean(Throttler.class).bound("reports");
+                    String key = "10.0.0.1-" + UUID.randomUUID();
+                    Decision first = reports.tryAcquire(key, 1);
+                    assertThat(first.allowed()).isTrue();
+                    assertThat(reports.tryAcquire(key, 1).allowed()).isTrue();
+                    Decision third = reports.tryAcquire(key, 1);
+                    assertThat(third.allowed()).as("two slots held").isFalse();
+                    assertThat(third.retryAfterMillis())
+                            .as("a hint of one second")
+                            .isEqualTo(1_000);
+                    reports.refund(key, 1, first);
+                    reports.refund(key, 1, first);
+                    assertThat(reports.peek(key).remaining())
+                            .as("the first slot freed once, the second release freeing nothing")
+                            .isEqualTo(1);
+                    try (Connection connection =
+                                    context.getBean(DataSource.class).getConnection();
+                            Statement statement = connection.createStatement();
+                            ResultSet row = statement.executeQuery("SELECT cardinality(state) FROM throttle_state"
+                                    + " WHERE policy_name = 'reports' AND limit_key = '" + key + "'")) {
+                        assertThat(row.next()).isTrue();
+                        assertThat(row.getInt(1))
+                                .as("{length, last id, the one slot held}")
+                                .isEqualTo(3);
+                    }
+                });
     }
 
     @Test

@@ -20,12 +20,6 @@ class JdbcThrottleStoreContractTests extends ThrottleStoreContract {
                 SharedPostgres.dataSource(), "throttle_", Duration.ofSeconds(5), 8, clock, null, 0);
     }
 
-    /** The jdbc store does not run the concurrency algorithm yet: such a policy fails the start on it. */
-    @Override
-    protected boolean runsConcurrency() {
-        return false;
-    }
-
     /** The jdbc store does not run calendar windows yet: such a policy fails the start on it. */
     @Override
     protected boolean runsCalendarWindows() {
