@@ -296,6 +296,215 @@ $$;
 
 -- Fixed window (fixed_window.lua). State {count, windowStart ms}; or {next count, windowStart ms, 1}:
 -- the window is full and the next one holds reservations (or a debt carried into it).
+-- The end of the calendar window holding t (a window's start, usually): the first of the six
+-- boundaries b after it; past the last, a window as long as the last one (fixed_window_calendar.lua).
+CREATE OR REPLACE FUNCTION throttle_calendar_end(b bigint[], t bigint) RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    FOR j IN 1..6 LOOP
+        IF b[j] > t THEN
+            RETURN b[j];
+        END IF;
+    END LOOP;
+    RETURN t + (b[6] - b[5]);
+END
+$$;
+
+-- Fixed window of the calendar (fixed_window_calendar.lua): throttle_fixed_window for windows that
+-- start at the calendar's boundaries. p = {limit, 0, b1..b6}: the boundaries around the application's
+-- time (FixedWindowPolicy.boundaries), sent with each call because a zone's rules live in the JVM's
+-- time-zone data; the function still decides on the database's clock, picking among them the window
+-- that holds its own now, and fails rather than guess when now is not among them (the clocks differ
+-- by more than a window). State as throttle_fixed_window's.
+CREATE OR REPLACE FUNCTION throttle_fixed_window_calendar(
+    p bigint[], st bigint[], op text, cost bigint, now bigint, receipt bigint,
+    OUT reply bigint[], OUT w int, OUT new_state bigint[], OUT ttl bigint)
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    lim bigint := p[1];
+    b bigint[] := p[3:8];
+    now_start bigint;
+    cnt bigint;
+    start bigint;
+    nxt bigint;
+    ended bigint;
+    c bigint;
+    s bigint;
+    ends bigint;
+    until_end bigint;
+    next_start bigint;
+    until_next bigint;
+    until_after bigint;
+    more bigint;
+    total bigint;
+    carry bigint;
+BEGIN
+    w := 0;
+    IF cardinality(b) <> 6 OR NOT (now >= b[2] AND now < b[5]) THEN
+        RAISE EXCEPTION 'throttle: the calendar window of time % is not among those the application sent (%):'
+            ' its clock and the database''s differ by more than a window', now, b;
+    END IF;
+    now_start := CASE WHEN now >= b[4] THEN b[4] WHEN now >= b[3] THEN b[3] ELSE b[2] END;
+    IF cardinality(st) IN (2, 3) AND st[1] >= 0 AND st[1] < 9007199254740992
+            AND st[2] >= now - 549755813888 AND st[2] <= now + 549755813888 THEN
+        IF cardinality(st) = 3 THEN
+            IF st[3] = 1 THEN
+                nxt := st[1];
+                start := st[2];
+                ended := throttle_calendar_end(b, start);
+                IF now >= ended THEN
+                    -- the full window ended: the next one is the current one, with its reservations
+                    cnt := nxt;
+                    start := ended;
+                    nxt := NULL;
+                END IF;
+            END IF;
+        ELSE
+            cnt := st[1];
+            start := st[2];
+        END IF;
+        IF cnt IS NOT NULL AND now >= throttle_calendar_end(b, start) THEN
+            cnt := NULL;
+            start := NULL;
+        END IF;
+    END IF;
+    IF nxt IS NOT NULL THEN
+        -- the current window is full; the next holds nxt reservations
+        next_start := throttle_calendar_end(b, start);
+        until_next := next_start - now;
+        until_after := throttle_calendar_end(b, next_start) - now;
+        IF op = 'a' OR op = 'p' THEN
+            c := CASE WHEN op = 'a' THEN cost ELSE 1 END;
+            reply := ARRAY[0, lim, 0, CASE WHEN nxt + c <= lim THEN until_next ELSE until_after END, until_after, 0];
+        ELSIF op = 'w' THEN
+            IF nxt + cost > lim OR until_next > receipt THEN
+                reply := ARRAY[0, lim, 0, CASE WHEN nxt + cost <= lim THEN until_next ELSE until_after END,
+                    until_after, 0];
+                RETURN;
+            END IF;
+            w := 1;
+            new_state := ARRAY[nxt + cost, start, 1];
+            ttl := until_after;
+            reply := ARRAY[1, lim, 0, CASE WHEN nxt + cost < lim THEN until_next ELSE until_after END, until_after,
+                greatest(1, next_start), until_next];
+        ELSIF op = 'c' THEN
+            -- a debt is carried into the next window only, at most the bound and its limit
+            more := greatest(nxt, least(nxt + cost, receipt, lim));
+            IF more <> nxt THEN
+                w := 1;
+                new_state := ARRAY[more, start, 1];
+                ttl := until_after;
+            END IF;
+            reply := ARRAY[more];
+        ELSIF op = 'r' THEN
+            reply := '{}';
+            IF receipt IS NOT NULL AND greatest(1, next_start) <> receipt THEN
+                -- a call of the full current window: nothing back while the next one holds reservations
+                RETURN;
+            END IF;
+            w := 1;
+            IF nxt <= cost THEN
+                new_state := ARRAY[lim, start];
+                ttl := until_next;
+            ELSE
+                new_state := ARRAY[nxt - cost, start, 1];
+                ttl := until_after;
+            END IF;
+        ELSE
+            RAISE EXCEPTION 'unknown operation %', op;
+        END IF;
+        RETURN;
+    END IF;
+    IF op = 'a' THEN
+        c := coalesce(cnt, 0);
+        s := coalesce(start, now_start);
+        until_end := throttle_calendar_end(b, s) - now;
+        IF c + cost > lim THEN
+            reply := ARRAY[0, lim, greatest(lim - c, 0), until_end, until_end, 0];
+            RETURN;
+        END IF;
+        w := 1;
+        new_state := ARRAY[c + cost, s];
+        ttl := until_end;
+        reply := ARRAY[1, lim, greatest(0, lim - (c + cost)), until_end, until_end, greatest(1, s)];
+    ELSIF op = 'p' THEN
+        IF cnt IS NULL THEN
+            reply := ARRAY[1, lim, lim, 0, 0, 0];
+            RETURN;
+        END IF;
+        until_end := throttle_calendar_end(b, start) - now;
+        IF cnt < lim THEN
+            reply := ARRAY[1, lim, lim - cnt, until_end, until_end, 0];
+        ELSE
+            reply := ARRAY[0, lim, greatest(lim - cnt, 0), until_end, until_end, 0];
+        END IF;
+    ELSIF op = 'r' THEN
+        reply := '{}';
+        IF receipt IS NOT NULL AND (cnt IS NULL OR greatest(1, start) <> receipt) THEN
+            -- the call's window has ended: what it took went with it
+            RETURN;
+        END IF;
+        IF cnt IS NULL OR cnt <= cost THEN
+            w := 2;
+        ELSE
+            w := 1;
+            new_state := ARRAY[cnt - cost, start];
+            ttl := throttle_calendar_end(b, start) - now;
+        END IF;
+    ELSIF op = 'w' THEN
+        c := coalesce(cnt, 0);
+        s := coalesce(start, now_start);
+        ends := throttle_calendar_end(b, s);
+        until_end := ends - now;
+        IF c + cost <= lim THEN
+            w := 1;
+            new_state := ARRAY[c + cost, s];
+            ttl := until_end;
+            reply := ARRAY[1, lim, greatest(0, lim - (c + cost)), until_end, until_end, greatest(1, s), 0];
+            RETURN;
+        END IF;
+        IF until_end > receipt THEN
+            reply := ARRAY[0, lim, greatest(lim - c, 0), until_end, until_end, 0];
+            RETURN;
+        END IF;
+        -- let into the next window, which starts when this one ends; this one counts as full
+        until_after := throttle_calendar_end(b, ends) - now;
+        w := 1;
+        new_state := ARRAY[cost, s, 1];
+        ttl := until_after;
+        reply := ARRAY[1, lim, 0, CASE WHEN cost < lim THEN until_end ELSE until_after END, until_after,
+            greatest(1, ends), until_end];
+    ELSIF op = 'c' THEN
+        -- a charge after the call counts in the current window; what does not fit is carried into
+        -- the next window as reservations are, at most the debt bound and the next window's limit
+        c := coalesce(cnt, 0);
+        s := coalesce(start, now_start);
+        ends := throttle_calendar_end(b, s);
+        until_end := ends - now;
+        total := c + cost;
+        w := 1;
+        IF total <= lim THEN
+            new_state := ARRAY[total, s];
+            ttl := until_end;
+            reply := ARRAY[0];
+            RETURN;
+        END IF;
+        carry := least(total - greatest(c, lim), receipt, lim);
+        IF carry <= 0 THEN
+            new_state := ARRAY[greatest(c, lim), s];
+            ttl := until_end;
+            reply := ARRAY[0];
+            RETURN;
+        END IF;
+        new_state := ARRAY[carry, s, 1];
+        ttl := throttle_calendar_end(b, ends) - now;
+        reply := ARRAY[carry];
+    ELSE
+        RAISE EXCEPTION 'unknown operation %', op;
+    END IF;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION throttle_fixed_window(
     p bigint[], st bigint[], op text, cost bigint, now bigint, receipt bigint,
     OUT reply bigint[], OUT w int, OUT new_state bigint[], OUT ttl bigint)
@@ -315,6 +524,12 @@ DECLARE
     total bigint;
     carry bigint;
 BEGIN
+    IF win = 0 AND cardinality(p) = 8 THEN
+        -- a window of the calendar, whose boundaries came with the numbers
+        SELECT x.reply, x.w, x.new_state, x.ttl INTO reply, w, new_state, ttl
+            FROM throttle_fixed_window_calendar(p, st, op, cost, now, receipt) AS x;
+        RETURN;
+    END IF;
     w := 0;
     IF cardinality(st) IN (2, 3) AND st[1] >= 0 AND st[1] < 9007199254740992
             AND st[2] >= now - 549755813888 AND st[2] <= now + 549755813888 THEN

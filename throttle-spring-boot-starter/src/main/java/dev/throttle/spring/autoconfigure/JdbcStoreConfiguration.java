@@ -1,6 +1,5 @@
 package dev.throttle.spring.autoconfigure;
 
-import dev.throttle.CalendarWindow;
 import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
@@ -11,7 +10,6 @@ import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.jdbc.JdbcSchema;
 import dev.throttle.spring.jdbc.JdbcThrottleStore;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,22 +63,6 @@ class JdbcStoreConfiguration {
                     + JdbcThrottleStore.algorithms()
                     + " for now: use the memory or Redis store for it");
         }
-        List<String> calendar = new ArrayList<>();
-        properties.getPolicies().forEach((name, policy) -> {
-            if (isCalendar(policy)) {
-                calendar.add("throttle.policies." + name + ".window=" + policy.getWindow());
-            }
-            policy.getPlans().forEach((plan, numbers) -> {
-                if (numbers != null && isCalendar(numbers)) {
-                    calendar.add("throttle.policies." + name + ".plans." + plan + ".window=" + numbers.getWindow());
-                }
-            });
-        });
-        if (!calendar.isEmpty()) {
-            throw new ThrottleConfigurationException(String.join(", ", calendar) + " cannot apply on "
-                    + "throttle.store.type=jdbc, which does not run calendar windows yet: use a window of a duration"
-                    + " (such as 24h, from the key's first call), or the memory or Redis store");
-        }
         JdbcThrottleStore store;
         try {
             store = new JdbcThrottleStore(
@@ -110,12 +92,6 @@ class JdbcStoreConfiguration {
         boolean anyLocal = mode == FailureMode.LOCAL || policyModes.containsValue(FailureMode.LOCAL);
         MemoryThrottleStore local = anyLocal ? new MemoryThrottleStore(throttleTimeSource, localMaximumKeys) : null;
         return new ResilientThrottleStore(store, mode, local, throttleTimeSource, policyModes);
-    }
-
-    /** Whether a policy's (or a plan's) window is one of the calendar: 1d, 1w or 1M. */
-    private static boolean isCalendar(ThrottleProperties.Policy policy) {
-        return policy.getWindow() != null
-                && CalendarWindow.Unit.fromText(policy.getWindow().strip()) != null;
     }
 
     /**

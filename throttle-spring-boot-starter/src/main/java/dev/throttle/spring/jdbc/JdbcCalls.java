@@ -100,6 +100,15 @@ final class JdbcCalls {
         return this.queryTimeoutSeconds;
     }
 
+    /**
+     * The application's time: the clock given, else the system's. Only a calendar window reads it, to
+     * send the boundaries around it; the database decides on its own clock.
+     */
+    long applicationTime() {
+        TimeSource clock = this.clock;
+        return (clock != null) ? clock.currentTimeMillis() : TimeSource.system().currentTimeMillis();
+    }
+
     /** The time to pass to the database, or null for its own clock. */
     @Nullable
     Long now() {

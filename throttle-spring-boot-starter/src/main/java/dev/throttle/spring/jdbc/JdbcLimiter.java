@@ -1,6 +1,7 @@
 package dev.throttle.spring.jdbc;
 
 import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import java.sql.Array;
@@ -30,6 +31,9 @@ final class JdbcLimiter implements Limiter {
     /** Each limit's numbers after their count, as a PostgreSQL array literal. */
     private final String limits;
 
+    /** A fixed window of the calendar's numbers with the boundaries around the application's time; else null. */
+    private final @Nullable CalendarLimits calendar;
+
     private final String decideSql;
 
     private final String resetSql;
@@ -39,6 +43,9 @@ final class JdbcLimiter implements Limiter {
         this.calls = calls;
         this.algorithm = policy.algorithm().id();
         this.limits = limitsOf(policy);
+        this.calendar = (policy instanceof FixedWindowPolicy window && window.calendar() != null)
+                ? new CalendarLimits(window)
+                : null;
         this.decideSql = "SELECT " + calls.tablePrefix() + "decide(?, ?, ?, ?::bigint[], ?, ?, ?, ?::bigint[])";
         this.resetSql = "DELETE FROM " + calls.tablePrefix() + "state WHERE policy_name = ? AND limit_key = ?";
     }
@@ -254,7 +261,8 @@ final class JdbcLimiter implements Limiter {
             statement.setString(1, this.policy.name());
             statement.setString(2, storedKey(key));
             statement.setString(3, this.algorithm);
-            statement.setString(4, this.limits);
+            CalendarLimits calendar = this.calendar;
+            statement.setString(4, (calendar != null) ? calendar.at(this.calls.applicationTime()) : this.limits);
             statement.setString(5, operation);
             statement.setLong(6, cost);
             Long now = this.calls.now();
@@ -321,5 +329,43 @@ final class JdbcLimiter implements Limiter {
 
     private static long number(Object value) {
         return ((Number) value).longValue();
+    }
+
+    /**
+     * The numbers of a fixed window of the calendar, {@code {8, limit, 0, b1..b6}}: the boundaries
+     * around the application's time ({@link FixedWindowPolicy#boundaries}), from which the database
+     * picks the window holding its own now (the schema's {@code fixed_window_calendar} says why).
+     * Computed again only when the application's time leaves the window they were computed in, so a
+     * call makes no dates; the table kept is immutable, and two threads that find it stale compute the
+     * same one.
+     */
+    static final class CalendarLimits {
+
+        private final FixedWindowPolicy policy;
+
+        private volatile Table table = new Table(0, 0, "");
+
+        CalendarLimits(FixedWindowPolicy policy) {
+            this.policy = policy;
+        }
+
+        /** The numbers with the boundaries around {@code now}, as a PostgreSQL array literal. */
+        String at(long now) {
+            Table table = this.table;
+            if (now < table.from || now >= table.to) {
+                long[] boundaries = this.policy.boundaries(now);
+                StringJoiner numbers = new StringJoiner(",", "{", "}");
+                numbers.add("8").add(Integer.toString(this.policy.limit())).add("0");
+                for (long boundary : boundaries) {
+                    numbers.add(Long.toString(boundary));
+                }
+                table = new Table(boundaries[2], boundaries[3], numbers.toString());
+                this.table = table;
+            }
+            return table.limits;
+        }
+
+        /** The numbers computed for the window from {@code from} to {@code to}. */
+        private record Table(long from, long to, String limits) {}
     }
 }

@@ -1,6 +1,5 @@
 package dev.throttle.spring.jdbc;
 
-import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleStore;
@@ -154,14 +153,6 @@ public final class JdbcThrottleStore implements ThrottleStore {
             if (!ALGORITHMS.contains(algorithm)) {
                 throw new IllegalArgumentException("throttle policy '" + policy.name() + "' uses algorithm '"
                         + algorithm + "', which throttle.store.type=jdbc does not run (it runs " + ALGORITHMS + ")");
-            }
-            if (policy.limits().stream()
-                    .anyMatch((limit) -> limit instanceof FixedWindowPolicy window && window.calendar() != null)) {
-                throw new IllegalArgumentException("throttle policy '" + policy.name()
-                        + "' has a calendar window ("
-                        + ((FixedWindowPolicy) policy.limits().get(0)).calendar()
-                        + "), which throttle.store.type=jdbc does not run yet: use a window of a duration"
-                        + " (such as 24h, from the key's first call), or the memory or redis store");
             }
             limiter = this.limiters.computeIfAbsent(policy, (p) -> new JdbcLimiter(this.calls, p));
         }

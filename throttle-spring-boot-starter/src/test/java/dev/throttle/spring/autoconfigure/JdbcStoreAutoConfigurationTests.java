@@ -1,6 +1,7 @@
 package dev.throttle.spring.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.throttle.BoundPolicy;
 import dev.throttle.Decision;
@@ -13,6 +14,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -162,17 +167,43 @@ class JdbcStoreAutoConfigurationTests {
     }
 
     @Test
-    void aCalendarWindowFailsTheStartOnTheJdbcStoreWhichDoesNotRunItYet() {
+    void aMonthlyBudgetFromABillingDayRunsOnTheDatabasesClockToTheRealBoundary() {
         this.contextRunner
                 .withPropertyValues(
                         "spring.datasource.url=" + SharedPostgres.url(),
                         "throttle.policies.tokens.algorithm=fixed-window",
-                        "throttle.policies.tokens.limit=100000",
-                        "throttle.policies.tokens.window=1M")
-                .run((context) -> assertThat(
-                                analysis(context.getStartupFailure()).getDescription())
-                        .contains("throttle.policies.tokens.window=1M cannot apply on throttle.store.type=jdbc, which"
-                                + " does not run calendar windows yet"));
+                        "throttle.policies.tokens.limit=1",
+                        "throttle.policies.tokens.window=1M",
+                        "throttle.policies.tokens.zone=Europe/Berlin",
+                        "throttle.policies.tokens.anchor-day=15")
+                .run((context) -> {
+                    assertThat(context).hasNotFailed();
+                    BoundPolicy tokens = context.getBean(Throttler.class).bound("tokens");
+                    String key = "customer-" + UUID.randomUUID();
+                    assertThat(tokens.tryAcquire(key, 1).allowed()).isTrue();
+                    Decision refused = tokens.tryAcquire(key, 1);
+                    ZoneId berlin = ZoneId.of("Europe/Berlin");
+                    ZonedDateTime now = ZonedDateTime.now(berlin);
+                    LocalDate fifteenth = now.toLocalDate().withDayOfMonth(15);
+                    LocalDate next = now.getDayOfMonth() >= 15 ? fifteenth.plusMonths(1) : fifteenth;
+                    long untilNext =
+                            Duration.between(now, next.atStartOfDay(berlin)).toMillis();
+                    assertThat(refused.allowed()).isFalse();
+                    assertThat(refused.retryAfterMillis())
+                            .as("until the next 15th at midnight in Berlin, on the database's clock")
+                            .isCloseTo(untilNext, within(5_000L));
+                    assertThat(tokens.anchorDay(1).tryAcquire("other-" + key, 1).resetAfterMillis())
+                            .as("a customer billed on the 1st: to the next 1st")
+                            .isCloseTo(
+                                    Duration.between(
+                                                    now,
+                                                    now.toLocalDate()
+                                                            .withDayOfMonth(1)
+                                                            .plusMonths(1)
+                                                            .atStartOfDay(berlin))
+                                            .toMillis(),
+                                    within(5_000L));
+                });
     }
 
     @Test

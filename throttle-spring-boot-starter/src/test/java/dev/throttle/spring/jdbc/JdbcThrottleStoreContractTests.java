@@ -19,10 +19,4 @@ class JdbcThrottleStoreContractTests extends ThrottleStoreContract {
         return new JdbcThrottleStore(
                 SharedPostgres.dataSource(), "throttle_", Duration.ofSeconds(5), 8, clock, null, 0);
     }
-
-    /** The jdbc store does not run calendar windows yet: such a policy fails the start on it. */
-    @Override
-    protected boolean runsCalendarWindows() {
-        return false;
-    }
 }
