@@ -31,6 +31,38 @@ CREATE TABLE IF NOT EXISTS throttle_state (
 
 CREATE INDEX IF NOT EXISTS throttle_state_expires_at ON throttle_state (expires_at);
 
+-- The policy changes of a fleet (POST /actuator/throttle/{policy}): one row per changed policy, the
+-- settings that differ from the configuration as names and values in turn (NULL: reverted to it),
+-- numbered from one sequence so that every instance applies the highest number. Instances read the
+-- few rows every half second and apply what changed.
+CREATE SEQUENCE IF NOT EXISTS throttle_policy_change_version;
+
+CREATE TABLE IF NOT EXISTS throttle_policy_changes (
+    policy_name text PRIMARY KEY,
+    version bigint NOT NULL,
+    settings text[],
+    changed_by text NOT NULL,
+    changed_at timestamptz NOT NULL
+);
+
+-- Stores a change, numbered after every change of the policy stored before it: the number is taken
+-- once the policy's row is locked, so two changes of one policy at once are numbered in the order
+-- they are stored, and the one stored last has the highest number.
+CREATE OR REPLACE FUNCTION throttle_save_policy_change(
+    p_policy text, p_settings text[], p_by text, OUT version bigint, OUT changed_at timestamptz)
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    INSERT INTO throttle_policy_changes AS c (policy_name, version, settings, changed_by, changed_at)
+        VALUES (p_policy, 0, NULL, p_by, clock_timestamp()) ON CONFLICT (policy_name) DO NOTHING;
+    PERFORM 1 FROM throttle_policy_changes AS c WHERE c.policy_name = p_policy FOR UPDATE;
+    UPDATE throttle_policy_changes AS c
+        SET version = nextval('throttle_policy_change_version'), settings = p_settings, changed_by = p_by,
+            changed_at = clock_timestamp()
+        WHERE c.policy_name = p_policy
+        RETURNING c.version, c.changed_at INTO version, changed_at;
+END
+$$;
+
 -- floor division, as Lua's floor(a / b) and Java's Math.floorDiv (bigint's / truncates toward zero)
 CREATE OR REPLACE FUNCTION throttle_fdiv(a bigint, b bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$

@@ -7,7 +7,9 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.fleet.SharedPolicyChanges;
 import dev.throttle.spring.jdbc.JdbcSchema;
+import dev.throttle.spring.jdbc.JdbcSharedPolicyChanges;
 import dev.throttle.spring.jdbc.JdbcThrottleStore;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
@@ -19,6 +21,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -92,6 +95,20 @@ class JdbcStoreConfiguration {
         boolean anyLocal = mode == FailureMode.LOCAL || policyModes.containsValue(FailureMode.LOCAL);
         MemoryThrottleStore local = anyLocal ? new MemoryThrottleStore(throttleTimeSource, localMaximumKeys) : null;
         return new ResilientThrottleStore(store, mode, local, throttleTimeSource, policyModes);
+    }
+
+    /**
+     * Policy changes made at run time, stored in the database and read by every instance sharing it.
+     * After the store, whose start created or checked the schema that holds them.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(SharedPolicyChanges.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
+    SharedPolicyChanges throttleSharedPolicyChanges(
+            DataSource dataSource, ThrottleProperties properties, ObjectProvider<ThrottleStore> throttleStore) {
+        throttleStore.getIfAvailable();
+        ThrottleProperties.Jdbc jdbc = properties.getStore().getJdbc();
+        return new JdbcSharedPolicyChanges(dataSource, jdbc.getTablePrefix(), jdbc.getTimeout());
     }
 
     /**

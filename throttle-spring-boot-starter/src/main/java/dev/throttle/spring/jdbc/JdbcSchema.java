@@ -86,26 +86,38 @@ public final class JdbcSchema {
     }
 
     /**
-     * Returns what of the schema is missing: the table or the decide function.
+     * Returns what of the schema is missing: the state table, the decide function, or what holds the
+     * fleet's policy changes (a schema from before they were kept there).
      * @param dataSource the data source
      * @param tablePrefix the table prefix
-     * @return the missing table's or function's name, or null when both are there
+     * @return the missing table's or function's name, or null when all are there
      * @throws SQLException when the database cannot be reached
      */
     public static @Nullable String missing(DataSource dataSource, String tablePrefix) throws SQLException {
         String table = tablePrefix + "state";
         String function = tablePrefix + "decide(text,text,text,bigint[],text,bigint,bigint,bigint[])";
+        String changes = tablePrefix + "policy_changes";
+        String save = tablePrefix + "save_policy_change(text,text[],text)";
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement statement = connection.prepareStatement(
-                        "SELECT to_regclass(?) IS NOT NULL, to_regprocedure(?) IS NOT NULL"); ) {
+                        "SELECT to_regclass(?) IS NOT NULL,"
+                                + " to_regprocedure(?) IS NOT NULL, to_regclass(?) IS NOT NULL, to_regprocedure(?) IS NOT NULL"); ) {
             statement.setString(1, table);
             statement.setString(2, function);
+            statement.setString(3, changes);
+            statement.setString(4, save);
             try (ResultSet result = statement.executeQuery()) {
                 result.next();
                 if (!result.getBoolean(1)) {
                     return "table " + table;
                 }
-                return result.getBoolean(2) ? null : "function " + tablePrefix + "decide";
+                if (!result.getBoolean(2)) {
+                    return "function " + tablePrefix + "decide";
+                }
+                if (!result.getBoolean(3)) {
+                    return "table " + changes;
+                }
+                return result.getBoolean(4) ? null : "function " + tablePrefix + "save_policy_change";
             }
         }
     }

@@ -70,10 +70,11 @@ public final class SharedPostgres {
     }
 
     /**
-     * Empties the store's table of the default prefix, creating the schema first if needed.
+     * Empties the store's tables of the default prefix (state and the fleet's policy changes), creating
+     * the schema first if needed.
      */
     public static void clear() {
-        execute("TRUNCATE throttle_state");
+        execute("TRUNCATE throttle_state, throttle_policy_changes");
     }
 
     /**
