@@ -49,6 +49,10 @@ import kotlin.coroutines.cancellation.CancellationException
         "throttle.policies.export.algorithm=token-bucket",
         "throttle.policies.export.capacity=100",
         "throttle.policies.export.refill-period=1h",
+        "throttle.policies.guesses.algorithm=token-bucket",
+        "throttle.policies.guesses.capacity=3",
+        "throttle.policies.guesses.refill-period=1h",
+        "throttle.policies.guesses.count=failures",
     ],
 )
 class WebFluxCoroutineTests {
@@ -113,6 +117,30 @@ class WebFluxCoroutineTests {
         }
         assertThat(http.get("/flow").statusCode()).isEqualTo(429)
         assertThat(http.get("/hello").statusCode()).`as`("the same #ip bucket").isEqualTo(429)
+    }
+
+    @Test
+    fun `a Flow counting failures only has headers that tell the state its success leaves`() {
+        val success = http.get("/guess-flow")
+        assertThat(success.statusCode()).isEqualTo(200)
+        assertThat(success.headers().firstValue("RateLimit"))
+            .`as`("the unit given back when the stream ends, though the headers went with its first element")
+            .hasValue("\"guesses\";r=3;t=0")
+        assertThat(throttler.peek("guesses", "127.0.0.1").remaining()).isEqualTo(3)
+    }
+
+    @Test
+    fun `a suspend fun counting failures only tells the counted state when it fails and the given-back state when it succeeds`() {
+        val failed = http.get("/guess?right=false")
+        assertThat(failed.statusCode()).isEqualTo(401)
+        assertThat(failed.headers().firstValue("RateLimit"))
+            .`as`("a failure counts")
+            .hasValue("\"guesses\";r=2;t=3600")
+        val succeeded = http.get("/guess?right=true")
+        assertThat(succeeded.statusCode()).isEqualTo(200)
+        assertThat(succeeded.headers().firstValue("RateLimit"))
+            .`as`("a success leaves the one failure counted")
+            .hasValue("\"guesses\";r=2;t=3600")
     }
 
     @Test
@@ -256,6 +284,21 @@ class WebFluxCoroutineTests {
             delay(1)
             emit(2)
             emit(3)
+        }
+
+        @GetMapping("/guess-flow")
+        @Throttled(policy = "guesses", key = "#ip")
+        fun guessFlow(): Flow<String> = flow {
+            emit("a")
+            delay(1)
+            emit("b")
+        }
+
+        @GetMapping("/guess")
+        @Throttled(policy = "guesses", key = "#ip")
+        suspend fun guess(@RequestParam right: Boolean): ResponseEntity<String> {
+            delay(1)
+            return if (right) ResponseEntity.ok("right") else ResponseEntity.status(HttpStatus.UNAUTHORIZED).body("wrong")
         }
 
         @GetMapping("/flow")

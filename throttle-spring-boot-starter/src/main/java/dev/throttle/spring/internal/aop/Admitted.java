@@ -23,6 +23,19 @@ record Admitted(Admission admission, ThrottleRequestContext request, ActualCosts
     }
 
     /**
+     * A call just admitted in its request, which is told what the call's success will leave
+     * ({@link ThrottleRequestContext#describeSuccess}), so that its response's headers describe the
+     * state after the call settles.
+     * @param admission what the call's decision returned
+     * @param request the request the call runs in
+     * @return the admitted call
+     */
+    static Admitted of(Admission admission, ThrottleRequestContext request) {
+        request.describeSuccess(admission);
+        return new Admitted(admission, request);
+    }
+
+    /**
      * The same admission, settled through another context of its request.
      * @param other a context of the same request (one bound to it, to be used on another thread)
      * @return the admission with {@code other} as its request
@@ -59,7 +72,7 @@ record Admitted(Admission admission, ThrottleRequestContext request, ActualCosts
     /** Ends a call that failed: what its values said it cost is settled (else its estimate stands). */
     void failed() {
         settleCosts();
-        this.admission.failed();
+        this.request.failed(this.admission);
     }
 
     /** Like {@link #succeeded()}, without blocking. */
@@ -69,7 +82,7 @@ record Admitted(Admission admission, ThrottleRequestContext request, ActualCosts
 
     /** Like {@link #failed()}, without blocking. */
     CompletionStage<Void> failedAsync() {
-        return settleCostsAsync().thenCompose((done) -> this.admission.failedAsync());
+        return settleCostsAsync().thenCompose((done) -> this.request.failedAsync(this.admission));
     }
 
     private void settleCosts() {

@@ -52,7 +52,7 @@ public final class EarlyDecisions {
             return null;
         }
         String[] keys = keys(throttled, request);
-        return new Decided(throttled.method(), new Admitted(request.admit(throttled.throttles(), keys), request));
+        return new Decided(throttled.method(), Admitted.of(request.admit(throttled.throttles(), keys), request));
     }
 
     /**
@@ -71,7 +71,7 @@ public final class EarlyDecisions {
         }
         String[] keys = keys(throttled, request);
         return request.admitAsync(throttled.throttles(), keys)
-                .thenApply((admission) -> new Decided(throttled.method(), new Admitted(admission, request)));
+                .thenApply((admission) -> new Decided(throttled.method(), Admitted.of(admission, request)));
     }
 
     /**

@@ -57,7 +57,7 @@ final class ReactiveThrottling {
                     }
                     ThrottledMethod.Call charged = throttled.call(arguments, context);
                     return Mono.fromCompletionStage(() -> context.admitAsync(charged.charges(), charged.keys()))
-                            .map((admission) -> new Admitted(admission, context));
+                            .map((admission) -> Admitted.of(admission, context));
                 });
         Mono<Admitted> acquired =
                 decided.map((taken) -> throttled.metered(taken, arguments)).flatMap(ReactiveThrottling::turn);

@@ -73,7 +73,7 @@ final class ThrottleInterceptor implements MethodInterceptor {
         Admitted taken = EarlyDecisions.claim(throttled, request);
         if (taken == null) {
             ThrottledMethod.Call call = throttled.call(invocation.getArguments(), request);
-            taken = new Admitted(request.admit(call.charges(), call.keys()), request);
+            taken = Admitted.of(request.admit(call.charges(), call.keys()), request);
         }
         taken = throttled.metered(taken, invocation.getArguments());
         if (taken.admission().waitMillis() > 0 && Waiting.delaysStage(throttled)) {

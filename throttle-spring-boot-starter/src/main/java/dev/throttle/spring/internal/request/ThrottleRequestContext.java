@@ -1,5 +1,6 @@
 package dev.throttle.spring.internal.request;
 
+import dev.throttle.Decision;
 import dev.throttle.ThrottledException;
 import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.admission.Charge;
@@ -93,6 +94,40 @@ public interface ThrottleRequestContext {
         return admission.succeededAsync().thenRun(() -> tellResets(admission));
     }
 
+    /**
+     * Ends a call of this request that failed ({@link Admission#failed()}), and tells the request the
+     * state of each key that counts failures only: what {@link #describeSuccess} told does not hold,
+     * a failure counts.
+     * @param admission what {@link #admit} returned
+     */
+    default void failed(Admission admission) {
+        admission.failed();
+        tellCounted(admission);
+    }
+
+    /**
+     * Like {@link #failed(Admission)}, without blocking.
+     * @param admission what {@link #admitAsync} completed with
+     * @return completes when every settlement is done; never fails
+     */
+    default CompletionStage<Void> failedAsync(Admission admission) {
+        return admission.failedAsync().thenRun(() -> tellCounted(admission));
+    }
+
+    private void tellCounted(Admission admission) {
+        List<PolicyDecision> counted = null;
+        for (int i = 0; i < admission.size(); i++) {
+            Charge charge = admission.charge(i);
+            if (charge.onSuccess() == Charge.OnSuccess.REFUND && !charge.shadow()) {
+                counted = (counted != null) ? counted : new ArrayList<>(1);
+                counted.add(new PolicyDecision(charge.policy(), admission.decision(i)));
+            }
+        }
+        if (counted != null) {
+            allowed(counted);
+        }
+    }
+
     private void tellResets(Admission admission) {
         List<PolicyDecision> reset = null;
         for (int i = 0; i < admission.size(); i++) {
@@ -122,6 +157,51 @@ public interface ThrottleRequestContext {
             }
         }
         return enforced;
+    }
+
+    /**
+     * Tells the request, for each policy of an admitted call that counts failures only, the state its
+     * success will leave (what the call took given back): the response is usually written before the
+     * call ends (a stream's headers go with its first element, long before the give-back), and most
+     * calls succeed. A failure tells the counted state again ({@link #failed(Admission)}) while the
+     * response is open, as an exception's or an error status's is when the call ends.
+     * @param admission what {@link #admit} returned
+     */
+    default void describeSuccess(Admission admission) {
+        List<PolicyDecision> givenBack = null;
+        for (int i = 0; i < admission.size(); i++) {
+            Charge charge = admission.charge(i);
+            if (charge.onSuccess() == Charge.OnSuccess.REFUND
+                    && !charge.shadow()
+                    && admission.decision(i).allowed()) {
+                givenBack = (givenBack != null) ? givenBack : new ArrayList<>(1);
+                givenBack.add(new PolicyDecision(charge.policy(), givenBack(admission.decision(i), charge.cost())));
+            }
+        }
+        if (givenBack != null) {
+            allowed(givenBack);
+        }
+    }
+
+    /** An allowed decision as it reads once its cost is given back, each of several limits alike. */
+    private static Decision givenBack(Decision decision, int cost) {
+        if (decision.limitCount() == 1) {
+            return givenBackOne(decision, cost);
+        }
+        Decision[] parts = new Decision[decision.limitCount()];
+        for (int part = 0; part < parts.length; part++) {
+            parts[part] = givenBackOne(decision.limit(part), cost);
+        }
+        return Decision.ofLimits(parts);
+    }
+
+    /** One limit's decision once its cost is given back: full again, or that much more left. */
+    private static Decision givenBackOne(Decision decision, int cost) {
+        int remaining = (int) Math.min(decision.limit(), (long) decision.remaining() + cost);
+        return (remaining >= decision.limit())
+                ? Decision.allow(decision.limit(), decision.limit(), 0)
+                : Decision.allow(
+                        decision.limit(), remaining, decision.resetAfterMillis(), decision.nextUnitAfterMillis(), 0);
     }
 
     /**
