@@ -1,0 +1,162 @@
+package dev.throttle.spring.bans;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.throttle.ManualTimeSource;
+import dev.throttle.Throttler;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * A ban on Spring MVC, through a real port: refusals of a listed policy ban the client address, and
+ * then every request of that address is refused before anything runs, an unthrottled page included,
+ * with 429, {@code Retry-After} = the remaining ban and a problem body naming the ban; the ban ends
+ * on time by the application's clock.
+ */
+@SpringBootTest(
+        classes = BanHttpTests.App.class,
+        webEnvironment = WebEnvironment.RANDOM_PORT,
+        properties = {
+            "throttle.policies.api.algorithm=fixed-window",
+            "throttle.policies.api.limit=1",
+            "throttle.policies.api.window=1h",
+            "throttle.policies.other.algorithm=fixed-window",
+            "throttle.policies.other.limit=1",
+            "throttle.policies.other.window=1h",
+            "throttle.http.rules[0].paths=/api/**",
+            "throttle.http.rules[0].policy=api",
+            "throttle.http.rules[0].key=#ip",
+            "throttle.http.rules[1].paths=/other/**",
+            "throttle.http.rules[1].policy=other",
+            "throttle.http.rules[1].key=#ip",
+            "throttle.bans.abuse.after=3",
+            "throttle.bans.abuse.within=1m",
+            "throttle.bans.abuse.policies=api",
+            "throttle.bans.abuse.for=10m"
+        })
+class BanHttpTests {
+
+    private static final HttpClient client = HttpClient.newHttpClient();
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    ManualTimeSource clock;
+
+    @Autowired
+    Bans bans;
+
+    @Autowired
+    Throttler throttler;
+
+    @BeforeEach
+    void noBanNorCount() {
+        this.bans.active().forEach((ban) -> this.bans.lift(ban.ban(), ban.key()));
+        this.clock.advance(Duration.ofHours(2));
+    }
+
+    @Test
+    void theAfterthRefusalOfAListedPolicyBansTheAddressFromEveryPageUntilTheBanEnds() throws Exception {
+        assertThat(get("/api/hello").statusCode()).isEqualTo(200);
+        assertThat(get("/api/hello").statusCode()).isEqualTo(429);
+        assertThat(get("/api/hello").statusCode()).isEqualTo(429);
+        assertThat(get("/page").statusCode()).isEqualTo(200);
+        assertThat(get("/api/hello").statusCode()).isEqualTo(429);
+
+        HttpResponse<String> banned = get("/page");
+        assertThat(banned.statusCode()).isEqualTo(429);
+        assertThat(banned.headers().firstValue("Retry-After")).hasValue("600");
+        assertThat(banned.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(banned.body())
+                .contains("\"status\":429")
+                .contains("\"ban\":\"abuse\"")
+                .contains("refused for 600 more seconds")
+                .doesNotContain("127.0.0.1");
+
+        this.clock.advance(Duration.ofMinutes(9).plusSeconds(59));
+        HttpResponse<String> lastSecond = get("/page");
+        assertThat(lastSecond.statusCode()).isEqualTo(429);
+        assertThat(lastSecond.headers().firstValue("Retry-After")).hasValue("1");
+
+        this.clock.advance(Duration.ofSeconds(1));
+        assertThat(get("/page").statusCode()).isEqualTo(200);
+        assertThat(this.bans.active()).isEmpty();
+    }
+
+    @Test
+    void refusalsOfAPolicyTheBanDoesNotListAreNotCounted() throws Exception {
+        for (int i = 0; i < 6; i++) {
+            get("/other/thing");
+        }
+        assertThat(get("/other/thing").statusCode()).isEqualTo(429);
+        assertThat(get("/page").statusCode()).isEqualTo(200);
+        assertThat(this.bans.active()).isEmpty();
+    }
+
+    @Test
+    void refusalsSpreadOverMoreThanTheWindowDoNotBan() throws Exception {
+        get("/api/hello");
+        get("/api/hello");
+        get("/api/hello");
+        this.clock.advance(Duration.ofMinutes(1));
+        get("/api/hello");
+        assertThat(get("/page").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aBanAddedByHandRefusesAtOnceAndALiftEndsIt() throws Exception {
+        this.bans.start("abuse", "127.0.0.1", Duration.ofSeconds(30));
+        HttpResponse<String> banned = get("/page");
+        assertThat(banned.statusCode()).isEqualTo(429);
+        assertThat(banned.headers().firstValue("Retry-After")).hasValue("30");
+        this.bans.lift("abuse", "127.0.0.1").toCompletableFuture().join();
+        assertThat(get("/page").statusCode()).isEqualTo(200);
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return client.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class App {
+
+        @Bean
+        ManualTimeSource throttleTimeSource() {
+            return new ManualTimeSource(Instant.parse("2026-01-01T00:00:00Z"));
+        }
+
+        @RestController
+        static class Pages {
+
+            @GetMapping({"/api/hello", "/other/thing"})
+            String hello() {
+                return "hello";
+            }
+
+            @GetMapping("/page")
+            String page() {
+                return "page";
+            }
+        }
+    }
+}
