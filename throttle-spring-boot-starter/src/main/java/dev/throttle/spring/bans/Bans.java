@@ -239,7 +239,7 @@ public final class Bans implements SharedBans.Listener {
             listener.onBanStarted(ban, length);
         }
         if (this.shared != null) {
-            this.shared.save(started).exceptionally((ex) -> {
+            this.shared.save(started, now).exceptionally((ex) -> {
                 logger.warn("Could not store ban '" + ban + "' of key " + hashOf(key)
                         + "; it applies on this instance only (" + ex.getMessage() + ")");
                 return null;

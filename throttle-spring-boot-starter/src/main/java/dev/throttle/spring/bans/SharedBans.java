@@ -11,11 +11,13 @@ import java.util.concurrent.CompletionStage;
 public interface SharedBans {
 
     /**
-     * Stores a ban until it ends and tells every instance.
+     * Stores a ban until it ends (or keeps the later end of the key's stored ban) and tells every
+     * instance.
      * @param ban the ban
+     * @param nowMillis the moment, in epoch milliseconds, before which bans have ended (and may be dropped)
      * @return completes when the store took it
      */
-    CompletionStage<Void> save(ActiveBan ban);
+    CompletionStage<Void> save(ActiveBan ban, long nowMillis);
 
     /**
      * Removes a ban and tells every instance.
