@@ -3,7 +3,8 @@ package dev.throttle.spring.bans;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.ManualTimeSource;
-import dev.throttle.Throttler;
+import dev.throttle.spring.metrics.BanMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -47,7 +48,9 @@ import org.springframework.web.bind.annotation.RestController;
             "throttle.bans.abuse.after=3",
             "throttle.bans.abuse.within=1m",
             "throttle.bans.abuse.policies=api",
-            "throttle.bans.abuse.for=10m"
+            "throttle.bans.abuse.for=10m",
+            "management.endpoints.web.exposure.include=throttlebans",
+            "management.endpoint.throttlebans.access=unrestricted"
         })
 class BanHttpTests {
 
@@ -63,7 +66,7 @@ class BanHttpTests {
     Bans bans;
 
     @Autowired
-    Throttler throttler;
+    MeterRegistry registry;
 
     @BeforeEach
     void noBanNorCount() {
@@ -88,6 +91,19 @@ class BanHttpTests {
                 .contains("\"ban\":\"abuse\"")
                 .contains("refused for 600 more seconds")
                 .doesNotContain("127.0.0.1");
+
+        assertThat(this.registry
+                        .get(BanMetrics.STARTED)
+                        .tag("ban", "abuse")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(this.registry
+                        .get(BanMetrics.REFUSED)
+                        .tag("ban", "abuse")
+                        .counter()
+                        .count())
+                .isGreaterThanOrEqualTo(1);
 
         this.clock.advance(Duration.ofMinutes(9).plusSeconds(59));
         HttpResponse<String> lastSecond = get("/page");
@@ -127,6 +143,60 @@ class BanHttpTests {
         assertThat(banned.headers().firstValue("Retry-After")).hasValue("30");
         this.bans.lift("abuse", "127.0.0.1").toCompletableFuture().join();
         assertThat(get("/page").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void theActuatorListsAddsAndLiftsBans() throws Exception {
+        // another address than the test's own: a banned address is refused on every request, the actuator's too
+        HttpResponse<String> added = send("POST", "/actuator/throttlebans/abuse/203.0.113.9", "{\"duration\": \"2m\"}");
+        assertThat(added.statusCode()).isEqualTo(200);
+        assertThat(added.body()).contains("\"ban\":\"abuse\"").contains("\"remaining-seconds\":120");
+        assertThat(this.bans.find("abuse", "203.0.113.9")).isNotNull();
+
+        String listed = send("GET", "/actuator/throttlebans", null).body();
+        assertThat(listed)
+                .contains("\"configured\":{\"abuse\":{\"after\":3,\"within\":\"PT1M\",\"policies\":[\"api\"],"
+                        + "\"for\":\"PT10M\",\"status\":429}}")
+                .contains("\"key\":\"203.0.113.9\"");
+
+        HttpResponse<String> lifted = send("DELETE", "/actuator/throttlebans/abuse/203.0.113.9", null);
+        assertThat(lifted.statusCode()).isEqualTo(200);
+        assertThat(lifted.body()).isEqualTo("{\"ban\":\"abuse\",\"lifted\":true,\"was-active\":true}");
+        assertThat(this.bans.find("abuse", "203.0.113.9")).isNull();
+        assertThat(send("GET", "/actuator/throttlebans", null).body()).contains("\"active\":[]");
+    }
+
+    @Test
+    void aBannedAddressIsRefusedOnTheActuatorToo() throws Exception {
+        this.bans.start("abuse", "127.0.0.1", Duration.ofMinutes(1));
+        assertThat(send("GET", "/actuator/throttlebans", null).statusCode()).isEqualTo(429);
+    }
+
+    @Test
+    void theActuatorRefusesAnUnknownBanAndADurationThatIsNone() throws Exception {
+        assertThat(send("POST", "/actuator/throttlebans/nope/127.0.0.1", "{\"duration\": \"2m\"}")
+                        .statusCode())
+                .isEqualTo(404);
+        HttpResponse<String> bad = send("POST", "/actuator/throttlebans/abuse/127.0.0.1", "{\"duration\": \"soon\"}");
+        assertThat(bad.statusCode()).isEqualTo(400);
+        assertThat(send("POST", "/actuator/throttlebans/abuse/127.0.0.1", "{\"duration\": \"0s\"}")
+                        .statusCode())
+                .isEqualTo(400);
+        assertThat(send("POST", "/actuator/throttlebans/abuse/127.0.0.1", "{}").statusCode())
+                .as("the duration is required")
+                .isEqualTo(400);
+        assertThat(this.bans.active()).isEmpty();
+    }
+
+    private HttpResponse<String> send(String method, String path, String json) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path));
+        if (json != null) {
+            request.header("Content-Type", "application/json")
+                    .method(method, HttpRequest.BodyPublishers.ofString(json));
+        } else {
+            request.method(method, HttpRequest.BodyPublishers.noBody());
+        }
+        return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> get(String path) throws Exception {

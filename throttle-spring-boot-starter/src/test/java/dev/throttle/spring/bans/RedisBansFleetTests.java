@@ -92,6 +92,9 @@ class RedisBansFleetTests {
                         "throttle.bans.abuse.within=1m",
                         "throttle.bans.abuse.policies=api",
                         "throttle.bans.abuse.for=10m",
+                        // the actuator on its own port, which the ban filter does not cover: the operator's
+                        // address is the banned one here
+                        "management.server.port=0",
                         "management.endpoints.web.exposure.include=throttlebans",
                         "management.endpoint.throttlebans.access=unrestricted",
                         "spring.main.banner-mode=off")
@@ -136,7 +139,7 @@ class RedisBansFleetTests {
     }
 
     @Test
-    void anInstanceStartedLaterHoldsTheBanBeforeItServesAndALiftOnItReachesTheOther() throws Exception {
+    void anInstanceStartedLaterHoldsTheBanBeforeItServesAndALiftThroughItsActuatorReachesTheOther() throws Exception {
         try (ConfigurableApplicationContext a = start()) {
             send(a, "GET", "/api/hello");
             for (int i = 0; i < 3; i++) {
@@ -147,10 +150,10 @@ class RedisBansFleetTests {
                 assertThat(send(later, "GET", "/page").statusCode())
                         .as("read from Redis at startup")
                         .isEqualTo(429);
-                later.getBean(Bans.class)
-                        .lift("abuse", "127.0.0.1")
-                        .toCompletableFuture()
-                        .join();
+                assertThat(send(later, "local.management.port", "DELETE", "/actuator/throttlebans/abuse/127.0.0.1")
+                                .statusCode())
+                        .as("lifted through the actuator")
+                        .isEqualTo(200);
                 assertThat(send(later, "GET", "/page").statusCode()).isEqualTo(200);
                 Eventually.until(
                         "A hears the lift", () -> send(a, "GET", "/page").statusCode() == 200);
@@ -181,7 +184,12 @@ class RedisBansFleetTests {
     }
 
     static HttpResponse<String> send(ConfigurableApplicationContext app, String method, String path) {
-        int port = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
+        return send(app, "local.server.port", method, path);
+    }
+
+    static HttpResponse<String> send(
+            ConfigurableApplicationContext app, String portProperty, String method, String path) {
+        int port = Integer.parseInt(app.getEnvironment().getProperty(portProperty));
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(10))
                 .method(method, HttpRequest.BodyPublishers.noBody())
