@@ -3,9 +3,11 @@ package dev.throttle.spring.bans;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.ManualTimeSource;
+import dev.throttle.spring.redis.RedisSharedBans;
 import dev.throttle.testing.Eventually;
 import dev.throttle.testing.redis.RedisMonitor;
 import dev.throttle.testing.redis.SharedRedis;
+import io.lettuce.core.KillArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.net.URI;
@@ -23,6 +25,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -180,6 +183,62 @@ class RedisBansFleetTests {
                         .as("an ended ban is not read")
                         .isEmpty();
             }
+        }
+    }
+
+    @Test
+    void aBanAddedThroughOneInstancesActuatorIsRefusedByTheOther() throws Exception {
+        try (ConfigurableApplicationContext a = start();
+                ConfigurableApplicationContext b = start()) {
+            HttpResponse<String> added = post(a, "/actuator/throttlebans/abuse/127.0.0.1", "{\"duration\": \"90s\"}");
+            assertThat(added.statusCode()).isEqualTo(200);
+            Eventually.until("B hears the ban", () -> send(b, "GET", "/page").statusCode() == 429);
+            assertThat(send(b, "GET", "/page").headers().firstValue("Retry-After"))
+                    .hasValue("90");
+            assertThat(send(b, "local.management.port", "GET", "/actuator/throttlebans")
+                            .body())
+                    .contains("\"key\":\"127.0.0.1\"");
+        }
+    }
+
+    @Test
+    void anInstanceThatLostTheChannelReadsTheBansAgainSoThatALiftItMissedStillReachesIt() throws Exception {
+        LettuceConnectionFactory factory = SharedRedis.endpoint().newConnectionFactory();
+        RedisSharedBans writer = new RedisSharedBans(factory, "throttle");
+        try (ConfigurableApplicationContext a = start()) {
+            a.getBean(Bans.class).start("abuse", "127.0.0.1", Duration.ofMinutes(5));
+            Eventually.until(
+                    "the ban is stored",
+                    () -> !writer.loadAll(this.clock.currentTimeMillis()).isEmpty());
+            this.redis.sync().clientKill(KillArgs.Builder.typePubsub());
+            writer.lift("abuse", "127.0.0.1").toCompletableFuture().join();
+            Eventually.until(
+                    "A drops the lifted ban", () -> send(a, "GET", "/page").statusCode() == 200);
+            writer.save(
+                            new ActiveBan(
+                                    "abuse", "127.0.0.1", this.clock.instant().plus(Duration.ofMinutes(1))),
+                            this.clock.currentTimeMillis())
+                    .toCompletableFuture()
+                    .join();
+            Eventually.until(
+                    "A hears a later ban", () -> send(a, "GET", "/page").statusCode() == 429);
+        } finally {
+            writer.close();
+            factory.destroy();
+        }
+    }
+
+    private static HttpResponse<String> post(ConfigurableApplicationContext app, String path, String json) {
+        int port = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json))
+                .build();
+        try {
+            return http.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (Exception ex) {
+            throw new IllegalStateException(ex);
         }
     }
 
