@@ -17,8 +17,8 @@ import org.springframework.context.annotation.Import;
 import org.springframework.test.annotation.DirtiesContext;
 
 /**
- * The ban the sample ships ({@code abuse}): the 10th refusal of {@code api} (or {@code login-ip}) by
- * one address within a minute shuts that address out of every page for 10 minutes, as
+ * The ban the sample ships ({@code abuse}): the 10th refusal of {@code api} or {@code login-ip} by one
+ * address within a minute shuts that address out of every page for 10 minutes, as
  * docs/sample-app.md shows.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
@@ -53,6 +53,34 @@ class SampleBanTests {
 
         this.clock.advance(Duration.ofMinutes(10));
         assertThat(get("/", null).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void tenRefusedLoginsOfOneAddressBanItToo() throws Exception {
+        this.clock.advance(Duration.ofHours(1));
+        int refused = 0;
+        for (int i = 0; i < 40 && refused < 10; i++) {
+            // a new e-mail each time: only login-ip (20 attempts per address) refuses, never the lockout
+            if (login("guess" + i + "@example.com").statusCode() == 429) {
+                refused++;
+            }
+        }
+        assertThat(refused).isEqualTo(10);
+        HttpResponse<String> banned = get("/", null);
+        assertThat(banned.statusCode()).isEqualTo(429);
+        assertThat(banned.body()).contains("\"ban\":\"abuse\"");
+        this.clock.advance(Duration.ofMinutes(10));
+        assertThat(get("/", null).statusCode()).isEqualTo(200);
+    }
+
+    private HttpResponse<String> login(String email) throws Exception {
+        return client.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/api/login"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"email\":\"" + email + "\",\"password\":\"wrong\"}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> get(String path, String apiKey) throws Exception {
