@@ -48,6 +48,10 @@ final class BansFactory {
             if (!NAME.matcher(name).matches()) {
                 problems.add(property + ": a ban's name must be 1 to 60 letters, digits, '_' or '-'");
             }
+            if (properties.getPolicies().containsKey("ban." + name)) {
+                problems.add(property + ": its refusals are counted under the policy name 'ban." + name
+                        + "', which throttle.policies already uses: rename the ban or the policy");
+            }
             if (ban.getAfter() == null) {
                 problems.add(property + ".after is required: the refusals that start the ban");
             } else if (ban.getAfter() < 1) {

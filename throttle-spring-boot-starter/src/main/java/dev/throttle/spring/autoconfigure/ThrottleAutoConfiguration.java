@@ -170,7 +170,7 @@ public final class ThrottleAutoConfiguration {
                 throttleTimeSource,
                 read.rules().isEmpty() ? null : shared.getIfAvailable(),
                 listeners.orderedStream().toList());
-        bans.start();
+        bans.listen();
         return bans;
     }
 

@@ -90,7 +90,7 @@ public final class Bans implements SharedBans.Listener {
      * A store that does not answer is logged, not a failure: the bans are read again as soon as the
      * channel is up.
      */
-    public void start() {
+    public void listen() {
         if (this.shared == null) {
             return;
         }

@@ -134,6 +134,19 @@ class BanConfigurationTests {
     }
 
     @Test
+    void aBanWhoseCounterWouldShareAPolicysNameIsNamed() {
+        this.contextRunner
+                .withPropertyValues(valid("after=3"))
+                .withPropertyValues(
+                        "throttle.policies[ban.abuse].algorithm=gcra",
+                        "throttle.policies[ban.abuse].limit=3",
+                        "throttle.policies[ban.abuse].period=1m")
+                .run((context) -> assertThat(failure(context).problems())
+                        .containsExactly("throttle.bans.abuse: its refusals are counted under the policy name "
+                                + "'ban.abuse', which throttle.policies already uses: rename the ban or the policy"));
+    }
+
+    @Test
     void everyMistakeOfEveryBanIsReportedAtOnce() {
         this.contextRunner
                 .withPropertyValues(valid("status=200"))
