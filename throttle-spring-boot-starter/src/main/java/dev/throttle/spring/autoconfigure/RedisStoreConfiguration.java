@@ -7,8 +7,10 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.bans.SharedBans;
 import dev.throttle.spring.fleet.SharedPolicyChanges;
 import dev.throttle.spring.redis.NearCacheSettings;
+import dev.throttle.spring.redis.RedisSharedBans;
 import dev.throttle.spring.redis.RedisSharedPolicyChanges;
 import dev.throttle.spring.redis.RedisThrottleStore;
 import java.util.LinkedHashMap;
@@ -130,6 +132,17 @@ class RedisStoreConfiguration {
     SharedPolicyChanges throttleSharedPolicyChanges(
             RedisConnectionFactory connectionFactory, ThrottleProperties properties) {
         return new RedisSharedPolicyChanges(
+                connectionFactory, properties.getStore().getRedis().getKeyPrefix());
+    }
+
+    /**
+     * Bans, stored in Redis and heard by every instance sharing it.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(SharedBans.class)
+    @ConditionalOnBean(RedisConnectionFactory.class)
+    SharedBans throttleSharedBans(RedisConnectionFactory connectionFactory, ThrottleProperties properties) {
+        return new RedisSharedBans(
                 connectionFactory, properties.getStore().getRedis().getKeyPrefix());
     }
 

@@ -7,12 +7,16 @@ import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.annotation.Throttled;
+import dev.throttle.spring.bans.BanListener;
+import dev.throttle.spring.bans.Bans;
+import dev.throttle.spring.bans.SharedBans;
 import dev.throttle.spring.fleet.SharedPolicyChanges;
 import dev.throttle.spring.internal.aop.ThrottledAdvisor;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.request.PolicyModes;
 import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import dev.throttle.spring.internal.web.BanGate;
 import dev.throttle.spring.internal.web.ClientAccess;
 import java.time.Duration;
 import java.util.Map;
@@ -145,6 +149,42 @@ public final class ThrottleAutoConfiguration {
         ThrottledMethods methods = new ThrottledMethods(admissions, resourceLoader.getClassLoader());
         methods.setBeanFactory(beanFactory);
         return methods;
+    }
+
+    /**
+     * The bans of {@code throttle.bans}, checked at startup: refusals counted in the store, active
+     * bans held in memory, and on a store a fleet shares, stored and heard by every instance.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    Bans throttleBans(
+            ThrottleProperties properties,
+            ThrottleStore throttleStore,
+            TimeSource throttleTimeSource,
+            ObjectProvider<SharedBans> shared,
+            ObjectProvider<BanListener> listeners) {
+        BansFactory.Read read = BansFactory.read(properties);
+        Bans bans = new Bans(
+                read.rules(),
+                throttleStore,
+                throttleTimeSource,
+                read.rules().isEmpty() ? null : shared.getIfAvailable(),
+                listeners.orderedStream().toList());
+        bans.listen();
+        return bans;
+    }
+
+    /**
+     * What the web filters and refusal writers do with bans, the key expressions parsed once.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    BanGate throttleBanGate(Bans bans, ThrottleProperties properties, ClientAccess access) {
+        return new BanGate(
+                bans,
+                BansFactory.read(properties).keys(),
+                access,
+                properties.getHttp().getIpv6Prefix());
     }
 
     /**

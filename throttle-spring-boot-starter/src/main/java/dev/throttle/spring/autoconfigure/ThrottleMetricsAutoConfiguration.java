@@ -5,6 +5,7 @@ import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.internal.request.PolicyModes;
+import dev.throttle.spring.metrics.BanMetrics;
 import dev.throttle.spring.metrics.ConcurrencyMetrics;
 import dev.throttle.spring.metrics.MemoryStoreMetrics;
 import dev.throttle.spring.metrics.MicrometerThrottleListener;
@@ -42,6 +43,13 @@ public final class ThrottleMetricsAutoConfiguration {
         return (policyModes != null)
                 ? new MicrometerThrottleListener(policyModes::of)
                 : new MicrometerThrottleListener();
+    }
+
+    /** {@code throttle.bans.started} and {@code throttle.bans.refused}, tagged with the ban's name. */
+    @Bean
+    @ConditionalOnMissingBean
+    BanMetrics throttleBanMetrics(ThrottleProperties properties) {
+        return new BanMetrics(properties.getBans().keySet());
     }
 
     @Bean

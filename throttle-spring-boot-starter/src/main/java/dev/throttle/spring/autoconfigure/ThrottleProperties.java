@@ -628,6 +628,109 @@ public class ThrottleProperties {
         }
     }
 
+    // --- temporary bans across policies ---
+
+    /**
+     * Temporary bans by name: a key (the client address by default) that the listed policies refuse
+     * too often is refused on every request for a while, by every instance sharing the store.
+     */
+    private Map<String, Ban> bans = new LinkedHashMap<>();
+
+    public Map<String, Ban> getBans() {
+        return this.bans;
+    }
+
+    public void setBans(Map<String, Ban> bans) {
+        this.bans = bans;
+    }
+
+    /**
+     * A temporary ban: the {@code after}-th refusal of one key by the listed policies within
+     * {@code within} bans that key for {@code for}.
+     */
+    public static class Ban {
+
+        /**
+         * Refusals of one key, by the listed policies, that start the ban.
+         */
+        private Integer after;
+
+        /**
+         * Window in which the refusals are counted.
+         */
+        private Duration within;
+
+        /**
+         * Policies whose refusals count; empty for every policy.
+         */
+        private List<String> policies = new ArrayList<>();
+
+        /**
+         * SpEL expression over the request that names who is banned: #ip, #headers['X-Api-Key'],
+         * #params['name'] or #request.
+         */
+        private String key = "#ip";
+
+        /**
+         * How long a ban lasts.
+         */
+        private Duration banFor;
+
+        /**
+         * Status of the answer to a banned request: 429 or 403.
+         */
+        private int status = 429;
+
+        public Integer getAfter() {
+            return this.after;
+        }
+
+        public void setAfter(Integer after) {
+            this.after = after;
+        }
+
+        public Duration getWithin() {
+            return this.within;
+        }
+
+        public void setWithin(Duration within) {
+            this.within = within;
+        }
+
+        public List<String> getPolicies() {
+            return this.policies;
+        }
+
+        public void setPolicies(List<String> policies) {
+            this.policies = policies;
+        }
+
+        public String getKey() {
+            return this.key;
+        }
+
+        public void setKey(String key) {
+            this.key = key;
+        }
+
+        // 'for' is a Java keyword: the field has another name, the property is still throttle.bans.<name>.for
+        public Duration getFor() {
+            return this.banFor;
+        }
+
+        public void setFor(Duration banFor) {
+            this.banFor = banFor;
+        }
+
+        public int getStatus() {
+            return this.status;
+        }
+
+        public void setStatus(int status) {
+            this.status = status;
+        }
+    }
+
     // --- Spring AI token budgets ---
 
     private final Ai ai = new Ai();

@@ -5,9 +5,11 @@ import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.aop.EarlyThrottlingHandlerAdapter;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
+import dev.throttle.spring.internal.web.BanGate;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.CorsExposure;
 import dev.throttle.spring.internal.web.HttpRules;
+import dev.throttle.spring.internal.web.WebFluxBanFilter;
 import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
 import dev.throttle.spring.internal.web.WebFluxRefusals;
 import dev.throttle.spring.internal.web.WebFluxThrottleRequestContext;
@@ -73,8 +75,21 @@ public final class ThrottleWebFluxAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    WebFluxRefusals throttleRefusals(ThrottleExceptionHandler handler, BeanFactory beanFactory) {
-        return new WebFluxRefusals(handler, beanFactory);
+    WebFluxRefusals throttleRefusals(
+            ThrottleExceptionHandler handler, BeanFactory beanFactory, ObjectProvider<BanGate> bans) {
+        WebFluxRefusals refusals = new WebFluxRefusals(handler, beanFactory);
+        refusals.setBans(bans.getIfAvailable());
+        return refusals;
+    }
+
+    /**
+     * The web filter of bans, before the URL rules' (and so before Spring Security's); without an
+     * active ban (always, without {@code throttle.bans}) it costs a request one map check.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    WebFluxBanFilter throttleBanWebFilter(BanGate bans, ThrottleProperties properties, WebFluxRefusals refusals) {
+        return new WebFluxBanFilter(bans, refusals, properties.getHttp().getFilterOrder() - 1);
     }
 
     /**

@@ -4,9 +4,11 @@ import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.aop.EarlyThrottlingInterceptor;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
+import dev.throttle.spring.internal.web.BanGate;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.CorsExposure;
 import dev.throttle.spring.internal.web.HttpRules;
+import dev.throttle.spring.internal.web.ServletBanFilter;
 import dev.throttle.spring.internal.web.ServletHttpRulesFilter;
 import dev.throttle.spring.internal.web.ServletRefusals;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
@@ -141,7 +143,26 @@ public final class ThrottleWebMvcAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    ServletRefusals throttleRefusals(ThrottleExceptionHandler handler, BeanFactory beanFactory) {
-        return new ServletRefusals(handler, beanFactory);
+    ServletRefusals throttleRefusals(
+            ThrottleExceptionHandler handler, BeanFactory beanFactory, ObjectProvider<BanGate> bans) {
+        ServletRefusals refusals = new ServletRefusals(handler, beanFactory);
+        refusals.setBans(bans.getIfAvailable());
+        return refusals;
+    }
+
+    /**
+     * The filter of bans, before the URL rules' (and so before Spring Security's); enabled only when
+     * a ban is configured.
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "throttleBanFilter")
+    FilterRegistrationBean<ServletBanFilter> throttleBanFilter(
+            BanGate bans, ThrottleProperties properties, ServletRefusals refusals) {
+        int order = properties.getHttp().getFilterOrder() - 1;
+        FilterRegistrationBean<ServletBanFilter> registration =
+                new FilterRegistrationBean<>(new ServletBanFilter(bans, refusals, order));
+        registration.setOrder(order);
+        registration.setEnabled(!bans.isEmpty());
+        return registration;
     }
 }

@@ -2,6 +2,10 @@ package dev.throttle.spring.web;
 
 import dev.throttle.ThrottledException;
 import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
@@ -63,6 +67,23 @@ public class ThrottleExceptionHandler {
      */
     protected String detail(ThrottledException ex) {
         return Refusal.defaultDetail(ex.getPolicy(), ex.getDecision());
+    }
+
+    /**
+     * Builds the answer to a request refused by a temporary ban ({@code throttle.bans}), before
+     * anything else ran: no policy decided it, so it names the ban instead ({@code "ban"} member) and
+     * carries no rate-limit headers; {@code Retry-After} is the ban's remaining time.
+     * @param ban the ban's name
+     * @param remaining how long the ban has left
+     * @param status the ban's status: 429, or 403 when it says so
+     * @return what the response says
+     */
+    public Refusal banned(String ban, Duration remaining, HttpStatusCode status) {
+        long seconds = Math.max(1, (remaining.toMillis() + 999) / 1000);
+        String detail = "Requests from this client are refused for " + seconds
+                + ((seconds == 1) ? " more second" : " more seconds") + " (ban '" + ban + "').";
+        return new Refusal(
+                List.of(), List.of(), OptionalLong.of(seconds), null, null, status, detail, Map.of("ban", ban));
     }
 
     /**

@@ -27,8 +27,8 @@ class ConfigurationReferenceTests {
     private static final Pattern METADATA_NAME = Pattern.compile("\"name\"\\s*:\\s*\"([^\"]+)\"");
 
     /** A property in the first column of a reference table: {@code | `throttle.store.type` |}. */
-    private static final Pattern DOCUMENTED =
-            Pattern.compile("^\\| `((?:throttle|management\\.endpoint\\.throttle)\\.[^`]+)` \\|", Pattern.MULTILINE);
+    private static final Pattern DOCUMENTED = Pattern.compile(
+            "^\\| `((?:throttle|management\\.endpoint\\.throttle(?:bans)?)\\.[^`]+)` \\|", Pattern.MULTILINE);
 
     @Test
     void everyPropertyOfTheMetadataIsDocumented() throws IOException {

@@ -85,6 +85,27 @@ class WebFluxBlockHoundTests {
         }
     }
 
+    @ParameterizedTest(name = "{0} store")
+    @ValueSource(strings = {"memory", "redis"})
+    void refusalsCountedTowardsABanAndTheBanItStartsNeverBlockTheEventLoop(String store) throws Exception {
+        SharedRedis.flush();
+        try (ConfigurableApplicationContext context = start(
+                store,
+                SharedRedis.endpoint().url(),
+                "2s",
+                "--throttle.bans.abuse.after=5",
+                "--throttle.bans.abuse.within=1h",
+                "--throttle.bans.abuse.for=1h")) {
+            Map<Integer, Integer> statuses = exercise(port(context));
+            assertThat(blockingCalls)
+                    .as("blocking calls on non-blocking threads")
+                    .isEmpty();
+            assertThat(statuses)
+                    .as("20 allowed; 5 refused by the policy, then the ban refuses the rest, logins included")
+                    .containsOnly(Map.entry(200, 20), Map.entry(429, 13));
+        }
+    }
+
     @Test
     void aRedisOutageIsAnsweredByTheFailureModeWithoutBlockingTheEventLoop() throws Exception {
         try (RedisProcess redis = RedisProcess.startStandalone();
@@ -103,20 +124,21 @@ class WebFluxBlockHoundTests {
         }
     }
 
-    private static ConfigurableApplicationContext start(String store, String redisUrl, String timeout) {
-        return new SpringApplicationBuilder(WebFluxTestApplication.class)
-                .run(
-                        "--server.port=0",
-                        "--spring.main.web-application-type=reactive",
-                        "--throttle.store.type=" + store,
-                        "--spring.data.redis.url=" + redisUrl,
-                        "--throttle.store.redis.timeout=" + timeout,
-                        "--throttle.policies.api.algorithm=gcra",
-                        "--throttle.policies.api.limit=20",
-                        "--throttle.policies.api.period=1h",
-                        "--throttle.policies.login.algorithm=lockout",
-                        "--throttle.policies.login.timeouts=1h",
-                        "--throttle.policies.login.reset-on-success=true");
+    private static ConfigurableApplicationContext start(String store, String redisUrl, String timeout, String... more) {
+        List<String> args = new ArrayList<>(List.of(
+                "--server.port=0",
+                "--spring.main.web-application-type=reactive",
+                "--throttle.store.type=" + store,
+                "--spring.data.redis.url=" + redisUrl,
+                "--throttle.store.redis.timeout=" + timeout,
+                "--throttle.policies.api.algorithm=gcra",
+                "--throttle.policies.api.limit=20",
+                "--throttle.policies.api.period=1h",
+                "--throttle.policies.login.algorithm=lockout",
+                "--throttle.policies.login.timeouts=1h",
+                "--throttle.policies.login.reset-on-success=true"));
+        args.addAll(List.of(more));
+        return new SpringApplicationBuilder(WebFluxTestApplication.class).run(args.toArray(new String[0]));
     }
 
     private static int port(ConfigurableApplicationContext context) {

@@ -150,7 +150,7 @@ public final class ServletHttpRulesFilter extends OrderedRequestFilter {
     }
 
     /** The request as a rule's key reads it; the query is parsed only if a key reads a parameter. */
-    private static final class Request implements HttpRule.RuleRequest {
+    static final class Request implements HttpRule.RuleRequest {
 
         private final HttpServletRequest request;
 

@@ -1,6 +1,7 @@
 package dev.throttle.spring.internal.web;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.bans.ActiveBan;
 import dev.throttle.spring.web.RateLimitHeaders;
 import dev.throttle.spring.web.Refusal;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
@@ -47,6 +48,9 @@ public final class ServletRefusals implements Ordered {
 
     private final AdviceOrder order;
 
+    /** Counts refusals towards the bans, or null without bans. */
+    private volatile @Nullable BanGate bans;
+
     /**
      * Creates the writer.
      * @param handler builds the refusal that is written
@@ -55,6 +59,14 @@ public final class ServletRefusals implements Ordered {
     public ServletRefusals(ThrottleExceptionHandler handler, @Nullable BeanFactory beanFactory) {
         this.handler = handler;
         this.order = new AdviceOrder(beanFactory);
+    }
+
+    /**
+     * Counts each refusal written here towards the bans that list its policy.
+     * @param bans the bans, or null for none
+     */
+    public void setBans(@Nullable BanGate bans) {
+        this.bans = (bans != null && !bans.isEmpty()) ? bans : null;
     }
 
     @Override
@@ -100,6 +112,14 @@ public final class ServletRefusals implements Ordered {
             HttpServletRequest request, HttpServletResponse response, ThrottledException ex, boolean errorPage)
             throws IOException {
         if (!response.isCommitted()) {
+            BanGate gate = this.bans;
+            if (gate != null) {
+                // counted before the answer, so that the request after the one that starts a ban is refused
+                gate.refused(
+                        new ServletHttpRulesFilter.Request(request, gate.ipv6Prefix()),
+                        ex.getPolicy().name(),
+                        gate.access().isSafelisted(request.getRemoteAddr()));
+            }
             Refusal refusal = this.handler.refusal(ex);
             headers(response, refusal);
             answer(
@@ -109,6 +129,30 @@ public final class ServletRefusals implements Ordered {
                     refusal.detail(),
                     Refusals.problemJson(refusal, request.getRequestURI()),
                     errorPage);
+        }
+    }
+
+    /**
+     * Answers a request refused by a ban: its status, {@code Retry-After} = the ban's remaining time,
+     * problem+json (or the error page for a browser).
+     * @param request the request
+     * @param response the response; left alone if already committed
+     * @param gate the bans
+     * @param ban the request's ban
+     * @throws IOException when the body cannot be written
+     */
+    void writeBan(HttpServletRequest request, HttpServletResponse response, BanGate gate, ActiveBan ban)
+            throws IOException {
+        if (!response.isCommitted()) {
+            Refusal refusal = gate.refusal(this.handler, ban);
+            headers(response, refusal);
+            answer(
+                    request,
+                    response,
+                    refusal.status().value(),
+                    refusal.detail(),
+                    Refusals.problemJson(refusal, request.getRequestURI()),
+                    true);
         }
     }
 

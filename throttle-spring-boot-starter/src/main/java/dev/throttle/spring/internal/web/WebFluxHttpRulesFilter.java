@@ -149,8 +149,8 @@ public final class WebFluxHttpRulesFilter implements WebFilter, Ordered {
         }
     }
 
-    private record Request(
-            ServerWebExchange exchange, @Nullable String principal, int ipv6Prefix) implements HttpRule.RuleRequest {
+    record Request(ServerWebExchange exchange, @Nullable String principal, int ipv6Prefix)
+            implements HttpRule.RuleRequest {
 
         @Override
         public @Nullable String ip() {

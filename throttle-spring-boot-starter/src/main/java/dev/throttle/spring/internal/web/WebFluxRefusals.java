@@ -1,6 +1,7 @@
 package dev.throttle.spring.internal.web;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.bans.ActiveBan;
 import dev.throttle.spring.web.RateLimitHeaders;
 import dev.throttle.spring.web.Refusal;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
@@ -46,6 +47,9 @@ public final class WebFluxRefusals implements Ordered {
 
     private final AdviceOrder order;
 
+    /** Counts refusals towards the bans, or null without bans. */
+    private volatile @Nullable BanGate bans;
+
     /**
      * Creates the writer.
      * @param handler builds the refusal that is written
@@ -54,6 +58,14 @@ public final class WebFluxRefusals implements Ordered {
     public WebFluxRefusals(ThrottleExceptionHandler handler, @Nullable BeanFactory beanFactory) {
         this.handler = handler;
         this.order = new AdviceOrder(beanFactory);
+    }
+
+    /**
+     * Counts each refusal written here towards the bans that list its policy.
+     * @param bans the bans, or null for none
+     */
+    public void setBans(@Nullable BanGate bans) {
+        this.bans = (bans != null && !bans.isEmpty()) ? bans : null;
     }
 
     @Override
@@ -70,11 +82,41 @@ public final class WebFluxRefusals implements Ordered {
      */
     @ExceptionHandler(ThrottledException.class)
     public Mono<ResponseEntity<byte[]>> handleThrottled(ThrottledException ex, ServerWebExchange exchange) {
-        Refusal refusal = this.handler.refusal(ex);
-        return answer(exchange, refusal)
-                .map((json) -> ResponseEntity.status(refusal.status())
-                        .contentType(MediaType.APPLICATION_PROBLEM_JSON)
-                        .body(json));
+        return counted(exchange, ex).then(Mono.defer(() -> {
+            Refusal refusal = this.handler.refusal(ex);
+            return answer(exchange, refusal)
+                    .map((json) -> ResponseEntity.status(refusal.status())
+                            .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                            .body(json));
+        }));
+    }
+
+    /**
+     * Counts a refusal towards the bans before it is answered (so that the request after the one
+     * that starts a ban is refused), through the store's non-blocking API.
+     */
+    private Mono<Void> counted(ServerWebExchange exchange, ThrottledException ex) {
+        BanGate gate = this.bans;
+        if (gate == null) {
+            return Mono.empty();
+        }
+        return Mono.fromCompletionStage(() -> gate.refusedAsync(
+                new WebFluxHttpRulesFilter.Request(exchange, null, gate.ipv6Prefix()),
+                ex.getPolicy().name(),
+                gate.access().isSafelisted(exchange.getRequest().getRemoteAddress())));
+    }
+
+    /**
+     * Answers a request refused by a ban: its status, {@code Retry-After} = the ban's remaining time,
+     * problem+json (or an error for Boot's error page for a browser).
+     */
+    Mono<Void> writeBan(ServerWebExchange exchange, BanGate gate, ActiveBan ban) {
+        ServerHttpResponse response = exchange.getResponse();
+        if (response.isCommitted()) {
+            return Mono.empty();
+        }
+        Refusal refusal = gate.refusal(this.handler, ban);
+        return answer(exchange, refusal).flatMap((json) -> body(response, refusal.status(), json));
     }
 
     /**
@@ -88,8 +130,10 @@ public final class WebFluxRefusals implements Ordered {
         if (response.isCommitted()) {
             return Mono.empty();
         }
-        Refusal refusal = this.handler.refusal(ex);
-        return answer(exchange, refusal).flatMap((json) -> body(response, refusal.status(), json));
+        return counted(exchange, ex).then(Mono.defer(() -> {
+            Refusal refusal = this.handler.refusal(ex);
+            return answer(exchange, refusal).flatMap((json) -> body(response, refusal.status(), json));
+        }));
     }
 
     /** Sets the headers, then gives the problem for an API client, or an error for Boot's error page. */

@@ -1,0 +1,28 @@
+package dev.throttle.spring.autoconfigure;
+
+import dev.throttle.spring.actuate.ThrottleBansEndpoint;
+import dev.throttle.spring.bans.Bans;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code throttlebans} actuator endpoint, when Actuator is present and the endpoint is available
+ * (enabled and exposed).
+ */
+@AutoConfiguration(after = ThrottleAutoConfiguration.class)
+@ConditionalOnClass(Endpoint.class)
+@ConditionalOnBean(Bans.class)
+@ConditionalOnAvailableEndpoint(endpoint = ThrottleBansEndpoint.class)
+public final class ThrottleBansEndpointAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    ThrottleBansEndpoint throttleBansEndpoint(Bans bans) {
+        return new ThrottleBansEndpoint(bans);
+    }
+}
