@@ -63,6 +63,15 @@ BEGIN
 END
 $$;
 
+-- The bans of a fleet (throttle.bans): a row per banned key until its end (epoch ms, on the
+-- application's clock, as on every store). Instances read the live ones every half second.
+CREATE TABLE IF NOT EXISTS throttle_bans (
+    ban_name text NOT NULL,
+    ban_key text NOT NULL,
+    ends_at bigint NOT NULL,
+    PRIMARY KEY (ban_name, ban_key)
+);
+
 -- floor division, as Lua's floor(a / b) and Java's Math.floorDiv (bigint's / truncates toward zero)
 CREATE OR REPLACE FUNCTION throttle_fdiv(a bigint, b bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$

@@ -7,8 +7,10 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.bans.SharedBans;
 import dev.throttle.spring.fleet.SharedPolicyChanges;
 import dev.throttle.spring.jdbc.JdbcSchema;
+import dev.throttle.spring.jdbc.JdbcSharedBans;
 import dev.throttle.spring.jdbc.JdbcSharedPolicyChanges;
 import dev.throttle.spring.jdbc.JdbcThrottleStore;
 import java.sql.SQLException;
@@ -109,6 +111,23 @@ class JdbcStoreConfiguration {
         throttleStore.getIfAvailable();
         ThrottleProperties.Jdbc jdbc = properties.getStore().getJdbc();
         return new JdbcSharedPolicyChanges(dataSource, jdbc.getTablePrefix(), jdbc.getTimeout());
+    }
+
+    /**
+     * Bans, stored in the database and read by every instance sharing it. After the store, whose
+     * start created or checked the schema that holds them.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(SharedBans.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
+    SharedBans throttleSharedBans(
+            DataSource dataSource,
+            ThrottleProperties properties,
+            TimeSource throttleTimeSource,
+            ObjectProvider<ThrottleStore> throttleStore) {
+        throttleStore.getIfAvailable();
+        ThrottleProperties.Jdbc jdbc = properties.getStore().getJdbc();
+        return new JdbcSharedBans(dataSource, jdbc.getTablePrefix(), jdbc.getTimeout(), throttleTimeSource);
     }
 
     /**

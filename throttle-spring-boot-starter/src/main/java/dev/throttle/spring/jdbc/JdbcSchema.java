@@ -87,7 +87,7 @@ public final class JdbcSchema {
 
     /**
      * Returns what of the schema is missing: the state table, the decide function, or what holds the
-     * fleet's policy changes (a schema from before they were kept there).
+     * fleet's policy changes and bans (a schema from before they were kept there).
      * @param dataSource the data source
      * @param tablePrefix the table prefix
      * @return the missing table's or function's name, or null when all are there
@@ -98,14 +98,16 @@ public final class JdbcSchema {
         String function = tablePrefix + "decide(text,text,text,bigint[],text,bigint,bigint,bigint[])";
         String changes = tablePrefix + "policy_changes";
         String save = tablePrefix + "save_policy_change(text,text[],text)";
+        String bans = tablePrefix + "bans";
         try (Connection connection = dataSource.getConnection();
-                PreparedStatement statement = connection.prepareStatement(
-                        "SELECT to_regclass(?) IS NOT NULL,"
-                                + " to_regprocedure(?) IS NOT NULL, to_regclass(?) IS NOT NULL, to_regprocedure(?) IS NOT NULL"); ) {
+                PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL,"
+                        + " to_regprocedure(?) IS NOT NULL, to_regclass(?) IS NOT NULL, to_regprocedure(?) IS NOT NULL,"
+                        + " to_regclass(?) IS NOT NULL"); ) {
             statement.setString(1, table);
             statement.setString(2, function);
             statement.setString(3, changes);
             statement.setString(4, save);
+            statement.setString(5, bans);
             try (ResultSet result = statement.executeQuery()) {
                 result.next();
                 if (!result.getBoolean(1)) {
@@ -117,7 +119,10 @@ public final class JdbcSchema {
                 if (!result.getBoolean(3)) {
                     return "table " + changes;
                 }
-                return result.getBoolean(4) ? null : "function " + tablePrefix + "save_policy_change";
+                if (!result.getBoolean(4)) {
+                    return "function " + tablePrefix + "save_policy_change";
+                }
+                return result.getBoolean(5) ? null : "table " + bans;
             }
         }
     }

@@ -70,11 +70,11 @@ public final class SharedPostgres {
     }
 
     /**
-     * Empties the store's tables of the default prefix (state and the fleet's policy changes), creating
+     * Empties the store's tables of the default prefix (state, the fleet's policy changes and bans), creating
      * the schema first if needed.
      */
     public static void clear() {
-        execute("TRUNCATE throttle_state, throttle_policy_changes");
+        execute("TRUNCATE throttle_state, throttle_policy_changes, throttle_bans");
     }
 
     /**
