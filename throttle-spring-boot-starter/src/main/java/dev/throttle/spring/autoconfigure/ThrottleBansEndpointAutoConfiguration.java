@@ -1,7 +1,9 @@
 package dev.throttle.spring.autoconfigure;
 
 import dev.throttle.spring.actuate.ThrottleBansEndpoint;
+import dev.throttle.spring.actuate.ThrottleBansEndpointFor;
 import dev.throttle.spring.bans.Bans;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -24,5 +26,10 @@ public final class ThrottleBansEndpointAutoConfiguration {
     @ConditionalOnMissingBean
     ThrottleBansEndpoint throttleBansEndpoint(Bans bans) {
         return new ThrottleBansEndpoint(bans);
+    }
+
+    @Bean
+    static ThrottleBansEndpointFor throttleBansEndpointFor(ObjectProvider<ThrottleBansEndpoint> endpoint) {
+        return new ThrottleBansEndpointFor(endpoint);
     }
 }

@@ -164,6 +164,16 @@ class BanHttpTests {
         assertThat(lifted.body()).isEqualTo("{\"ban\":\"abuse\",\"lifted\":true,\"was-active\":true}");
         assertThat(this.bans.find("abuse", "203.0.113.9")).isNull();
         assertThat(send("GET", "/actuator/throttlebans", null).body()).contains("\"active\":[]");
+
+        HttpResponse<String> asConfigured =
+                send("POST", "/actuator/throttlebans/abuse/203.0.113.10", "{\"for\": \"3m\"}");
+        assertThat(asConfigured.statusCode())
+                .as("the length named as configuration names it")
+                .isEqualTo(200);
+        assertThat(asConfigured.body()).contains("\"remaining-seconds\":180");
+        assertThat(send("POST", "/actuator/throttlebans/abuse/203.0.113.11", "{\"for\": \"soon\"}")
+                        .statusCode())
+                .isEqualTo(400);
     }
 
     @Test
