@@ -105,13 +105,16 @@ final class PolicyScript {
         return redisKey(this.keyStart, key).getBytes(StandardCharsets.UTF_8);
     }
 
-    /** One EVALSHA (EVAL when Redis lost the script) of the policy's script; {@code receipt} may be null. */
+    /**
+     * One EVALSHA (EVAL when Redis lost the script) of the policy's script; {@code receipt} may be
+     * null. Made on the caller's thread, whose trace becomes the commands' parent.
+     */
     Mono<List<Object>> eval(String key, byte[] operation, int cost, byte @Nullable [] receipt) {
         byte[] keyBytes = redisKeyBytes(key);
         ByteBuffer now = this.calls.nowArgument();
         CalendarBoundaries calendar = this.calendar;
         byte[] boundaries = (calendar != null) ? calendar.argument(this.calls.applicationTime()) : null;
-        return this.calls
+        return this.calls.traced(this.calls
                 .connection()
                 .flatMap((connection) -> evalSha(connection, keyBytes, operation, cost, now, receipt, boundaries)
                         .onErrorResume(
@@ -123,7 +126,7 @@ final class PolicyScript {
                                                 ReturnType.MULTI,
                                                 1,
                                                 keysAndArgs(keyBytes, operation, cost, now, receipt, boundaries))
-                                        .collectList()));
+                                        .collectList())));
     }
 
     private Mono<List<Object>> evalSha(

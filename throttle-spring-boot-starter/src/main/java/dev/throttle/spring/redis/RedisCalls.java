@@ -43,6 +43,9 @@ final class RedisCalls {
     /** The events channel's subscription; null without a near cache or without an imperative factory. */
     private final @Nullable RedisThrottleEvents events;
 
+    /** The caller's trace, made the parent of every call's commands. */
+    private final CallerTrace trace;
+
     /** This store's name in the events it publishes. */
     private final String sender;
 
@@ -56,6 +59,7 @@ final class RedisCalls {
             TimeSource applicationClock,
             StoreConnection connection,
             @Nullable RedisThrottleEvents events,
+            CallerTrace trace,
             String sender,
             @Nullable ByteBuffer channel) {
         this.keyPrefix = keyPrefix;
@@ -64,6 +68,7 @@ final class RedisCalls {
         this.applicationClock = applicationClock;
         this.connection = connection;
         this.events = events;
+        this.trace = trace;
         this.sender = sender;
         this.channel = channel;
     }
@@ -79,6 +84,14 @@ final class RedisCalls {
     /** The store's connection ({@link StoreConnection#get}). */
     Mono<ReactiveRedisConnection> connection() {
         return this.connection.get();
+    }
+
+    /**
+     * A call to Redis, with the caller's trace (a decision's observation) as its commands' parent
+     * ({@link CallerTrace}); on the caller's thread, as the call is made.
+     */
+    <T> Mono<T> traced(Mono<T> call) {
+        return this.trace.around(call);
     }
 
     /** Obtains the connection again at the next call ({@link StoreConnection#failed}). */
@@ -117,11 +130,11 @@ final class RedisCalls {
     Mono<Void> resetAndPublish(ByteBuffer redisKey, String policy, String key) {
         ByteBuffer message = RedisThrottleEvents.keyMessage(this.sender, policy, key);
         ByteBuffer channel = this.channel.duplicate();
-        return connection()
+        return traced(connection()
                 .flatMap((connection) -> connection
                         .scriptingCommands()
                         .eval(RESET_SCRIPT.duplicate(), ReturnType.INTEGER, 1, redisKey, channel, message)
-                        .then());
+                        .then()));
     }
 
     /** Publishes that a key of a policy was reset or given back ({@link #publish}). */
@@ -144,9 +157,9 @@ final class RedisCalls {
             return Mono.empty();
         }
         ByteBuffer target = channel.duplicate();
-        return connection()
+        return traced(connection()
                 .flatMap((connection) -> connection.pubSubCommands().publish(target, message))
-                .then();
+                .then());
     }
 
     /** {@code RedisThrottleStore.serverTimeRefusal}: Redis's error when it refused TIME in a script, else null. */

@@ -41,6 +41,11 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * every instance ({@link RedisThrottleEvents}). A policy bound again with other settings (a change
  * at run time) gets a new limiter, and its remembered refusals are dropped everywhere.
  *
+ * <p>When Lettuce traces its commands (its {@code ClientResources} have a tracing, as Spring Boot
+ * gives them with an {@code ObservationRegistry}), each call's commands are children of the caller's
+ * current observation or span, a decision's {@code throttle.decision} among them, although Lettuce's
+ * reactive API sends and answers them on its own threads.
+ *
  * <p>Thread-safe; lock-free on the decision path.
  */
 public final class RedisThrottleStore implements ThrottleStore {
@@ -165,7 +170,15 @@ public final class RedisThrottleStore implements ThrottleStore {
             this.events = null;
         }
         this.calls = new RedisCalls(
-                keyPrefix, timeout, clock, applicationClock, this.connection, this.events, sender, channel);
+                keyPrefix,
+                timeout,
+                clock,
+                applicationClock,
+                this.connection,
+                this.events,
+                CallerTrace.of(connectionFactory),
+                sender,
+                channel);
         // connect now, off this thread, so that the first request does not pay for it
         this.connection.connect();
         if (this.events != null) {
