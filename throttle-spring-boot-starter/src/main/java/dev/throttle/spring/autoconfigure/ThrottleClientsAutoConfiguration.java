@@ -8,6 +8,7 @@ import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.client.OutgoingCallListener;
 import dev.throttle.spring.client.RemotePauses;
 import dev.throttle.spring.client.ThrottledClients;
+import dev.throttle.spring.client.ThrottledWebClients;
 import dev.throttle.spring.metrics.MicrometerOutgoingCallListener;
 import dev.throttle.spring.redis.RedisThrottleStore;
 import java.util.ArrayList;
@@ -138,13 +139,22 @@ public final class ThrottleClientsAutoConfiguration {
         }
     }
 
-    /** Every {@code WebClient.Builder} bean gets the filter function (Boot's builders are such beans). */
+    /**
+     * The {@link ThrottledWebClients} bean, and its filter function on every {@code WebClient.Builder}
+     * bean (Boot's builders are such beans).
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.web.reactive.function.client.WebClient")
     static class WebClientBuilders {
 
         @Bean
-        static BeanPostProcessor throttleWebClientBuilders(ObjectProvider<ThrottledClients> clients) {
+        @ConditionalOnMissingBean
+        ThrottledWebClients throttledWebClients(ThrottledClients clients) {
+            return new ThrottledWebClients(clients);
+        }
+
+        @Bean
+        static BeanPostProcessor throttleWebClientBuilders(ObjectProvider<ThrottledWebClients> clients) {
             return new BeanPostProcessor() {
                 @Override
                 public Object postProcessAfterInitialization(Object bean, String beanName) {

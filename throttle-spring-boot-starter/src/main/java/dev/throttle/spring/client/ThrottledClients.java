@@ -19,15 +19,14 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
-import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 
 /**
- * The throttled outgoing clients ({@code throttle.clients}), and what attaches them to an HTTP
- * client: an interceptor for a {@code RestClient} or {@code RestTemplate}, a filter function for a
- * {@code WebClient}. The starter adds {@link #interceptor()} and {@link #filter()} (every client, each
- * request matched by its URL) to the builders Spring Boot gives the application; a client built
+ * The throttled outgoing clients ({@code throttle.clients}), and what attaches them to a
+ * {@code RestClient} or {@code RestTemplate}: an interceptor ({@link ThrottledWebClients} has the
+ * filter functions of a {@code WebClient}). The starter adds {@link #interceptor()} (every client,
+ * each request matched by its URL) to the builders Spring Boot gives the application; a client built
  * without them, or whose requests no base URL or host describes, gets one client's own
- * ({@link #interceptor(String)}, {@link #filter(String)}) explicitly:
+ * ({@link #interceptor(String)}) explicitly:
  * <pre>{@code
  * RestClient quotes = RestClient.builder()
  *         .baseUrl(url)
@@ -64,8 +63,6 @@ public final class ThrottledClients {
     private final Map<String, OutgoingClient> byName = new LinkedHashMap<>();
 
     private final ThrottlingInterceptor interceptor;
-
-    private @Nullable ExchangeFilterFunction filter;
 
     /**
      * Makes and checks the clients.
@@ -214,32 +211,12 @@ public final class ThrottledClients {
         return new ThrottlingInterceptor(List.of(client(name)), false);
     }
 
-    /**
-     * The filter function that throttles every client's requests, each matched by its URL, without
-     * blocking: what the starter adds to the {@code WebClient} builders.
-     * @return the filter function
-     */
-    public ExchangeFilterFunction filter() {
-        ExchangeFilterFunction filter = this.filter;
-        if (filter == null) {
-            filter = new ThrottlingFilter(this.clients, true);
-            this.filter = filter;
-        }
-        return filter;
+    /** The clients, in matching order. */
+    List<OutgoingClient> clients() {
+        return this.clients;
     }
 
-    /**
-     * A filter function that throttles every request of the {@code WebClient} it is added to as the
-     * named client's, whatever its URL, without blocking.
-     * @param name the client's name
-     * @return the filter function
-     * @throws IllegalArgumentException when no such client is configured
-     */
-    public ExchangeFilterFunction filter(String name) {
-        return new ThrottlingFilter(List.of(client(name)), false);
-    }
-
-    private OutgoingClient client(String name) {
+    OutgoingClient client(String name) {
         OutgoingClient client = this.byName.get(name);
         if (client == null) {
             throw new IllegalArgumentException(
