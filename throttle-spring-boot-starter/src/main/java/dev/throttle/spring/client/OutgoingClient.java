@@ -9,6 +9,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -30,6 +31,8 @@ final class OutgoingClient {
 
     /** The clients whose pauses could not be read or written, each said once. */
     private static final Set<String> STORE_FAILED = ConcurrentHashMap.newKeySet();
+
+    private static final CompletionStage<Void> STORED = CompletableFuture.completedStage(null);
 
     private final String name;
 
@@ -71,18 +74,6 @@ final class OutgoingClient {
         this.pauses = pauses;
         this.listener = listener;
         this.clock = clock;
-    }
-
-    String name() {
-        return this.name;
-    }
-
-    Charge charge() {
-        return this.charge;
-    }
-
-    boolean honorsRemoteLimits() {
-        return this.honorRemoteLimits;
     }
 
     /** Whether a request to this URL is this client's: under its base URL, or to one of its hosts. */
@@ -148,7 +139,7 @@ final class OutgoingClient {
             if (paused > this.waitMillis) {
                 throw paused(paused);
             }
-            this.listener.onPauseWait(this.name, this.charge.policy().name(), paused);
+            pauseWait(paused);
             try {
                 TimeUnit.MILLISECONDS.sleep(paused);
             } catch (InterruptedException ex) {
@@ -165,7 +156,7 @@ final class OutgoingClient {
         } catch (ThrottledException ex) {
             throw refused(ex);
         }
-        this.listener.onCall(this.name, this.charge.policy().name(), OutgoingCallListener.Outcome.SENT);
+        sent();
         return admission;
     }
 
@@ -197,7 +188,7 @@ final class OutgoingClient {
     /** Like the blocking read, for a caller that does not block: never fails, 0 when unknown. */
     CompletionStage<Long> remainingPauseAsync(String key) {
         if (!this.honorRemoteLimits) {
-            return java.util.concurrent.CompletableFuture.completedStage(0L);
+            return CompletableFuture.completedStage(0L);
         }
         try {
             return this.pauses.remainingMillis(this.name, key).handle((left, error) -> {
@@ -209,34 +200,39 @@ final class OutgoingClient {
             });
         } catch (RuntimeException ex) {
             storeFailed("read", ex);
-            return java.util.concurrent.CompletableFuture.completedStage(0L);
+            return CompletableFuture.completedStage(0L);
         }
     }
 
     /**
      * Reads a response for a remote's limits and pauses the key for as long as they ask; the
-     * response itself is left as it is. Never throws, never blocks.
+     * response itself is left as it is. The caller hands the response on only once the returned
+     * stage completes, so that the pause is stored before anything this caller does next (another
+     * call, on this instance or any other, may follow at once). Never fails.
      * @param key the call's key
      * @param status the response's status
      * @param header the response's first value of a header, by name
+     * @return completes when the pause (if any) is stored, or could not be
      */
-    void answered(String key, int status, Function<String, @Nullable String> header) {
+    CompletionStage<Void> answered(String key, int status, Function<String, @Nullable String> header) {
         if (!this.honorRemoteLimits) {
-            return;
+            return STORED;
         }
         long pause = RemoteLimits.pauseMillis(this.name, status, header, this.clock.currentTimeMillis());
         if (pause <= 0) {
-            return;
+            return STORED;
         }
         this.listener.onRemotePause(this.name, pause);
         try {
-            this.pauses.pause(this.name, key, pause).whenComplete((done, error) -> {
+            return this.pauses.pause(this.name, key, pause).handle((done, error) -> {
                 if (error != null) {
                     storeFailed("write", error);
                 }
+                return null;
             });
         } catch (RuntimeException ex) {
             storeFailed("write", ex);
+            return STORED;
         }
     }
 

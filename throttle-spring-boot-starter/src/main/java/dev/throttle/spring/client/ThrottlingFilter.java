@@ -67,12 +67,14 @@ final class ThrottlingFilter implements ExchangeFilterFunction {
                 : Mono.delay(turn).doOnCancel(admission::refundAsync);
         return ready.then(Mono.fromRunnable(client::sent))
                 .then(Mono.defer(() -> next.exchange(request)))
-                .doOnNext((response) -> {
+                .flatMap((response) -> {
                     admission.succeededAsync();
-                    client.answered(
-                            key,
-                            response.statusCode().value(),
-                            (name) -> response.headers().asHttpHeaders().getFirst(name));
+                    // handed on once the pause is stored, without blocking
+                    return Mono.fromCompletionStage(client.answered(
+                                    key,
+                                    response.statusCode().value(),
+                                    (name) -> response.headers().asHttpHeaders().getFirst(name)))
+                            .thenReturn(response);
                 })
                 .doOnError((error) -> admission.failedAsync());
     }
