@@ -117,8 +117,10 @@ final class OutgoingClient {
             String host = (url.getHost() != null) ? url.getHost().toLowerCase(Locale.ROOT) : "";
             return (url.getPort() >= 0) ? host + ":" + url.getPort() : host;
         }
-        SimpleEvaluationContext context =
-                SimpleEvaluationContext.forReadOnlyDataBinding().build();
+        // read-only: properties and public methods of the request's parts, nothing else of the application
+        SimpleEvaluationContext context = SimpleEvaluationContext.forReadOnlyDataBinding()
+                .withInstanceMethods()
+                .build();
         context.setVariable("uri", url);
         context.setVariable("method", method);
         context.setVariable("headers", headers);

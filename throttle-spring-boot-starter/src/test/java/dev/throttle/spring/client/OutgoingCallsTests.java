@@ -197,6 +197,32 @@ class OutgoingCallsTests {
                 });
     }
 
+    @Test
+    void aKeyExpressionMayCallAMethodOfTheRequestsHeaders() {
+        this.contextRunner
+                .withPropertyValues("throttle.clients.quotes.key=#headers.getFirst('X-Tenant')")
+                .run((context) -> {
+                    RestClient client =
+                            context.getBean(RestClient.Builder.class).build();
+                    for (String tenant : new String[] {"a", "b"}) {
+                        for (int i = 0; i < 3; i++) {
+                            client.get()
+                                    .uri(this.server.url() + "/api/quote")
+                                    .header("X-Tenant", tenant)
+                                    .retrieve()
+                                    .body(String.class);
+                        }
+                    }
+                    assertThatThrownBy(() -> client.get()
+                                    .uri(this.server.url() + "/api/quote")
+                                    .header("X-Tenant", "a")
+                                    .retrieve()
+                                    .body(String.class))
+                            .isInstanceOf(OutgoingCallThrottledException.class);
+                    assertThat(this.server.calls()).as("three per tenant").isEqualTo(6);
+                });
+    }
+
     @Configuration(proxyBeanMethods = false)
     @EnableAutoConfiguration
     static class Application {}
