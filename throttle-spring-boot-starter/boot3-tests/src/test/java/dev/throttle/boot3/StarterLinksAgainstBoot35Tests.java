@@ -58,7 +58,10 @@ class StarterLinksAgainstBoot35Tests {
      * Boot 3.5 has under another package: no {@code throttle} indicator on Boot 3.5); the gateway's
      * RateLimiter uses Spring Cloud Gateway, an optional dependency that its own module
      * ({@code gateway-tests}) puts on a classpath; the token budget advisor uses Spring AI 2, which
-     * needs Boot 4 (its auto-configuration asks for a class Spring AI 1.x, Boot 3.5's line, lacks).
+     * needs Boot 4 (its auto-configuration asks for a class Spring AI 1.x, Boot 3.5's line, lacks); the
+     * throttled clients' RestClient and RestTemplate customizers are Boot 4's (module
+     * {@code spring-boot-restclient}; on Boot 3.5 a bean post-processor adds the interceptor to
+     * {@code RestClient.Builder} beans instead).
      */
     private static final List<String> NOT_LOADED_ON_BOOT_35 = List.of(
             "dev/throttle/spring/autoconfigure/ThrottleHealthAutoConfiguration",
@@ -66,7 +69,8 @@ class StarterLinksAgainstBoot35Tests {
             "dev/throttle/spring/autoconfigure/ThrottleGatewayAutoConfiguration",
             "dev/throttle/spring/gateway/",
             "dev/throttle/spring/autoconfigure/ThrottleAiAutoConfiguration",
-            "dev/throttle/spring/ai/");
+            "dev/throttle/spring/ai/",
+            "dev/throttle/spring/autoconfigure/ThrottleClientsAutoConfiguration$Boot4Customizers");
 
     private final ClassLoader classLoader = getClass().getClassLoader();
 

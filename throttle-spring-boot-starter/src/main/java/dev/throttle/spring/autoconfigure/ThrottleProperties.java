@@ -1353,4 +1353,107 @@ public class ThrottleProperties {
                     : (this.count == Count.FAILURES) ? Charge.OnSuccess.REFUND : Charge.OnSuccess.COUNT;
         }
     }
+
+    // outgoing calls
+    /**
+     * Outgoing calls throttled by client name: calls of RestClient, RestTemplate and WebClient
+     * built from Spring Boot's builders, matched by base-url or hosts.
+     */
+    private Map<String, Client> clients = new LinkedHashMap<>();
+
+    public Map<String, Client> getClients() {
+        return this.clients;
+    }
+
+    public void setClients(Map<String, Client> clients) {
+        this.clients = clients;
+    }
+
+    /**
+     * One throttled outgoing client.
+     */
+    public static class Client {
+
+        /**
+         * Requests whose URL starts with this (scheme, host, port and path prefix) are throttled.
+         */
+        private String baseUrl;
+
+        /**
+         * Requests to these hosts (a name, or name:port) are throttled, whatever their path.
+         */
+        private List<String> hosts = new ArrayList<>();
+
+        /**
+         * The policy under throttle.policies that paces the calls.
+         */
+        private String policy;
+
+        /**
+         * The key: empty for the request's host (and port, when it has one), or a SpEL expression
+         * over #uri, #method and #headers of the outgoing request.
+         */
+        private String key = "";
+
+        /**
+         * The longest a call waits for its turn (or for a remote's pause to end) before it fails
+         * without being sent; unset: the policy's wait.
+         */
+        private Duration wait;
+
+        /**
+         * Whether a remote's 429/503 Retry-After, RateLimit or X-RateLimit-Remaining: 0 pauses the
+         * key for every instance sharing the store.
+         */
+        private boolean honorRemoteLimits;
+
+        public String getBaseUrl() {
+            return this.baseUrl;
+        }
+
+        public void setBaseUrl(String baseUrl) {
+            this.baseUrl = baseUrl;
+        }
+
+        public List<String> getHosts() {
+            return this.hosts;
+        }
+
+        public void setHosts(List<String> hosts) {
+            this.hosts = hosts;
+        }
+
+        public String getPolicy() {
+            return this.policy;
+        }
+
+        public void setPolicy(String policy) {
+            this.policy = policy;
+        }
+
+        public String getKey() {
+            return this.key;
+        }
+
+        public void setKey(String key) {
+            this.key = key;
+        }
+
+        public Duration getWait() {
+            return this.wait;
+        }
+
+        public void setWait(Duration wait) {
+            this.wait = wait;
+        }
+
+        public boolean isHonorRemoteLimits() {
+            return this.honorRemoteLimits;
+        }
+
+        public void setHonorRemoteLimits(boolean honorRemoteLimits) {
+            this.honorRemoteLimits = honorRemoteLimits;
+        }
+    }
+    // end of outgoing calls
 }

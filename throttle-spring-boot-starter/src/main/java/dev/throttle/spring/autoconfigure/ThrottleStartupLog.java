@@ -2,6 +2,7 @@ package dev.throttle.spring.autoconfigure;
 
 import dev.throttle.Policy;
 import dev.throttle.Throttler;
+import dev.throttle.spring.client.ThrottledClients;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.security.AuthenticationThrottle;
 import java.util.ArrayList;
@@ -17,7 +18,7 @@ import org.springframework.util.ClassUtils;
 /**
  * The one INFO line throttling logs at startup, so that an operator reading the log sees what is
  * in force: the store, every entry point that is on (annotated methods, URL rules, Spring Security
- * logins, the {@code Throttler} bean) and each policy by name and algorithm. A newcomer whose
+ * logins, outgoing clients, the {@code Throttler} bean) and each policy by name and algorithm. A newcomer whose
  * application throttles only by URL rules or Spring Security logins reads that here, not "0
  * methods". Never a key, nor a key expression: those may name personal data.
  */
@@ -32,6 +33,10 @@ final class ThrottleStartupLog {
     /** Whether Spring Security logins can be throttled: Spring Security is an optional dependency. */
     private static final boolean SECURITY = ClassUtils.isPresent(
             "org.springframework.security.core.Authentication", ThrottleStartupLog.class.getClassLoader());
+
+    /** Whether outgoing clients can exist: they attach to Spring Web's HTTP clients, an optional dependency. */
+    private static final boolean CLIENTS = ClassUtils.isPresent(
+            "org.springframework.http.client.ClientHttpRequestInterceptor", ThrottleStartupLog.class.getClassLoader());
 
     private ThrottleStartupLog() {}
 
@@ -56,6 +61,12 @@ final class ThrottleStartupLog {
             }
             if (SECURITY && Security.loginsThrottled(beanFactory)) {
                 entryPoints.add("Spring Security logins" + securityPolicies(properties));
+            }
+            if (CLIENTS) {
+                String clients = Clients.describe(beanFactory);
+                if (clients != null) {
+                    entryPoints.add(clients);
+                }
             }
             entryPoints.add("the Throttler bean");
             logger.info("Throttling with the " + throttler.store().kind() + " store: " + String.join(", ", entryPoints)
@@ -94,6 +105,19 @@ final class ThrottleStartupLog {
             named.add("ip-policy " + authentication.getIpPolicy());
         }
         return named.isEmpty() ? "" : " (" + String.join(", ", named) + ")";
+    }
+
+    /** Loaded only where Spring Web's HTTP clients are present. */
+    private static final class Clients {
+
+        static @Nullable String describe(ListableBeanFactory beanFactory) {
+            ThrottledClients clients =
+                    beanFactory.getBeanProvider(ThrottledClients.class).getIfAvailable();
+            if (clients == null || clients.isEmpty()) {
+                return null;
+            }
+            return count(clients.names().size(), "outgoing client") + " (" + String.join(", ", clients.names()) + ")";
+        }
     }
 
     /** Loaded only where Spring Web is present. */

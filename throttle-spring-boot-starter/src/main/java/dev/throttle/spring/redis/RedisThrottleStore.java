@@ -4,6 +4,7 @@ import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
+import dev.throttle.spring.client.RemotePauses;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -298,6 +299,15 @@ public final class RedisThrottleStore implements ThrottleStore {
      */
     CompletableFuture<Void> warmUpDone() {
         return this.connection.warmUpDone();
+    }
+
+    /**
+     * Returns where the remote pauses of throttled outgoing clients are kept in this Redis: on the
+     * store's connection, under its key prefix, within its timeout.
+     * @return the pauses
+     */
+    public RemotePauses remotePauses() {
+        return new RedisRemotePauses(this.connection, keyPrefix(), timeout());
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.throttle.spring.web;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.client.OutgoingCallThrottledException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -48,15 +49,22 @@ public class ThrottleExceptionHandler {
      * @return what the response says
      */
     public Refusal refusal(ThrottledException ex) {
-        return Refusal.of(ex.getPolicy(), ex.getDecision(), this.writeRateLimitHeaders, status(ex), detail(ex));
+        // the rate-limit fields would describe the dependency's limit as if it were the caller's
+        boolean headers = this.writeRateLimitHeaders && !(ex instanceof OutgoingCallThrottledException);
+        return Refusal.of(ex.getPolicy(), ex.getDecision(), headers, status(ex), detail(ex));
     }
 
     /**
      * The response status.
      * @param ex the refusal
-     * @return {@code 429 Too Many Requests}
+     * @return {@code 429 Too Many Requests}; {@code 503 Service Unavailable} for an outgoing call
+     * that could not be sent in time ({@link OutgoingCallThrottledException}: the application's
+     * dependency is busy, the caller did nothing wrong)
      */
     protected HttpStatusCode status(ThrottledException ex) {
+        if (ex instanceof OutgoingCallThrottledException) {
+            return HttpStatus.SERVICE_UNAVAILABLE;
+        }
         return HttpStatus.TOO_MANY_REQUESTS;
     }
 
@@ -66,6 +74,11 @@ public class ThrottleExceptionHandler {
      * @return the detail
      */
     protected String detail(ThrottledException ex) {
+        if (ex instanceof OutgoingCallThrottledException outgoing) {
+            long seconds = Math.max(1, ex.getDecision().retryAfterSeconds());
+            return "A service this application depends on is busy (client '" + outgoing.getClient() + "'); retry after "
+                    + seconds + ((seconds == 1) ? " second." : " seconds.");
+        }
         return Refusal.defaultDetail(ex.getPolicy(), ex.getDecision());
     }
 

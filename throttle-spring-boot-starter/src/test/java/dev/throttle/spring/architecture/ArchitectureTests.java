@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The layering of the project, stated as tests over core and the starter: core knows nothing of
  * Spring, Redis or Micrometer; the admission API depends on no entry point; entry points (the
- * annotation, URL rules, Spring Security logins, the gateway's RateLimiter, the Spring AI advisor) do
+ * annotation, URL rules, Spring Security logins, the gateway's RateLimiter, the Spring AI advisor,
+ * outgoing clients) do
  * not use each other; no two packages depend on each other.
  */
 class ArchitectureTests {
@@ -35,6 +36,8 @@ class ArchitectureTests {
     private static final String GATEWAY_ADAPTER = "dev.throttle.spring.gateway..";
 
     private static final String AI_ADAPTER = "dev.throttle.spring.ai..";
+
+    private static final String CLIENT_ADAPTER = "dev.throttle.spring.client..";
 
     private static final String[] SECURITY_ADAPTER = {
         "dev.throttle.spring.security..", "dev.throttle.spring.internal.security.."
@@ -166,6 +169,39 @@ class ArchitectureTests {
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(AI_ADAPTER)
+                .check(PRODUCTION);
+    }
+
+    @Test
+    void theOutgoingClientAdapterGoesThroughTheAdmissionApiAlone() {
+        // throttled outgoing calls decide and settle through Admission; a store keeps remote pauses behind
+        // the client package's own small interface (RemotePauses), which the Redis store implements
+        noClasses()
+                .that()
+                .resideInAPackage(CLIENT_ADAPTER)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "dev.throttle.spring.internal..",
+                        "dev.throttle.spring.security..",
+                        "dev.throttle.spring.autoconfigure..",
+                        "dev.throttle.spring.gateway..",
+                        "dev.throttle.spring.ai..",
+                        "dev.throttle.spring.web..",
+                        "dev.throttle.spring.redis..",
+                        "dev.throttle.memory..")
+                .check(PRODUCTION);
+        noClasses()
+                .that()
+                .resideInAnyPackage(
+                        "dev.throttle.spring.internal..",
+                        "dev.throttle.spring.security..",
+                        "dev.throttle.spring.admission..",
+                        "dev.throttle.spring.gateway..",
+                        "dev.throttle.spring.ai..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(CLIENT_ADAPTER)
                 .check(PRODUCTION);
     }
 

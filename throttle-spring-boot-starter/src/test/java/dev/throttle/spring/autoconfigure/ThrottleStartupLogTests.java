@@ -59,6 +59,25 @@ class ThrottleStartupLogTests {
     }
 
     @Test
+    void outgoingClientsAreListedByName(CapturedOutput output) {
+        this.contextRunner
+                .withConfiguration(AutoConfigurations.of(ThrottleClientsAutoConfiguration.class))
+                .withPropertyValues(
+                        "throttle.clients.quotes.base-url=https://quotes.example",
+                        "throttle.clients.quotes.policy=api",
+                        "throttle.clients.partner.hosts=partner.example",
+                        "throttle.clients.partner.policy=api")
+                .run((context) -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(throttleLines(output))
+                            .singleElement()
+                            .satisfies((line) -> assertThat(line)
+                                    .contains("Throttling with the memory store: 2 outgoing clients (quotes, partner),"
+                                            + " the Throttler bean;"));
+                });
+    }
+
+    @Test
     void urlRulesAndSpringSecurityLoginsAreListedBesideTheAnnotatedMethods(CapturedOutput output) {
         this.webContextRunner
                 .withBean(Accounts.class)
