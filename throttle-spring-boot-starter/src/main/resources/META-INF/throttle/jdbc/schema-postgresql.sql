@@ -72,6 +72,15 @@ CREATE TABLE IF NOT EXISTS throttle_bans (
     PRIMARY KEY (ban_name, ban_key)
 );
 
+-- The pauses a remote asked of throttled outgoing clients (throttle.clients.*.honor-remote-limits):
+-- a row per paused client key until the pause's end (epoch ms, on the database's clock).
+CREATE TABLE IF NOT EXISTS throttle_remote_pauses (
+    client_name text NOT NULL,
+    client_key text NOT NULL,
+    paused_until bigint NOT NULL,
+    PRIMARY KEY (client_name, client_key)
+);
+
 -- floor division, as Lua's floor(a / b) and Java's Math.floorDiv (bigint's / truncates toward zero)
 CREATE OR REPLACE FUNCTION throttle_fdiv(a bigint, b bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$

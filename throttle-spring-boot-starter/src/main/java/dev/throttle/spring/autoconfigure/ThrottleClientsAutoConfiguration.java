@@ -9,6 +9,7 @@ import dev.throttle.spring.client.OutgoingCallListener;
 import dev.throttle.spring.client.RemotePauses;
 import dev.throttle.spring.client.ThrottledClients;
 import dev.throttle.spring.client.ThrottledWebClients;
+import dev.throttle.spring.jdbc.JdbcThrottleStore;
 import dev.throttle.spring.metrics.MicrometerOutgoingCallListener;
 import dev.throttle.spring.redis.RedisThrottleStore;
 import java.util.ArrayList;
@@ -58,15 +59,17 @@ public final class ThrottleClientsAutoConfiguration {
     private static final String PREFIX = "throttle.clients.";
 
     /**
-     * Where remote pauses are kept: in Redis with the Redis store, so that a pause one instance hears
-     * holds every instance back; in memory otherwise (a relational store's instances each pause on
-     * their own, said at startup when a client honours remote limits).
+     * Where remote pauses are kept: in Redis with the Redis store, in the database with the jdbc
+     * store, so that a pause one instance hears holds every instance back; in memory otherwise.
      */
     @Bean
     @ConditionalOnMissingBean
     RemotePauses throttleRemotePauses(ThrottleStore store, TimeSource clock, ThrottleProperties properties) {
         ThrottleStore primary = (store instanceof ResilientThrottleStore resilient) ? resilient.store() : store;
         RemotePauses shared = isRedis(primary) ? RedisStore.pausesOf(primary) : null;
+        if (shared == null && primary instanceof JdbcThrottleStore jdbc) {
+            shared = jdbc.remotePauses();
+        }
         if (shared != null) {
             return shared;
         }

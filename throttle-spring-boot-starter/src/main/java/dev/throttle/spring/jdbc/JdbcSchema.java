@@ -87,7 +87,7 @@ public final class JdbcSchema {
 
     /**
      * Returns what of the schema is missing: the state table, the decide function, or what holds the
-     * fleet's policy changes and bans (a schema from before they were kept there).
+     * fleet's policy changes, bans and remote pauses (a schema from before they were kept there).
      * @param dataSource the data source
      * @param tablePrefix the table prefix
      * @return the missing table's or function's name, or null when all are there
@@ -99,15 +99,17 @@ public final class JdbcSchema {
         String changes = tablePrefix + "policy_changes";
         String save = tablePrefix + "save_policy_change(text,text[],text)";
         String bans = tablePrefix + "bans";
+        String pauses = tablePrefix + "remote_pauses";
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL,"
                         + " to_regprocedure(?) IS NOT NULL, to_regclass(?) IS NOT NULL, to_regprocedure(?) IS NOT NULL,"
-                        + " to_regclass(?) IS NOT NULL"); ) {
+                        + " to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL"); ) {
             statement.setString(1, table);
             statement.setString(2, function);
             statement.setString(3, changes);
             statement.setString(4, save);
             statement.setString(5, bans);
+            statement.setString(6, pauses);
             try (ResultSet result = statement.executeQuery()) {
                 result.next();
                 if (!result.getBoolean(1)) {
@@ -122,7 +124,10 @@ public final class JdbcSchema {
                 if (!result.getBoolean(4)) {
                     return "function " + tablePrefix + "save_policy_change";
                 }
-                return result.getBoolean(5) ? null : "table " + bans;
+                if (!result.getBoolean(5)) {
+                    return "table " + bans;
+                }
+                return result.getBoolean(6) ? null : "table " + pauses;
             }
         }
     }

@@ -4,6 +4,7 @@ import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
+import dev.throttle.spring.client.RemotePauses;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
@@ -162,6 +163,15 @@ public final class JdbcThrottleStore implements ThrottleStore {
     @Override
     public String kind() {
         return JdbcCalls.KIND;
+    }
+
+    /**
+     * Returns where the remote pauses of throttled outgoing clients are kept in this database: on the
+     * store's connections, under its table prefix, within its timeout, ended by the database's clock.
+     * @return the pauses
+     */
+    public RemotePauses remotePauses() {
+        return new JdbcRemotePauses(this.calls);
     }
 
     /**
