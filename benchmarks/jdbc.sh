@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # The PostgreSQL step of benchmarks/README.md: the jdbc store beside Bucket4j's PostgreSQL proxy managers
 # and a one-statement baseline, on one local PostgreSQL, 1 / 16 / 64 callers, a hot key and Zipf keys
-# (dev.throttle.bench.JdbcLoad). Writes benchmarks/results/jdbc.txt (replacing only that file). run.sh
-# calls it as one of its steps; it runs alone too:
+# (dev.throttle.bench.JdbcLoad). Writes benchmarks/results/jdbc.txt, replacing only that file (alone, it
+# also regenerates summary.md: the other tables from the files results/ holds). run.sh calls it as one
+# of its steps; it runs alone too:
 #
-#   bash benchmarks/jdbc.sh            the full step: about 6 minutes on 2 quiet cores, build excluded
+#   bash benchmarks/jdbc.sh            the full step: about 7 minutes on 2 quiet cores, build excluded
 #   QUICK=1 bash benchmarks/jdbc.sh    tiny settings: checks the step works, figures meaningless
 #
 # PostgreSQL: Debian's server (the newest /usr/lib/postgresql/*/bin; `apt-get install postgresql` as root
-# when there is none), a fresh cluster in a temporary directory on a free loopback port, its settings
-# PostgreSQL's defaults (fsync and synchronous commit on) but for max_connections; stopped and removed at the end.
-# As root, the server runs as the `postgres` user the package creates. JDBC_URL=jdbc:postgresql://... uses
-# a running PostgreSQL instead (its server CPU is then counted only when its data directory is readable).
+# when there is none), a fresh cluster in a temporary directory on a free loopback port, stopped and
+# removed at the end; as root, run as the `postgres` user the package creates. Its settings are
+# PostgreSQL's defaults (fsync and synchronous commit on) but for max_connections, and PG_SETTINGS
+# (for example PG_SETTINGS='-c synchronous_commit=off', to see what the WAL flush costs; written into
+# the results' header). JDBC_URL=jdbc:postgresql://... uses a running PostgreSQL instead (its server
+# CPU is then counted only when its data directory is readable).
 #
 # Alone (not from run.sh), a full run builds benchmarks/target/benchmarks.jar (SKIP_BUILD=1: use the
 # jar there), holds /tmp/bench.lock while it measures and waits (at most LOAD_WAIT seconds, 600 unless set)
@@ -90,7 +93,7 @@ if [[ -z "${JDBC_URL:-}" ]]; then
   # 64 callers on two pools of 10 (the measured one and the counted one) and the store's own: well under 100,
   # but a slow previous case may leave connections closing
   as_postgres "$PG_CTL" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w \
-    -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+    -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=200 ${PG_SETTINGS:-}" start >/dev/null
   URL="jdbc:postgresql://127.0.0.1:$PG_PORT/postgres?user=postgres"
   PG_VERSION=$("$PG_BIN/postgres" --version)
 else
@@ -113,7 +116,7 @@ OUT="$RESULTS/jdbc.txt"
   echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "# command: $( [[ "$QUICK" == 1 ]] && echo 'QUICK=1 ')bash benchmarks/jdbc.sh$( [[ "$FROM_RUN" == 1 ]] && echo ' (from run.sh)')"
   echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "# postgresql: $PG_VERSION"
+  echo "# postgresql: $PG_VERSION; settings: defaults but max_connections=200 ${PG_SETTINGS:-}"
   echo "# times (JVM warm-up, case warm-up, measured seconds): ${JDBC_TIMES[*]}"
   echo "# load average before (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT"
@@ -129,3 +132,8 @@ done
   echo "# elapsed: $(( $(date +%s) - STARTED )) s"
 } >> "$OUT"
 log "wrote $OUT"
+if [[ "$FROM_RUN" != 1 ]]; then
+  # summary.md again from what results/ holds: the other steps' tables as their run left them, this step's anew
+  java -cp "$JAR" dev.throttle.bench.Report "$RESULTS" > /dev/null
+  echo "wrote $RESULTS/summary.md"
+fi
