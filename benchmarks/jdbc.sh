@@ -5,7 +5,7 @@
 # also regenerates summary.md: the other tables from the files results/ holds). run.sh calls it as one
 # of its steps; it runs alone too:
 #
-#   bash benchmarks/jdbc.sh            the full step: about 7 minutes on 2 quiet cores, build excluded
+#   bash benchmarks/jdbc.sh            the full step: about 8 minutes on 2 quiet cores, build excluded
 #   QUICK=1 bash benchmarks/jdbc.sh    tiny settings: checks the step works, figures meaningless
 #
 # PostgreSQL: Debian's server (the newest /usr/lib/postgresql/*/bin; `apt-get install postgresql` as root
@@ -39,7 +39,8 @@ else
   JDBC_TIMES=(4 1 3)
 fi
 # JDBC_VARIANTS / JDBC_REGIMES (space-separated) narrow the step, for trying it
-read -r -a VARIANTS <<<"${JDBC_VARIANTS:-select-1 throttle-token-bucket bucket4j-select-for-update bucket4j-advisory-lock}"
+# (throttle-token-bucket@10: the store with max-connections 10, the whole pool, as Bucket4j may use it)
+read -r -a VARIANTS <<<"${JDBC_VARIANTS:-select-1 throttle-token-bucket throttle-token-bucket@10 bucket4j-select-for-update bucket4j-advisory-lock}"
 read -r -a REGIMES <<<"${JDBC_REGIMES:-api high}"
 
 log() { printf '\n== %s  [%ss]\n' "$*" "$(( $(date +%s) - STARTED ))"; }

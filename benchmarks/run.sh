@@ -3,7 +3,7 @@
 # benchmarks/results/. Needs a JDK 17; installs redis-server, redis-tools and wrk from Debian's
 # packages when they are missing (as root), starts its own redis-server and sample app on free
 # loopback ports and stops them at the end; its PostgreSQL step (benchmarks/jdbc.sh, which also runs
-# alone) does the same with Debian's postgresql. About 28 minutes on 2 quiet cores; QUICK=1 took 1,797 s
+# alone) does the same with Debian's postgresql. About 30 minutes on 2 quiet cores; QUICK=1 took 1,797 s
 # with the build on 2 cores at a load average of 12-25 before the PostgreSQL step was added (builds
 # dominate there: ~9 minutes).
 #

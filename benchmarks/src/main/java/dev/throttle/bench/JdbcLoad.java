@@ -47,7 +47,8 @@ import javax.sql.DataSource;
  * <ul>
  * <li>{@code throttle-<algorithm>}: this project's {@link JdbcThrottleStore} as the starter builds it
  * by default (its own threads holding at most 4 of the pool's connections, a 1 s timeout, the
- * database's clock), deciding the regime's policy;</li>
+ * database's clock), deciding the regime's policy; {@code throttle-<algorithm>@<n>} the same with
+ * {@code max-connections} n (Bucket4j takes as many of the pool's connections as it has callers);</li>
  * <li>{@code bucket4j-select-for-update}: Bucket4j's {@code PostgreSQLSelectForUpdateBasedProxyManager}
  * (a transaction per decision: the row locked by {@code SELECT ... FOR UPDATE}, then written back),
  * configured to the same limit, a bucket proxy built per call as its guide does;</li>
@@ -343,8 +344,21 @@ public final class JdbcLoad {
 
         static Subject open(String variant, String regime, DataSource dataSource) {
             if (variant.startsWith("throttle-")) {
-                JdbcThrottleStore store = new JdbcThrottleStore(dataSource);
-                Limiter limiter = store.limiter(Workload.policy(variant.substring("throttle-".length()), regime));
+                // throttle-<algorithm>[@<max-connections>]: the store's default bound on connections unless given
+                String spec = variant.substring("throttle-".length());
+                int at = spec.indexOf('@');
+                String algorithm = (at < 0) ? spec : spec.substring(0, at);
+                int connections =
+                        (at < 0) ? JdbcThrottleStore.DEFAULT_MAX_CONNECTIONS : Integer.parseInt(spec.substring(at + 1));
+                JdbcThrottleStore store = new JdbcThrottleStore(
+                        dataSource,
+                        JdbcThrottleStore.DEFAULT_TABLE_PREFIX,
+                        JdbcThrottleStore.DEFAULT_TIMEOUT,
+                        connections,
+                        null,
+                        null,
+                        0);
+                Limiter limiter = store.limiter(Workload.policy(algorithm, regime));
                 return new Subject((key) -> limiter.tryAcquire(key, 1).allowed(), store);
             }
             if (variant.startsWith("bucket4j-")) {

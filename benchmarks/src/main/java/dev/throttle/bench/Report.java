@@ -452,7 +452,8 @@ public final class Report {
         this.out.append("## jdbc store: one decision per call (local PostgreSQL, loopback)\n\n");
         this.out.append("Callers are threads that each wait for their answer; every variant on a HikariCP pool of 10 "
                 + "(Spring Boot's default). `throttle-*` = the jdbc store as the starter builds it by default (at most 4 of "
-                + "the pool's connections, 1 s timeout, the database's clock). **vs SELECT** = `select-1`, one prepared "
+                + "the pool's connections, 1 s timeout, the database's clock); `throttle-*@10` the same with "
+                + "`max-connections: 10`, shown, not judged. **vs SELECT** = `select-1`, one prepared "
                 + "`SELECT` of the key per call on a pooled connection (the floor of any store that decides in one "
                 + "statement). **vs B4j SFU** / **vs B4j lock** = Bucket4j's `PostgreSQLSelectForUpdateBasedProxyManager` / "
                 + "`PostgreSQLadvisoryLockBasedProxyManager`, same limit, keys and callers. Round trips = the times the "
@@ -498,7 +499,9 @@ public final class Report {
                         percent(number(row.get("allowed_share"))),
                         row.get("errors")));
                 String variant = row.get("variant");
-                if (variant.startsWith("throttle-")) {
+                // judged: the store as the starter configures it (throttle-<algorithm>@<n> rows, with another
+                // bound on its connections, are shown only)
+                if (variant.startsWith("throttle-") && !variant.contains("@")) {
                     String name = variant.substring("throttle-".length()) + ", " + regime;
                     // the stricter of the two peers: the ratio to whichever Bucket4j manager was faster here
                     double vsFaster = Double.isNaN(vsForUpdate)
