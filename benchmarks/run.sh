@@ -2,8 +2,10 @@
 # Runs every benchmark of benchmarks/README.md and writes the raw results and summary.md under
 # benchmarks/results/. Needs a JDK 17; installs redis-server, redis-tools and wrk from Debian's
 # packages when they are missing (as root), starts its own redis-server and sample app on free
-# loopback ports and stops them at the end. About 20 minutes on 2 quiet cores; QUICK=1 took 1,797 s
-# with the build on 2 cores at a load average of 12-25 (builds dominate there: ~9 minutes).
+# loopback ports and stops them at the end; its PostgreSQL step (benchmarks/jdbc.sh, which also runs
+# alone) does the same with Debian's postgresql. About 30 minutes on 2 quiet cores; QUICK=1 took 1,797 s
+# with the build on 2 cores at a load average of 12-25 before the PostgreSQL step was added (builds
+# dominate there: ~9 minutes).
 #
 #   bash benchmarks/run.sh            the full, measured run
 #   QUICK=1 bash benchmarks/run.sh    a smoke test of every step with tiny settings (figures meaningless)
@@ -213,6 +215,11 @@ done
 } > "$RESULTS/measure.txt"
 cat "$RESULTS/measure.txt"
 kill "$REDIS_PID"; wait "$REDIS_PID" 2>/dev/null || true; REDIS_PID=""
+
+# ------------------------------------------------------------------ postgresql
+log "postgresql: the jdbc store beside Bucket4j's PostgreSQL proxy managers (benchmarks/jdbc.sh)"
+# its own script, so that it also runs alone; it starts and stops its own PostgreSQL
+FROM_RUN=1 QUICK="$QUICK" bash "$BENCH/jdbc.sh"
 
 # ------------------------------------------------------------------ http
 log "http: sample app GET /api/hello with and without @Throttled"

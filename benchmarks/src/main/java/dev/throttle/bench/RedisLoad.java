@@ -202,6 +202,12 @@ public final class RedisLoad {
      */
     static Run run(Subject subject, String[] sequence, int callers, Duration duration, AtomicLong budget)
             throws InterruptedException {
+        return run(subject.caller, sequence, callers, duration, budget);
+    }
+
+    /** The same for any way to decide (the PostgreSQL harness, {@link JdbcLoad}, shares this loop). */
+    static Run run(Caller caller, String[] sequence, int callers, Duration duration, AtomicLong budget)
+            throws InterruptedException {
         CountDownLatch ready = new CountDownLatch(callers);
         CountDownLatch go = new CountDownLatch(1);
         AtomicBoolean stop = new AtomicBoolean();
@@ -232,7 +238,7 @@ public final class RedisLoad {
                             cursor = (cursor + 1) & (Workload.SEQUENCE_LENGTH - 1);
                             long start = System.nanoTime();
                             try {
-                                if (subject.caller.call(key)) {
+                                if (caller.call(key)) {
                                     allowed[id]++;
                                 }
                                 decisions[id]++;

@@ -41,6 +41,11 @@ public final class Report {
 
     private final Map<String, Double> maxRoundTrips = new LinkedHashMap<>();
 
+    private final Map<String, Double> maxJdbcRoundTrips = new LinkedHashMap<>();
+
+    private static final String JDBC_GRID = "jdbc store: throughput ratio (target ≥ 3× the faster of Bucket4j's two "
+            + "PostgreSQL proxy managers, every case) and round trips (target 1)";
+
     private int checked;
 
     private int missed;
@@ -56,6 +61,7 @@ public final class Report {
         report.escape();
         report.retained();
         report.redis();
+        report.jdbc();
         report.http();
         report.targets();
         Files.writeString(dir.resolve("summary.md"), report.out.toString(), StandardCharsets.UTF_8);
@@ -427,6 +433,92 @@ public final class Report {
         return null;
     }
 
+    // ---------------------------------------------------------------- postgresql
+
+    private void jdbc() throws IOException {
+        Path path = this.dir.resolve("jdbc.txt");
+        if (!Files.exists(path)) {
+            return;
+        }
+        List<Map<String, String>> rows = new ArrayList<>();
+        List<String> header = new ArrayList<>();
+        for (String line : Files.readAllLines(path)) {
+            if (line.startsWith("variant=")) {
+                rows.add(fields(line));
+            } else if (line.startsWith("# ")) {
+                header.add(line.substring(2));
+            }
+        }
+        this.out.append("## jdbc store: one decision per call (local PostgreSQL, loopback)\n\n");
+        this.out.append("Callers are threads that each wait for their answer; every variant on a HikariCP pool of 10 "
+                + "(Spring Boot's default). `throttle-*` = the jdbc store as the starter builds it by default (at most 4 of "
+                + "the pool's connections, 1 s timeout, the database's clock); `throttle-*@10` the same with "
+                + "`max-connections: 10`, shown, not judged. **vs SELECT** = `select-1`, one prepared "
+                + "`SELECT` of the key per call on a pooled connection (the floor of any store that decides in one "
+                + "statement). **vs B4j SFU** / **vs B4j lock** = Bucket4j's `PostgreSQLSelectForUpdateBasedProxyManager` / "
+                + "`PostgreSQLadvisoryLockBasedProxyManager`, same limit, keys and callers. Round trips = the times the "
+                + "client spoke after the server's `ReadyForQuery`, statements = the client's `Execute` and `Query` "
+                + "messages, both per decision, counted by a wire-protocol relay in a short run after the timed one. client "
+                + "/ server CPU = CPU time of the client JVM / of the PostgreSQL processes per decision (they share the 2 "
+                + "cores).\n\n");
+        for (String line : header) {
+            this.out.append("- ").append(line).append('\n');
+        }
+        this.out.append('\n');
+        for (String regime : Workload.REGIMES) {
+            List<Map<String, String>> inRegime =
+                    rows.stream().filter((r) -> regime.equals(r.get("regime"))).toList();
+            if (inRegime.isEmpty()) {
+                continue;
+            }
+            this.out.append(String.format(Locale.ROOT, "### Regime `%s`\n\n", regime));
+            this.out.append("| variant | keys | callers | decisions/s | vs SELECT | vs B4j SFU | vs B4j lock | p50 µs "
+                    + "| p99 µs | round trips | statements | client CPU µs | server CPU µs | allowed | errors |\n");
+            this.out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+            for (Map<String, String> row : inRegime) {
+                double rate = number(row.get("per_second"));
+                double vsSelect = ratioTo(rate, find(inRegime, "select-1", row));
+                double vsForUpdate = ratioTo(rate, find(inRegime, "bucket4j-select-for-update", row));
+                double vsLock = ratioTo(rate, find(inRegime, "bucket4j-advisory-lock", row));
+                this.out.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %s | %s | %,.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                        row.get("variant"),
+                        row.get("keys"),
+                        row.get("callers"),
+                        rate,
+                        fmt(vsSelect),
+                        fmt(vsForUpdate),
+                        fmt(vsLock),
+                        row.get("p50_us"),
+                        row.get("p99_us"),
+                        row.get("round_trips_per_decision"),
+                        row.get("statements_per_decision"),
+                        row.get("client_cpu_us"),
+                        row.get("server_cpu_us"),
+                        percent(number(row.get("allowed_share"))),
+                        row.get("errors")));
+                String variant = row.get("variant");
+                // judged: the store as the starter configures it (throttle-<algorithm>@<n> rows, with another
+                // bound on its connections, are shown only)
+                if (variant.startsWith("throttle-") && !variant.contains("@")) {
+                    String name = variant.substring("throttle-".length()) + ", " + regime;
+                    // the stricter of the two peers: the ratio to whichever Bucket4j manager was faster here
+                    double vsFaster = Double.isNaN(vsForUpdate)
+                            ? vsLock
+                            : Double.isNaN(vsLock) ? vsForUpdate : Math.min(vsForUpdate, vsLock);
+                    check(JDBC_GRID, name, row.get("keys") + " " + row.get("callers") + " vs B4j", vsFaster, 3, true);
+                    this.maxJdbcRoundTrips.merge(name, number(row.get("round_trips_per_decision")), Math::max);
+                }
+            }
+            this.out.append('\n');
+        }
+    }
+
+    private static double ratioTo(double rate, Map<String, String> peer) {
+        return (peer != null) ? rate / number(peer.get("per_second")) : Double.NaN;
+    }
+
     // ---------------------------------------------------------------- http
 
     private void http() throws IOException {
@@ -565,6 +657,8 @@ public final class Report {
                 + "≥ 20× Bucket4j on a hot key at 64 callers) and round trips (target 1)";
         this.maxRoundTrips.forEach(
                 (row, trips) -> check(redisGrid, row, "most round trips per decision", trips, 1.0, false));
+        this.maxJdbcRoundTrips.forEach(
+                (row, trips) -> check(JDBC_GRID, row, "most round trips per decision", trips, 1.0, false));
         StringBuilder tables = new StringBuilder();
         this.grids.forEach((title, rows) -> {
             List<String> columns = new ArrayList<>();
