@@ -84,10 +84,17 @@ class RedisClusterReshardingTests {
                 // the key on its way: the source answers ASK for it, the client asks the target
                 source.migrate("127.0.0.1", to.port(), 0, 5_000, MigrateArgs.Builder.keys(redisKey));
                 Thread.sleep(300);
+                // the owner changes as Redis's resharding does it: the target first, then the source, then
+                // the others (set on the source first, the two would send a client back and forth with MOVED
+                // until it gave up)
+                target.clusterSetSlotNode(slot, targetId);
+                source.clusterSetSlotNode(slot, targetId);
                 for (RedisProcess node : cluster.nodes()) {
-                    try (StatefulRedisConnection<String, String> connection =
-                            client.connect(node.endpoint().uri())) {
-                        connection.sync().clusterSetSlotNode(slot, targetId);
+                    if (node != from && node != to) {
+                        try (StatefulRedisConnection<String, String> connection =
+                                client.connect(node.endpoint().uri())) {
+                            connection.sync().clusterSetSlotNode(slot, targetId);
+                        }
                     }
                 }
                 // the slot moved: the source answers MOVED, the client follows and learns the new owner
