@@ -42,10 +42,14 @@ final class ThrottlingInterceptor implements ClientHttpRequestInterceptor {
             throw ex;
         }
         admission.succeeded();
+        // the pause is stored before the response is handed on: a call the caller makes next, on any
+        // instance, must already see it (bounded by the store's timeout, and never failing)
         client.answered(
-                key,
-                response.getStatusCode().value(),
-                (name) -> response.getHeaders().getFirst(name));
+                        key,
+                        response.getStatusCode().value(),
+                        (name) -> response.getHeaders().getFirst(name))
+                .toCompletableFuture()
+                .join();
         return response;
     }
 }
