@@ -96,12 +96,22 @@ public abstract class Algorithm<P extends Policy> {
      * Returns whether a call of this algorithm may wait for its turn (a policy's {@code wait}): the
      * store then reserves a later turn in one round trip ({@link Limiter#reserve}) instead of refusing.
      * An algorithm that takes a wait overrides its transition's {@link PackedTransition#reserve} and
-     * {@link PackedTransition#reserved}, and its twins in other stores reserve alike. An algorithm
-     * whose turn cannot be known up front (a slot freed when another call ends) may still take a wait
-     * by overriding its limiter's {@link Limiter#reserve} instead.
+     * {@link PackedTransition#reserved}, and its twins in other stores reserve alike; the
+     * {@code concurrency} algorithm, whose turn no store can know up front (a slot frees when another
+     * call ends), takes a wait by waiting for a release instead ({@link #waitsForARelease()}).
      * @return false unless the algorithm says so; see {@link #whyNoWait()}
      */
     public boolean takesWait() {
+        return false;
+    }
+
+    /**
+     * Whether a call that waits takes its turn when a key is given back rather than by a reservation:
+     * {@link BoundPolicy} then waits for a release of the key ({@link SlotWaits}) and never asks the
+     * store to reserve.
+     * @return false unless the algorithm is {@code concurrency}
+     */
+    boolean waitsForARelease() {
         return false;
     }
 

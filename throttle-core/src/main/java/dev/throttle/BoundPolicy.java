@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -340,8 +341,47 @@ public final class BoundPolicy {
             return notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0);
         }
         long start = System.nanoTime();
-        Decision decision = numbers.limiter.reserve(StoreKeys.of(key), cost, maxWaitMillis);
+        Decision decision = numbers.policy.algorithm().waitsForARelease()
+                ? awaitSlot(numbers, StoreKeys.of(key), maxWaitMillis)
+                : numbers.limiter.reserve(StoreKeys.of(key), cost, maxWaitMillis);
         return notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start);
+    }
+
+    /**
+     * Takes a concurrency slot, waiting for a release up to {@code maxWaitMillis} ({@link SlotWaits}).
+     * Interrupted, it stops waiting (a slot taken meanwhile goes back), keeps the interrupt status and
+     * answers a refusal.
+     */
+    private Decision awaitSlot(PolicyBinding.Numbers numbers, String storeKey, long maxWaitMillis) {
+        CompletableFuture<Decision> waiting = waitForSlot(numbers, storeKey, maxWaitMillis);
+        try {
+            return waiting.get();
+        } catch (InterruptedException ex) {
+            waiting.cancel(false);
+            Thread.currentThread().interrupt();
+            long hint = ConcurrencyPolicy.RETRY_HINT.toMillis();
+            return Decision.reject(numbers.policy.quota(), 0, hint, hint);
+        } catch (ExecutionException ex) {
+            Throwable cause = ex.getCause();
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw new CompletionException(cause);
+        }
+    }
+
+    private CompletableFuture<Decision> waitForSlot(
+            PolicyBinding.Numbers numbers, String storeKey, long maxWaitMillis) {
+        Limiter limiter = numbers.limiter;
+        return this.shared.slotWaits.await(
+                limiter,
+                storeKey,
+                maxWaitMillis,
+                (slotKey, taken) -> limiter.refundAsync(slotKey, 1, taken)
+                        .whenComplete((done, failure) -> this.shared.slotWaits.givenBack(slotKey)));
     }
 
     /**
@@ -365,6 +405,18 @@ public final class BoundPolicy {
                     notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0));
         }
         long start = System.nanoTime();
+        if (numbers.policy.algorithm().waitsForARelease()) {
+            CompletableFuture<Decision> waiting = waitForSlot(numbers, StoreKeys.of(key), maxWaitMillis);
+            CompletableFuture<Decision> told = waiting.thenApply(
+                    (decision) -> notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start));
+            // cancelling the caller's stage ends the wait (and gives back a slot taken meanwhile)
+            told.whenComplete((decision, failure) -> {
+                if (told.isCancelled()) {
+                    waiting.cancel(false);
+                }
+            });
+            return told;
+        }
         return numbers.limiter
                 .reserveAsync(StoreKeys.of(key), cost, maxWaitMillis)
                 .thenApply((decision) ->
@@ -415,7 +467,9 @@ public final class BoundPolicy {
         if (cost >= 1) {
             // no call ever took more than maxCost, and a refund never goes past neutral anyway
             PolicyBinding.Numbers numbers = numbers();
-            numbers.limiter.refund(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()));
+            String storeKey = StoreKeys.of(key);
+            numbers.limiter.refund(storeKey, Math.min(cost, numbers.policy.maxCost()));
+            this.shared.slotWaits.givenBack(storeKey);
         }
     }
 
@@ -430,7 +484,9 @@ public final class BoundPolicy {
             return CompletableFuture.completedFuture(null);
         }
         PolicyBinding.Numbers numbers = numbers();
-        return numbers.limiter.refundAsync(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()));
+        String storeKey = StoreKeys.of(key);
+        return givenBackWhenDone(
+                numbers.limiter.refundAsync(storeKey, Math.min(cost, numbers.policy.maxCost())), storeKey);
     }
 
     /**
@@ -443,7 +499,13 @@ public final class BoundPolicy {
     public void refund(@Nullable String key, int cost, Decision taken) {
         if (cost >= 1) {
             PolicyBinding.Numbers numbers = numbers();
-            numbers.limiter.refund(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()), taken);
+            String storeKey = StoreKeys.of(key);
+            try {
+                numbers.limiter.refund(storeKey, Math.min(cost, numbers.policy.maxCost()), taken);
+            } finally {
+                // a waiter tries again even when the release failed: the store may have it after all
+                this.shared.slotWaits.givenBack(storeKey);
+            }
         }
     }
 
@@ -459,7 +521,9 @@ public final class BoundPolicy {
             return CompletableFuture.completedFuture(null);
         }
         PolicyBinding.Numbers numbers = numbers();
-        return numbers.limiter.refundAsync(StoreKeys.of(key), Math.min(cost, numbers.policy.maxCost()), taken);
+        String storeKey = StoreKeys.of(key);
+        return givenBackWhenDone(
+                numbers.limiter.refundAsync(storeKey, Math.min(cost, numbers.policy.maxCost()), taken), storeKey);
     }
 
     /**
@@ -589,7 +653,10 @@ public final class BoundPolicy {
      * @return true when the store forgot the key; false when it could not be reached
      */
     public boolean reset(@Nullable String key) {
-        return numbers().limiter.tryReset(StoreKeys.of(key));
+        String storeKey = StoreKeys.of(key);
+        boolean forgotten = numbers().limiter.tryReset(storeKey);
+        this.shared.slotWaits.givenBack(storeKey);
+        return forgotten;
     }
 
     /**
@@ -598,7 +665,21 @@ public final class BoundPolicy {
      * @return completes when done
      */
     public CompletionStage<Void> resetAsync(@Nullable String key) {
-        return numbers().limiter.resetAsync(StoreKeys.of(key));
+        String storeKey = StoreKeys.of(key);
+        return givenBackWhenDone(numbers().limiter.resetAsync(storeKey), storeKey);
+    }
+
+    /**
+     * Tells the calls waiting for a slot of {@code storeKey} that it was given back: by another
+     * instance, as the store heard ({@link ThrottleStore#onGivenBack}).
+     */
+    void givenBack(String storeKey) {
+        this.shared.slotWaits.givenBack(storeKey);
+    }
+
+    /** The stage, telling the calls waiting for a slot of the key once it is done. */
+    private CompletionStage<Void> givenBackWhenDone(CompletionStage<Void> done, String storeKey) {
+        return done.whenComplete((ignored, failure) -> this.shared.slotWaits.givenBack(storeKey));
     }
 
     private static void checkCost(int cost) {

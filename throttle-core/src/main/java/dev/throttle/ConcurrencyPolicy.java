@@ -80,11 +80,18 @@ public record ConcurrencyPolicy(String name, int limit, Duration lease) implemen
             super("concurrency", ConcurrencyPolicy.class, "limit", "lease");
         }
 
-        /** A slot comes free when a call ends, which no store knows in advance: there is no turn to reserve. */
+        /**
+         * A call may wait for a slot: a slot frees when another call ends, which no store knows in
+         * advance, so the call waits for a release rather than reserving a turn.
+         */
         @Override
-        public String whyNoWait() {
-            return "the concurrency algorithm frees a slot when a call ends, a moment no store can reserve in "
-                    + "advance; waiting for a slot is not supported yet (a call over the limit is refused at once)";
+        public boolean takesWait() {
+            return true;
+        }
+
+        @Override
+        boolean waitsForARelease() {
+            return true;
         }
 
         @Override

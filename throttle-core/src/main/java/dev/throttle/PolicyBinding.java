@@ -104,6 +104,9 @@ final class PolicyBinding {
         /** Unknown plan names already warned about. */
         final Set<String> warned = ConcurrentHashMap.newKeySet();
 
+        /** The calls waiting for a concurrency slot, per key; empty for other algorithms. */
+        final SlotWaits slotWaits = new SlotWaits();
+
         /** Whether a key reaching the debt bound has been said (once per policy). */
         final AtomicBoolean debtBoundReported = new AtomicBoolean();
 

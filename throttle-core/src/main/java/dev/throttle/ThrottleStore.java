@@ -1,5 +1,7 @@
 package dev.throttle;
 
+import java.util.function.BiConsumer;
+
 /**
  * Where throttling state lives: the SPI that the memory store and the Redis store implement.
  *
@@ -62,6 +64,17 @@ public interface ThrottleStore extends AutoCloseable {
     default boolean chargesAfterTheCall() {
         return true;
     }
+
+    /**
+     * Asks the store to tell {@code listener} whenever another instance sharing it gives back what a
+     * key of a policy held (a concurrency slot released, a refund, a reset), with the policy's name and
+     * the key: calls waiting here for a slot of that key then try again at once rather than after
+     * their hint. A store that instances share and that hears such events overrides it; the default
+     * hears none, which is right for a store of one instance (its own releases are told without the
+     * store).
+     * @param listener told the policy's name and the key; must return quickly and not throw
+     */
+    default void onGivenBack(BiConsumer<String, String> listener) {}
 
     /**
      * Releases what the store holds. The default does nothing.

@@ -118,6 +118,12 @@ public final class Throttler {
         }
         this.bound = Collections.unmodifiableMap(bound);
         this.listeners = heard;
+        store.onGivenBack((name, key) -> {
+            BoundPolicy given = this.bound.get(name);
+            if (given != null) {
+                given.givenBack(key);
+            }
+        });
     }
 
     /**
@@ -325,6 +331,28 @@ public final class Throttler {
                     + bound.policy().algorithm() + " policy, not a concurrency limit: use check or tryAcquire");
         }
         return new Slot(bound, key, check(policy, key, 1));
+    }
+
+    /**
+     * Like {@link #enter(String, String)}, waiting up to {@code maxWait} for a slot when every slot
+     * is in use: the call takes the first slot released (by this instance at once, by another as soon
+     * as the store hears of it, otherwise within {@link ConcurrencyPolicy#RETRY_HINT}). Interrupted
+     * while it waits, it keeps its interrupt status and is refused.
+     * @param policy the name of a {@link ConcurrencyPolicy}
+     * @param key the key (null or blank: the shared bucket)
+     * @param maxWait the longest to wait for a slot
+     * @return the slot, to close when the work ends
+     * @throws ThrottledException when no slot came free in time, or interrupted while waiting
+     * @throws IllegalArgumentException for an unknown policy, one that is not a concurrency limit, or a
+     * negative wait
+     */
+    public Slot enter(String policy, @Nullable String key, Duration maxWait) {
+        BoundPolicy bound = bound(policy);
+        if (!(bound.policy() instanceof ConcurrencyPolicy)) {
+            throw new IllegalArgumentException("policy '" + policy + "' is a "
+                    + bound.policy().algorithm() + " policy, not a concurrency limit: use acquire");
+        }
+        return new Slot(bound, key, acquire(policy, key, 1, maxWait));
     }
 
     /**

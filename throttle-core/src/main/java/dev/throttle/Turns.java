@@ -70,6 +70,14 @@ final class Turns {
     static CompletionStage<Decision> acquireLater(
             BoundPolicy bound, @Nullable String key, int cost, CompletionStage<Decision> decided, Delayer delayed) {
         CompletableFuture<Decision> result = new CompletableFuture<>();
+        if (decided instanceof CompletableFuture<Decision> deciding) {
+            // a caller that gives up while the store decides (or a slot is waited for) ends that too
+            result.whenComplete((done, gaveUp) -> {
+                if (result.isCancelled()) {
+                    deciding.cancel(false);
+                }
+            });
+        }
         decided.whenComplete((decision, failure) -> {
             if (failure != null) {
                 result.completeExceptionally(failure);

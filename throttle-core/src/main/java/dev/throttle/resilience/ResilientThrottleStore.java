@@ -13,6 +13,7 @@ import java.util.Collection;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 
 /**
  * Any {@link ThrottleStore} with a failure policy: while the store cannot answer, calls are answered
@@ -219,6 +220,12 @@ public final class ResilientThrottleStore implements ThrottleStore {
     @Override
     public boolean isNonBlocking() {
         return this.primary.isNonBlocking();
+    }
+
+    /** What the wrapped store hears of other instances; the local store stands in for this one only. */
+    @Override
+    public void onGivenBack(BiConsumer<String, String> listener) {
+        this.primary.onGivenBack(listener);
     }
 
     /**

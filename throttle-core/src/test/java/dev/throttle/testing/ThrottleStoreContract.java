@@ -2248,6 +2248,199 @@ public abstract class ThrottleStoreContract {
                     .as("every slot released")
                     .isEqualTo(3);
         }
+
+        /** Both slots of "k" taken, for the waiting cases. */
+        private List<Decision> fill(Throttler throttler) {
+            Decision first = throttler.tryAcquire("reports", "k");
+            Decision second = throttler.tryAcquire("reports", "k");
+            assertThat(first.allowed() && second.allowed()).isTrue();
+            return List.of(first, second);
+        }
+
+        /**
+         * A call that may wait takes the slot released while it waits, told at once by the release
+         * rather than by the one-second hint it would otherwise try again after.
+         */
+        @Test
+        void aCallThatWaitsTakesTheSlotReleasedWhileItWaits() throws Exception {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
+            Throttler throttler = throttler(this.reports);
+            List<Decision> held = fill(throttler);
+            java.util.concurrent.CompletableFuture<Decision> waiter = throttler
+                    .acquireAsync("reports", "k", 1, Duration.ofSeconds(20))
+                    .toCompletableFuture();
+            // just after the waiter's retry at its one-second hint: its next comes a second later
+            Thread.sleep(1_100);
+            assertThat(waiter).as("every slot is in use").isNotDone();
+            long released = System.nanoTime();
+            release(throttler, held.get(0));
+            Decision slot = waiter.get(20, TimeUnit.SECONDS);
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released);
+            assertThat(slot.allowed()).isTrue();
+            assertThat(slot.waitMillis()).as("it waited already").isZero();
+            assertThat(tookMillis).as("told by the release, not by the hint").isLessThan(500);
+            assertThat(inUse(throttler)).isEqualTo(2);
+            release(throttler, slot);
+            assertThat(inUse(throttler)).isEqualTo(1);
+        }
+
+        @Test
+        void aCallThatWaitsIsRefusedWithTheHintWhenNoSlotFreesInTime() {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
+            Throttler throttler = throttler(this.reports);
+            fill(throttler);
+            long started = System.nanoTime();
+            assertThatThrownBy(() -> throttler.acquire("reports", "k", 1, Duration.ofMillis(300)))
+                    .isInstanceOfSatisfying(
+                            ThrottledException.class,
+                            (refused) -> assertThat(refused.getDecision().retryAfterMillis())
+                                    .isEqualTo(1_000));
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started))
+                    .as("it waited its wait out")
+                    .isGreaterThanOrEqualTo(300);
+            assertThat(inUse(throttler)).isEqualTo(2);
+        }
+
+        @Test
+        void aWaiterThatIsCancelledTakesNoSlotAndTheNextWaiterGetsIt() throws Exception {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
+            Throttler throttler = throttler(this.reports);
+            List<Decision> held = fill(throttler);
+            java.util.concurrent.CompletableFuture<Decision> cancelled = throttler
+                    .acquireAsync("reports", "k", 1, Duration.ofSeconds(20))
+                    .toCompletableFuture();
+            Thread.sleep(100);
+            java.util.concurrent.CompletableFuture<Decision> next = throttler
+                    .acquireAsync("reports", "k", 1, Duration.ofSeconds(20))
+                    .toCompletableFuture();
+            Thread.sleep(100);
+            cancelled.cancel(false);
+            release(throttler, held.get(0));
+            Decision slot = next.get(20, TimeUnit.SECONDS);
+            assertThat(slot.allowed()).isTrue();
+            Thread.sleep(200);
+            assertThat(inUse(throttler))
+                    .as("the cancelled waiter holds nothing: the slots are the one kept and the next waiter's")
+                    .isEqualTo(2);
+            release(throttler, held.get(1));
+            release(throttler, slot);
+            assertThat(inUse(throttler)).isZero();
+        }
+
+        @Test
+        void aThreadInterruptedWhileItWaitsIsRefusedKeepsItsInterruptAndTakesNoSlot() throws Exception {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
+            Throttler throttler = throttler(this.reports);
+            List<Decision> held = fill(throttler);
+            java.util.concurrent.atomic.AtomicReference<Object> outcome =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    throttler.acquire("reports", "k", 1, Duration.ofSeconds(20));
+                    outcome.set("allowed");
+                } catch (ThrottledException ex) {
+                    outcome.set(Thread.currentThread().isInterrupted() ? "refused, interrupted" : "refused");
+                }
+            });
+            waiter.start();
+            Thread.sleep(200);
+            waiter.interrupt();
+            waiter.join(10_000);
+            assertThat(outcome.get()).isEqualTo("refused, interrupted");
+            release(throttler, held.get(0));
+            Thread.sleep(200);
+            assertThat(inUse(throttler)).as("the released slot stays free").isEqualTo(1);
+        }
+
+        /** Waiters of one instance, each refused once already, take the released slots in the order they came. */
+        @Test
+        void waitersTakeReleasedSlotsInTheOrderTheyCame() throws Exception {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
+            Throttler throttler = throttler(this.reports);
+            List<Decision> held = fill(throttler);
+            List<java.util.concurrent.CompletableFuture<Decision>> waiters = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                waiters.add(throttler
+                        .acquireAsync("reports", "k", 1, Duration.ofSeconds(20))
+                        .toCompletableFuture());
+                Thread.sleep(50);
+            }
+            Thread.sleep(150);
+            release(throttler, held.get(0));
+            Decision first = waiters.get(0).get(20, TimeUnit.SECONDS);
+            Thread.sleep(100);
+            assertThat(waiters.get(1)).as("one release, one slot").isNotDone();
+            release(throttler, held.get(1));
+            Decision second = waiters.get(1).get(20, TimeUnit.SECONDS);
+            Thread.sleep(100);
+            assertThat(waiters.get(2)).isNotDone();
+            release(throttler, first);
+            Decision third = waiters.get(2).get(20, TimeUnit.SECONDS);
+            release(throttler, second);
+            release(throttler, third);
+            assertThat(inUse(throttler)).isZero();
+        }
+
+        /**
+         * 64 threads on one key with a limit of 3, each waiting for its slot: every call runs, never
+         * more than 3 at once.
+         */
+        @Test
+        void sixtyFourThreadsThatWaitAllRunAndNeverMoreThanTheLimitAtOnce() throws Exception {
+            if (!runsConcurrency()) {
+                aStoreThatDoesNotRunConcurrencyRefusesToBindIt();
+                return;
+            }
+            Throttler throttler = throttler(new ConcurrencyPolicy("three", 3, Duration.ofMinutes(1)));
+            java.util.concurrent.atomic.AtomicInteger inProgress = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger most = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+            int threads = 64;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                CountDownLatch start = new CountDownLatch(1);
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    done.add(pool.submit(() -> {
+                        start.await();
+                        try (dev.throttle.Slot slot = throttler.enter("three", "hot", Duration.ofMinutes(2))) {
+                            int now = inProgress.incrementAndGet();
+                            most.accumulateAndGet(now, Math::max);
+                            ran.incrementAndGet();
+                            Thread.sleep(2);
+                            inProgress.decrementAndGet();
+                        }
+                        return null;
+                    }));
+                }
+                start.countDown();
+                for (Future<?> future : done) {
+                    future.get(5, TimeUnit.MINUTES);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(most.get()).isBetween(1, 3);
+            assertThat(ran.get()).as("every call waited for its slot and ran").isEqualTo(threads);
+            assertThat(throttler.peek("three", "hot").remaining())
+                    .as("every slot released")
+                    .isEqualTo(3);
+        }
     }
 
     @FunctionalInterface

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -180,19 +181,40 @@ public final class Admission implements AutoCloseable {
     public static CompletionStage<Admission> decideAsync(List<Charge> charges, @Nullable String[] keys) {
         checkKeys(charges, keys);
         Decision[] decisions = new Decision[charges.size()];
-        return decideFrom(0, charges, keys, decisions).thenApply((done) -> new Admission(charges, keys, decisions));
+        AtomicReference<@Nullable CompletableFuture<?>> waiting = new AtomicReference<>();
+        CompletableFuture<Admission> decided = decideFrom(0, charges, keys, decisions, waiting)
+                .thenApply((done) -> new Admission(charges, keys, decisions))
+                .toCompletableFuture();
+        decided.whenComplete((admission, error) -> {
+            CompletableFuture<?> slot = waiting.get();
+            if (decided.isCancelled() && slot != null) {
+                // a call waiting for a concurrency slot stops waiting (a slot taken meanwhile goes back,
+                // and so does what the call's earlier charges took)
+                slot.cancel(false);
+            }
+        });
+        return decided;
     }
 
     private static CompletionStage<Void> decideFrom(
-            int index, List<Charge> charges, @Nullable String[] keys, Decision[] decisions) {
+            int index,
+            List<Charge> charges,
+            @Nullable String[] keys,
+            Decision[] decisions,
+            AtomicReference<@Nullable CompletableFuture<?>> waiting) {
         if (index == decisions.length) {
             return DONE;
         }
         Charge charge = charges.get(index);
-        return start(() -> (charge.waits() && !charge.shadow())
-                        ? charge.bound().reserveAsync(keys[index], charge.cost(), charge.waitLimit())
-                        : charge.bound().tryAcquireAsync(keys[index], charge.cost()))
-                .handle((decision, error) -> {
+        CompletionStage<Decision> decided = start(() -> (charge.waits() && !charge.shadow())
+                ? charge.bound().reserveAsync(keys[index], charge.cost(), charge.waitLimit())
+                : charge.bound().tryAcquireAsync(keys[index], charge.cost()));
+        // only a wait for a slot is cancelled: a decision already sent to the store is let finish and given back
+        waiting.set(
+                (charge.waits() && charge.releasesAtEnd() && decided instanceof CompletableFuture<?> slot)
+                        ? slot
+                        : null);
+        return decided.handle((decision, error) -> {
                     if (error != null) {
                         return giveBackAsync(charges, keys, decisions, index, true)
                                 .thenCompose((done) -> Admission.<Void>failed(error));
@@ -203,7 +225,7 @@ public final class Admission implements AutoCloseable {
                                         Admission.<Void>failed(new ThrottledException(charge.policy(), decision)));
                     }
                     decisions[index] = decision;
-                    return decideFrom(index + 1, charges, keys, decisions);
+                    return decideFrom(index + 1, charges, keys, decisions, waiting);
                 })
                 .thenCompose(Function.identity());
     }

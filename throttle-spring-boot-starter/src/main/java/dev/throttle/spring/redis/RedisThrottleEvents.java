@@ -2,8 +2,11 @@ package dev.throttle.spring.redis;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiConsumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -42,6 +45,9 @@ final class RedisThrottleEvents implements MessageListener, SubscriptionListener
     private final RedisMessageListenerContainer container;
 
     private final CompletableFuture<Void> subscribed = new CompletableFuture<>();
+
+    /** Told of every key another instance gave back ({@link dev.throttle.ThrottleStore#onGivenBack}). */
+    private final List<BiConsumer<String, String>> givenBack = new CopyOnWriteArrayList<>();
 
     /** Whether the channel has been subscribed: until then no refusal is answered from the near cache. */
     private volatile boolean listening;
@@ -115,13 +121,23 @@ final class RedisThrottleEvents implements MessageListener, SubscriptionListener
             } else if (text.startsWith("k")) {
                 int colon = text.indexOf(':', space);
                 int length = Integer.parseInt(text, space + 1, colon, 10);
-                this.nearCache.forget(
-                        text.substring(colon + 1, colon + 1 + length), text.substring(colon + 1 + length));
+                String policy = text.substring(colon + 1, colon + 1 + length);
+                String key = text.substring(colon + 1 + length);
+                // forgotten first, so that a waiter told of it asks Redis and not a refusal remembered
+                this.nearCache.forget(policy, key);
+                for (BiConsumer<String, String> listener : this.givenBack) {
+                    listener.accept(policy, key);
+                }
             }
         } catch (RuntimeException ex) {
             // not one of ours (another writer on the channel): nothing to drop, but drop everything to be safe
             this.nearCache.forgetAll();
         }
+    }
+
+    /** Tells {@code listener} of every key that another instance resets or gives back. */
+    void onGivenBack(BiConsumer<String, String> listener) {
+        this.givenBack.add(listener);
     }
 
     /** A new name for a store in the messages it sends. */

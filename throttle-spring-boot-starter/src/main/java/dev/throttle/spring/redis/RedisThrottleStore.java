@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -273,6 +274,18 @@ public final class RedisThrottleStore implements ThrottleStore {
     /** The near cache's entries of a policy, or null without a near cache. */
     private NearCache.@Nullable Entries nearCacheOf(String policy) {
         return (this.nearCache != null) ? this.nearCache.of(policy) : null;
+    }
+
+    /**
+     * Tells {@code listener} of every key another instance resets or gives back (a released
+     * concurrency slot), as heard on the events channel: only with the near cache, and only for the
+     * policies it answers (the others publish nothing); waiters otherwise try again after their hint.
+     */
+    @Override
+    public void onGivenBack(BiConsumer<String, String> listener) {
+        if (this.events != null) {
+            this.events.onGivenBack(listener);
+        }
     }
 
     /** Completes once the events channel is subscribed; never without a subscription. */

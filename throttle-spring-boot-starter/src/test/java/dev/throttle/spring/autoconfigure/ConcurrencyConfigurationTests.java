@@ -11,7 +11,9 @@ import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.annotation.Throttled;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
@@ -59,13 +61,51 @@ class ConcurrencyConfigurationTests {
     }
 
     @Test
-    void aWaitIsRefusedSayingWhyNoSlotCanBeReserved() {
+    void aPolicyWaitMakesACallWaitForTheSlotThatIsReleased() {
         this.contextRunner
                 .withPropertyValues(REPORTS)
-                .withPropertyValues("throttle.policies.reports.wait=2s")
-                .run((context) -> assertThat(failure(context).getMessage())
-                        .contains("throttle.policies.reports.wait")
-                        .contains("frees a slot when a call ends"));
+                .withPropertyValues("throttle.policies.reports.wait=10s")
+                .run((context) -> {
+                    Admissions admissions = context.getBean(Admissions.class);
+                    Admission first = admissions.decide("reports", "k");
+                    Admission second = admissions.decide("reports", "k");
+                    CompletableFuture<Admission> third = CompletableFuture.supplyAsync(
+                            () -> admissions.decide("reports", "k").awaitTurn());
+                    Thread.sleep(200);
+                    assertThat(third).as("both slots are in use").isNotDone();
+                    first.close();
+                    try (Admission waited = third.get(10, TimeUnit.SECONDS)) {
+                        assertThat(waited.releasesAtEnd()).isTrue();
+                        assertThat(context.getBean(Throttler.class)
+                                        .peek("reports", "k")
+                                        .remaining())
+                                .isZero();
+                    }
+                    second.close();
+                    assertThat(context.getBean(Throttler.class)
+                                    .peek("reports", "k")
+                                    .remaining())
+                            .isEqualTo(2);
+                });
+    }
+
+    @Test
+    void programmaticCallersWaitForASlotWithEnter() {
+        this.contextRunner.withPropertyValues(REPORTS).run((context) -> {
+            Throttler throttler = context.getBean(Throttler.class);
+            Slot first = throttler.enter("reports", "k");
+            Slot second = throttler.enter("reports", "k");
+            CompletableFuture<Slot> third =
+                    CompletableFuture.supplyAsync(() -> throttler.enter("reports", "k", Duration.ofSeconds(10)));
+            Thread.sleep(200);
+            assertThat(third).isNotDone();
+            second.close();
+            try (Slot waited = third.get(10, TimeUnit.SECONDS)) {
+                assertThat(waited.decision().allowed()).isTrue();
+            }
+            first.close();
+            assertThat(throttler.peek("reports", "k").remaining()).isEqualTo(2);
+        });
     }
 
     @Test

@@ -38,7 +38,8 @@ import reactor.core.publisher.Mono;
 /**
  * A concurrency limit through a real WebFlux (Netty) port: a {@code Mono} holds its slot until it
  * completes or fails, a {@code Flux} until its stream ends, and a client that disconnects
- * mid-stream cancels the subscription, which releases the slot.
+ * mid-stream cancels the subscription, which releases the slot. A call that may wait for a slot
+ * ({@code maxWait}) runs once one is released; a client that leaves while it waits takes none.
  */
 @SpringBootTest(
         classes = WebFluxConcurrencyTests.SlotsApplication.class,
@@ -136,6 +137,43 @@ class WebFluxConcurrencyTests {
         Eventually.until("the disconnect cancelled the stream and released its slot", () -> inUse("ann") == 0);
     }
 
+    @Test
+    void aCallThatMayWaitRunsOnceTheSlotItWaitsForIsReleased() throws Exception {
+        CompletableFuture<HttpResponse<String>> slow =
+                client.sendAsync(request("/slow?user=bob&millis=800"), HttpResponse.BodyHandlers.ofString());
+        Eventually.until("the Mono holds its slot", () -> inUse("bob") == 1);
+        long started = System.nanoTime();
+        HttpResponse<String> waited = get("/queued?user=bob&millis=0");
+        assertThat(waited.statusCode()).as("it waited instead of a 429").isEqualTo(200);
+        assertThat(slow.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started))
+                .as("it ran after the slow call released the slot")
+                .isGreaterThanOrEqualTo(300);
+        Eventually.until("released", () -> inUse("bob") == 0);
+    }
+
+    @Test
+    void aClientThatDisconnectsWhileWaitingForASlotTakesNone() throws Exception {
+        CompletableFuture<HttpResponse<String>> slow =
+                client.sendAsync(request("/slow?user=cy&millis=1500"), HttpResponse.BodyHandlers.ofString());
+        Eventually.until("the Mono holds its slot", () -> inUse("cy") == 1);
+        try (Socket socket = new Socket("127.0.0.1", this.port)) {
+            // were it to get the slot, this call would hold it for a minute
+            socket.getOutputStream()
+                    .write(("GET /queued?user=cy&millis=60000 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            Thread.sleep(300);
+        }
+        assertThat(slow.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        Eventually.until("the slow call released its slot", () -> inUse("cy") == 0);
+        Thread.sleep(500);
+        assertThat(inUse("cy"))
+                .as("the waiter that left took no slot (it would hold it for a minute, or until its lease)")
+                .isZero();
+        assertThat(get("/slow?user=cy&millis=0").statusCode()).isEqualTo(200);
+    }
+
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(SlotEndpoints.class)
@@ -153,6 +191,12 @@ class WebFluxConcurrencyTests {
         @GetMapping("/slow")
         @Throttled(policy = "slots", key = "#user")
         Mono<String> slow(@RequestParam String user, @RequestParam long millis) {
+            return Mono.delay(Duration.ofMillis(millis)).thenReturn("done");
+        }
+
+        @GetMapping("/queued")
+        @Throttled(policy = "slots", key = "#user", maxWait = "10s")
+        Mono<String> queued(@RequestParam String user, @RequestParam long millis) {
             return Mono.delay(Duration.ofMillis(millis)).thenReturn("done");
         }
 

@@ -1,6 +1,7 @@
 package dev.throttle.spring.internal.aop;
 
 import dev.throttle.ThrottledException;
+import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.lang.reflect.Method;
 import java.util.concurrent.CompletableFuture;
@@ -70,8 +71,17 @@ public final class EarlyDecisions {
             return CompletableFuture.completedStage(null);
         }
         String[] keys = keys(throttled, request);
-        return request.admitAsync(throttled.throttles(), keys)
-                .thenApply((admission) -> new Decided(throttled.method(), Admitted.of(admission, request)));
+        CompletableFuture<Admission> admitting =
+                request.admitAsync(throttled.throttles(), keys).toCompletableFuture();
+        CompletableFuture<@Nullable Object> decided =
+                admitting.thenApply((admission) -> new Decided(throttled.method(), Admitted.of(admission, request)));
+        // the exchange's cancel (a client gone) reaches the admission: a call waiting for a slot leaves
+        decided.whenComplete((done, error) -> {
+            if (decided.isCancelled()) {
+                admitting.cancel(false);
+            }
+        });
+        return decided;
     }
 
     /**

@@ -7,6 +7,7 @@ import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.admission.PolicyDecision;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
@@ -60,7 +61,9 @@ public interface ThrottleRequestContext {
      * @return completes with the admission; fails with a {@link ThrottledException} when a policy refuses
      */
     default CompletionStage<Admission> admitAsync(List<Charge> charges, @Nullable String[] keys) {
-        return Admission.decideAsync(charges, keys).handle((admission, error) -> {
+        CompletableFuture<Admission> deciding =
+                Admission.decideAsync(charges, keys).toCompletableFuture();
+        CompletableFuture<Admission> admitted = deciding.handle((admission, error) -> {
             if (error != null) {
                 Throwable cause =
                         (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
@@ -72,6 +75,13 @@ public interface ThrottleRequestContext {
             allowed(enforced(admission));
             return admission;
         });
+        // a caller that gives up (a cancelled Mono) stops the decision too: a call waiting for a slot leaves
+        admitted.whenComplete((admission, error) -> {
+            if (admitted.isCancelled()) {
+                deciding.cancel(false);
+            }
+        });
+        return admitted;
     }
 
     /**
