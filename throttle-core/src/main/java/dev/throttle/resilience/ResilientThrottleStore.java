@@ -30,6 +30,14 @@ import java.util.Optional;
  * the store is owed (below), then ends the outage with one INFO, and every call after it uses the
  * store again, with no restart.
  *
+ * <p>Partitions: a store whose parts fail on their own says which part holds a key
+ * ({@link Limiter#partition}: a Redis Cluster master). Each part then has its outages of its own, as
+ * above: its own timeouts in a row (answers from another part do not reset them), its own probe, on
+ * a key that lives on it, its own settlements owed, and its own WARN and INFO naming it; while one
+ * part is down, its keys are answered by the failure mode and the others' keys still go to the
+ * store. A part that no longer holds any key (its keys moved to another, a replica promoted in its
+ * place) ends its outage at its next probe, which the other parts' calls start.
+ *
  * <p>Settlements: a refund goes to whoever took the unit, told by the receipt of the call's decision
  * ({@link Limiter#refund(String, int, long)}): a unit the fallback allowed (during an outage) goes
  * back to the fallback, whenever it is refunded; a unit the store took goes back to the store. A
