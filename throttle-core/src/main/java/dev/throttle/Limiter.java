@@ -12,6 +12,17 @@ import java.util.concurrent.CompletionStage;
 public interface Limiter {
 
     /**
+     * The partition of every key of a store that is one thing to fail ({@link #partition}'s default):
+     * the whole store.
+     */
+    Object ONE_PARTITION = new Object() {
+        @Override
+        public String toString() {
+            return "the whole store";
+        }
+    };
+
+    /**
      * Returns the policy this limiter applies.
      * @return the policy
      */
@@ -180,6 +191,24 @@ public interface Limiter {
     default boolean tryReset(String key) {
         reset(key);
         return true;
+    }
+
+    /**
+     * Returns which part of the store holds {@code key}'s state: the unit that fails on its own (a
+     * Redis Cluster master, by the key's hash slot), so that a failure policy
+     * ({@link dev.throttle.resilience.ResilientThrottleStore}) keeps the health of each part apart:
+     * while one part is down, its keys are answered by the failure mode and the keys of the others
+     * still go to the store. Equal objects for keys on the same part; {@code toString} names the part
+     * in logs (never a key). Called on every decision, so it must be cheap and should not allocate;
+     * the answer may change as the store's topology changes (a failover).
+     *
+     * <p>The default, for a store that is one thing to fail (memory, a single Redis behind Sentinel or
+     * standalone), is {@link #ONE_PARTITION} for every key.
+     * @param key the key
+     * @return the key's partition; never null
+     */
+    default Object partition(String key) {
+        return ONE_PARTITION;
     }
 
     /**

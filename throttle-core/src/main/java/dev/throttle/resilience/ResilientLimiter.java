@@ -66,8 +66,7 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
             DecisionSource storeSource,
             DecisionSource nearCacheSource,
             Fallback fallback,
-            StoreHealth health,
-            Settlements settlements,
+            StoreHealths healths,
             ThrottleListener listener) {
         this.policy = policy;
         this.store = store;
@@ -76,13 +75,19 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
         this.storeSource = storeSource;
         this.nearCacheSource = nearCacheSource;
         this.fallback = fallback;
-        this.calls = new StoreCalls(policy, store, health, listener);
-        this.settle = new SettlementCalls(store, health, settlements, settlements.of(policy, store), this.calls);
+        this.calls = new StoreCalls(policy, store, healths, listener);
+        this.settle = new SettlementCalls(policy, store, this.calls);
     }
 
     @Override
     public Policy policy() {
         return this.policy;
+    }
+
+    /** The store's partition of the key: a wrapper adds no partitions of its own. */
+    @Override
+    public Object partition(String key) {
+        return this.store.partition(key);
     }
 
     @Override

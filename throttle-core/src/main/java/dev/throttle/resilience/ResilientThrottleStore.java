@@ -31,6 +31,14 @@ import java.util.function.BiConsumer;
  * the store is owed (below), then ends the outage with one INFO, and every call after it uses the
  * store again, with no restart.
  *
+ * <p>Partitions: a store whose parts fail on their own says which part holds a key
+ * ({@link Limiter#partition}: a Redis Cluster master). Each part then has its outages of its own, as
+ * above: its own timeouts in a row (answers from another part do not reset them), its own probe, on
+ * a key that lives on it, its own settlements owed, and its own WARN and INFO naming it; while one
+ * part is down, its keys are answered by the failure mode and the others' keys still go to the
+ * store. A part that no longer holds any key (its keys moved to another, a replica promoted in its
+ * place) ends its outage at its next probe, which the other parts' calls start.
+ *
  * <p>Settlements: a refund goes to whoever took the unit, told by the receipt of the call's decision
  * ({@link Limiter#refund(String, int, long)}): a unit the fallback allowed (during an outage) goes
  * back to the fallback, whenever it is refunded; a unit the store took goes back to the store. A
@@ -92,9 +100,8 @@ public final class ResilientThrottleStore implements ThrottleStore {
 
     private final Fallback.Sources fallbackSources;
 
-    private final StoreHealth health;
-
-    private final Settlements settlements;
+    /** The health of each partition of the store, and of the whole store. */
+    private final StoreHealths healths;
 
     /**
      * Wraps {@code primary}; the age of what the store is owed is read on the system clock.
@@ -155,8 +162,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
         this.storeSource = DecisionSource.store(primary.kind());
         this.nearCacheSource = DecisionSource.nearCache(primary.kind());
         this.fallbackSources = Fallback.Sources.of(primary.kind());
-        this.settlements = new Settlements(primary.kind(), clock);
-        this.health = new StoreHealth(primary.kind(), mode.name().toLowerCase(Locale.ROOT), this.settlements);
+        this.healths = new StoreHealths(primary.kind(), mode.name().toLowerCase(Locale.ROOT), clock);
     }
 
     /**
@@ -196,8 +202,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
                 this.storeSource,
                 this.nearCacheSource,
                 Fallback.of(policyMode, policy, local, this.fallbackSources),
-                this.health,
-                this.settlements,
+                this.healths,
                 (listener != null) ? listener : NO_LISTENER);
     }
 
@@ -254,29 +259,33 @@ public final class ResilientThrottleStore implements ThrottleStore {
     }
 
     /**
-     * Returns whether an outage is in progress: the last call to the store failed and no probe has
-     * succeeded since.
-     * @return whether the store is considered down
+     * Returns whether an outage is in progress, of the whole store or of one of its partitions (a
+     * Redis Cluster master): the last call to it failed and no probe has succeeded since.
+     * @return whether the store, or a part of it, is considered down
      */
     public boolean isStoreDown() {
-        return this.health.isDown();
+        return this.healths.isDown();
     }
 
     /**
-     * Returns when the outage in progress started, on the wall clock: what a health report says.
+     * Returns when the outage in progress started, on the wall clock: what a health report says. With
+     * several partitions down, the one that went down first.
      * @return the outage's start, or empty while the store answers
      */
     public Optional<Instant> outageSince() {
-        return Optional.ofNullable(this.health.downSince());
+        StoreHealth down = this.healths.firstDown();
+        return Optional.ofNullable((down != null) ? down.downSince() : null);
     }
 
     /**
-     * Returns what started the outage in progress: its message names the store, the failure mode and
-     * the store's own error (never a key).
+     * Returns what started the outage in progress: its message names the store (and its partition,
+     * when it has several), the failure mode and the store's own error (never a key). With several
+     * partitions down, the one that went down first.
      * @return the failure, or empty while the store answers
      */
     public Optional<StoreUnavailableException> outageCause() {
-        return Optional.ofNullable(this.health.outageCause());
+        StoreHealth down = this.healths.firstDown();
+        return Optional.ofNullable((down != null) ? down.outageCause() : null);
     }
 
     /**
@@ -302,7 +311,7 @@ public final class ResilientThrottleStore implements ThrottleStore {
                 ? "no answer to its warm-up within " + bound.toMillis() + " ms"
                 : "its warm-up failed after "
                         + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms";
-        this.health.down(new StoreUnavailableException(what + ": " + failure.getMessage(), failure));
+        this.healths.whole().down(new StoreUnavailableException(what + ": " + failure.getMessage(), failure));
         return false;
     }
 

@@ -1,6 +1,7 @@
 package dev.throttle.resilience;
 
 import dev.throttle.Limiter;
+import dev.throttle.Policy;
 import dev.throttle.resilience.Settlements.Kind;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -16,22 +17,15 @@ final class SettlementCalls {
 
     private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
+    private final Policy policy;
+
     private final Limiter store;
-
-    private final StoreHealth health;
-
-    private final Settlements settlements;
-
-    private final Settlements.Owed owed;
 
     private final StoreCalls calls;
 
-    SettlementCalls(
-            Limiter store, StoreHealth health, Settlements settlements, Settlements.Owed owed, StoreCalls calls) {
+    SettlementCalls(Policy policy, Limiter store, StoreCalls calls) {
+        this.policy = policy;
         this.store = store;
-        this.health = health;
-        this.settlements = settlements;
-        this.owed = owed;
         this.calls = calls;
     }
 
@@ -41,7 +35,8 @@ final class SettlementCalls {
      */
     boolean settle(String key, boolean reset, int cost, long receipt) {
         Kind kind = reset ? Kind.RESET : Kind.REFUND;
-        if (!sendNow(key, kind, cost, receipt)) {
+        StoreHealth health = this.calls.healthOf(key);
+        if (!sendNow(health, key, kind, cost, receipt)) {
             return false;
         }
         try {
@@ -51,10 +46,10 @@ final class SettlementCalls {
                 this.store.refund(key, cost, receipt);
             }
         } catch (RuntimeException ex) {
-            missed(this.calls.failed(ex), true, key, kind, cost, receipt);
+            missed(health, StoreCalls.failed(health, ex), true, key, kind, cost, receipt);
             return false;
         }
-        this.health.answered();
+        health.answered();
         return true;
     }
 
@@ -63,7 +58,8 @@ final class SettlementCalls {
      * or a reset is kept; returns the units the key owes, or -1 when the store did not carry it out.
      */
     int charge(String key, int units, int maxDebt) {
-        if (!sendNow(key, Kind.CHARGE, units, maxDebt)) {
+        StoreHealth health = this.calls.healthOf(key);
+        if (!sendNow(health, key, Kind.CHARGE, units, maxDebt)) {
             return -1;
         }
         int debt;
@@ -73,10 +69,10 @@ final class SettlementCalls {
             // not a failure of the store: it never charges, and keeping the charge would not change that
             throw ex;
         } catch (RuntimeException ex) {
-            missed(this.calls.failed(ex), true, key, Kind.CHARGE, units, maxDebt);
+            missed(health, StoreCalls.failed(health, ex), true, key, Kind.CHARGE, units, maxDebt);
             return -1;
         }
-        this.health.answered();
+        health.answered();
         return debt;
     }
 
@@ -113,7 +109,8 @@ final class SettlementCalls {
 
     private CompletionStage<Void> settleAsync(
             String key, Kind kind, int cost, long receipt, Supplier<CompletionStage<Void>> send) {
-        if (!sendNow(key, kind, cost, receipt)) {
+        StoreHealth health = this.calls.healthOf(key);
+        if (!sendNow(health, key, kind, cost, receipt)) {
             return DONE;
         }
         try {
@@ -123,14 +120,21 @@ final class SettlementCalls {
                     return null;
                 }
                 if (failure != null) {
-                    missed(this.calls.failed(StoreCalls.unwrap(failure)), true, key, kind, cost, receipt);
+                    missed(
+                            health,
+                            StoreCalls.failed(health, StoreCalls.unwrap(failure)),
+                            true,
+                            key,
+                            kind,
+                            cost,
+                            receipt);
                 } else {
-                    this.health.answered();
+                    health.answered();
                 }
                 return null;
             });
         } catch (RuntimeException ex) {
-            missed(this.calls.failed(ex), true, key, kind, cost, receipt);
+            missed(health, StoreCalls.failed(health, ex), true, key, kind, cost, receipt);
             return DONE;
         }
     }
@@ -140,21 +144,27 @@ final class SettlementCalls {
     }
 
     /**
-     * Whether to send a settlement to the store now; otherwise it is kept: the store is down (then it
-     * is reported), or it is owed earlier settlements (then this one waits its turn behind them).
+     * Whether to send a settlement to the store now; otherwise it is kept for the key's partition: it
+     * is down (then it is reported), or it is owed earlier settlements (then this one waits its turn
+     * behind them).
      */
-    private boolean sendNow(String key, Kind kind, int cost, long receipt) {
-        RuntimeException error = this.calls.skipStore();
+    private boolean sendNow(StoreHealth health, String key, Kind kind, int cost, long receipt) {
+        RuntimeException error = this.calls.skipStore(health);
         if (error != null) {
-            missed(error, false, key, kind, cost, receipt);
+            missed(health, error, false, key, kind, cost, receipt);
             return false;
         }
-        if (this.settlements.isEmpty()) {
+        if (health.settlements().isEmpty()) {
             return true;
         }
-        this.owed.keep(key, kind, cost, receipt);
-        this.health.applyOwed();
+        owed(health).keep(key, kind, cost, receipt);
+        health.applyOwed();
         return false;
+    }
+
+    /** This policy's settlements owed to the partition of {@code health}. */
+    private Settlements.Owed owed(StoreHealth health) {
+        return health.settlements().of(this.policy, this.store);
     }
 
     /**
@@ -163,10 +173,11 @@ final class SettlementCalls {
      * twice would hand out a unit that nobody gave back (a reset applied twice is one reset; a charge
      * applied twice takes too much, which errs on the side the limit is for).
      */
-    private void missed(RuntimeException error, boolean sent, String key, Kind kind, int cost, long receipt) {
+    private void missed(
+            StoreHealth health, RuntimeException error, boolean sent, String key, Kind kind, int cost, long receipt) {
         this.calls.report(error);
         if (kind != Kind.REFUND || !sent || !StoreHealth.isTimeout(error)) {
-            this.owed.keep(key, kind, cost, receipt);
+            owed(health).keep(key, kind, cost, receipt);
         }
     }
 }

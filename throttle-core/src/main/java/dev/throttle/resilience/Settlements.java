@@ -55,7 +55,8 @@ final class Settlements {
      * limiter of the policy). A policy bound again shares the first binding's.
      */
     Owed of(Policy policy, Limiter store) {
-        return this.byPolicy.computeIfAbsent(policy.name(), (name) -> new Owed(policy, store));
+        Owed owed = this.byPolicy.get(policy.name());
+        return (owed != null) ? owed : this.byPolicy.computeIfAbsent(policy.name(), (name) -> new Owed(policy, store));
     }
 
     /**

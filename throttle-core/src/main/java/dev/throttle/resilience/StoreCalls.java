@@ -12,9 +12,10 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How a {@link ResilientLimiter} calls its store: skipped while the store is known to be down (a
- * probe then runs), counted as an answer or a failure in the {@link StoreHealth}, and, when the store
- * cannot answer, reported to the listener and answered by a fallback instead.
+ * How a {@link ResilientLimiter} calls its store: skipped while the key's partition of the store is
+ * known to be down (a probe then runs), counted as an answer or a failure in that partition's
+ * {@link StoreHealth}, and, when the store cannot answer, reported to the listener and answered by a
+ * fallback instead.
  */
 final class StoreCalls {
 
@@ -24,72 +25,83 @@ final class StoreCalls {
 
     private final Limiter store;
 
-    private final StoreHealth health;
+    private final StoreHealths healths;
 
     private final ThrottleListener listener;
 
-    StoreCalls(Policy policy, Limiter store, StoreHealth health, ThrottleListener listener) {
+    StoreCalls(Policy policy, Limiter store, StoreHealths healths, ThrottleListener listener) {
         this.policy = policy;
         this.store = store;
-        this.health = health;
+        this.healths = healths;
         this.listener = listener;
     }
 
     <T> T call(String key, Supplier<T> store, Supplier<T> fallback) {
-        RuntimeException error = skipStore();
+        StoreHealth health = healthOf(key);
+        RuntimeException error = skipStore(health);
         if (error == null) {
             T result;
             try {
                 result = store.get();
             } catch (RuntimeException ex) {
-                return answerInstead(failed(ex), fallback);
+                return answerInstead(failed(health, ex), fallback);
             }
-            answered(result);
+            answered(health, result);
             return result;
         }
         return answerInstead(error, fallback);
     }
 
     <T> CompletionStage<T> callAsync(String key, Supplier<CompletionStage<T>> store, Supplier<T> fallback) {
-        RuntimeException error = skipStore();
+        StoreHealth health = healthOf(key);
+        RuntimeException error = skipStore(health);
         if (error == null) {
             try {
                 return store.get().handle((result, failure) -> {
                     if (failure != null) {
-                        return answerInstead(failed(unwrap(failure)), fallback);
+                        return answerInstead(failed(health, unwrap(failure)), fallback);
                     }
-                    answered(result);
+                    answered(health, result);
                     return result;
                 });
             } catch (RuntimeException ex) {
-                error = failed(ex);
+                error = failed(health, ex);
             }
         }
         return CompletableFuture.completedFuture(answerInstead(error, fallback));
     }
 
+    /** The health of the partition of the store that holds {@code key}. */
+    StoreHealth healthOf(String key) {
+        return this.healths.of(this.store, key);
+    }
+
     /**
-     * Returns null when the store is to be asked; otherwise, the store being known to be down, what to
-     * report, and starts a probe so that the outage ends as soon as the store answers.
+     * Returns null when the store is to be asked; otherwise, the key's partition being known to be
+     * down, what to report, and starts a probe so that the outage ends as soon as it answers. A call
+     * that goes to the store while another partition is down probes that one too.
      */
     @Nullable
-    RuntimeException skipStore() {
-        if (!this.health.isDown()) {
+    RuntimeException skipStore(StoreHealth health) {
+        if (!health.isDown()) {
+            if (this.healths.isDown()) {
+                this.healths.probeOthers(health, this.store);
+            }
             return null;
         }
-        this.health.probe(this.store);
-        return this.health.unavailable();
+        health.probe(this.store);
+        return health.unavailable();
     }
 
     /** Counts an answer of the store, unless a near cache gave it without asking the store. */
-    private void answered(Object result) {
+    private static void answered(StoreHealth health, Object result) {
         if (!(result instanceof SourcedDecision sourced && sourced.source().isNearCache())) {
-            this.health.answered();
+            health.answered();
         }
     }
 
-    RuntimeException failed(RuntimeException error) {
-        this.health.failed(error);
+    static RuntimeException failed(StoreHealth health, RuntimeException error) {
+        health.failed(error);
         return error;
     }
 

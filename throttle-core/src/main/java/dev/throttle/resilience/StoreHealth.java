@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Whether one store is in an outage, shared by all the limiters of a {@link ResilientThrottleStore}:
+ * Whether one store, or one partition of it ({@link Limiter#partition}: a Redis Cluster master), is in
+ * an outage, shared by all the limiters of a {@link ResilientThrottleStore} ({@link StoreHealths}):
  * a failure that is not a timeout, or the {@value #TIMEOUTS_FOR_AN_OUTAGE}th timeout in a row, starts
  * an outage and logs one WARN; while it lasts, calls start a probe of the store (a write, as
  * decisions need) in the background, one at a time; the first probe that succeeds applies the settlements owed to the store
@@ -39,6 +40,12 @@ final class StoreHealth {
 
     private final String mode;
 
+    /** The partition whose health this is, or null for the whole store. */
+    private final @Nullable Object partition;
+
+    /** Outages in progress in every partition of the store, this one's included. */
+    private final AtomicInteger outages;
+
     /** The current outage, or null while the store answers. */
     private final AtomicReference<Outage> outage = new AtomicReference<>();
 
@@ -50,10 +57,27 @@ final class StoreHealth {
 
     private final Settlements settlements;
 
-    StoreHealth(String store, String mode, Settlements settlements) {
+    StoreHealth(String store, String mode, @Nullable Object partition, Settlements settlements, AtomicInteger outages) {
         this.store = store;
         this.mode = mode;
+        this.partition = partition;
         this.settlements = settlements;
+        this.outages = outages;
+    }
+
+    /** The settlements owed to this partition of the store (the whole store's, for the whole store). */
+    Settlements settlements() {
+        return this.settlements;
+    }
+
+    /** How logs and reports name what failed: the store, and the partition when there are several. */
+    private String name() {
+        return (this.partition == null) ? "'" + this.store + "'" : "'" + this.store + "' (" + this.partition + ")";
+    }
+
+    /** How logs name what the failure mode answers for. */
+    private String scope() {
+        return (this.partition == null) ? "" : " to its keys";
     }
 
     boolean isDown() {
@@ -86,7 +110,7 @@ final class StoreHealth {
         Outage current = this.outage.get();
         return (current != null)
                 ? current.unavailable()
-                : new StoreUnavailableException("throttle store '" + this.store + "' is down", null);
+                : new StoreUnavailableException("throttle store " + name() + " is down", null);
     }
 
     /**
@@ -111,13 +135,14 @@ final class StoreHealth {
                     System.nanoTime(),
                     Instant.now(),
                     new StoreUnavailableException(
-                            "throttle store '" + this.store + "' is down; failure-mode " + this.mode + " applies",
+                            "throttle store " + name() + " is down; failure-mode " + this.mode + " applies" + scope(),
                             error));
             if (this.outage.compareAndSet(null, started)) {
+                this.outages.incrementAndGet();
                 logger.log(
                         Level.WARNING,
-                        "Throttle store '" + this.store + "' failed (" + error.getMessage() + "); failure-mode "
-                                + this.mode + " applies until it answers again");
+                        "Throttle store " + name() + " failed (" + error.getMessage() + "); failure-mode " + this.mode
+                                + " applies" + scope() + " until it answers again");
             }
         }
     }
@@ -175,16 +200,21 @@ final class StoreHealth {
      * {@link #PROBE_TIMEOUT} at most).
      */
     void probe(Limiter store) {
-        if (!this.probing.compareAndSet(false, true)) {
+        if (this.probing.get() || !this.probing.compareAndSet(false, true)) {
             return;
         }
         // on a thread of its own: the call that starts a probe is answered by the failure mode at once
         // and pays nothing for it (a networked store's first write after a failed connect spends a
         // while setting up its call before the call is even sent)
-        CompletionStage<Decision> probe = CompletableFuture.supplyAsync(
-                        () -> store.tryAcquireAsync(probeKey(), 1), StoreHealth::startProbeThread)
+        CompletionStage<@Nullable Decision> probe = CompletableFuture.supplyAsync(
+                        () -> {
+                            String key = probeKey(store);
+                            // null: the partition holds no keys any more (its slots moved to another node)
+                            return (key != null) ? store.tryAcquireAsync(key, 1) : NO_KEYS;
+                        },
+                        StoreHealth::startProbeThread)
                 .thenCompose((decision) -> decision);
-        CompletableFuture<Decision> bounded = new CompletableFuture<>();
+        CompletableFuture<@Nullable Decision> bounded = new CompletableFuture<>();
         probe.whenComplete((decision, error) -> {
             if (error == null) {
                 bounded.complete(decision);
@@ -194,14 +224,42 @@ final class StoreHealth {
         });
         // the store answered: what it is owed is applied before decisions use it again, so that a
         // reset made during the outage cannot clear what later decisions take
+        AtomicBoolean moved = new AtomicBoolean();
         bounded.orTimeout(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-                .thenCompose((decision) -> this.settlements.drain())
+                .thenCompose((decision) -> {
+                    moved.set(decision == null);
+                    return this.settlements.drain();
+                })
                 .whenComplete((applied, error) -> {
                     if (error == null) {
-                        recovered(applied);
+                        recovered(applied, moved.get());
                     }
                     this.probing.set(false);
                 });
+    }
+
+    /** A probe's answer when the partition holds no keys: nothing to ask the store. */
+    private static final CompletionStage<@Nullable Decision> NO_KEYS = CompletableFuture.completedStage(null);
+
+    /** How many keys a probe of a partition tries before it concludes that the partition holds none. */
+    private static final int PROBE_KEY_TRIES = 100_000;
+
+    /**
+     * A probe key that lives on this health's partition; for the whole store, any. Null when none of
+     * {@value #PROBE_KEY_TRIES} random keys does: the partition holds no keys now (a Redis Cluster
+     * master replaced by its replica), and the store decides for its former keys elsewhere.
+     */
+    private @Nullable String probeKey(Limiter store) {
+        if (this.partition == null) {
+            return probeKey();
+        }
+        for (int i = 0; i < PROBE_KEY_TRIES; i++) {
+            String key = probeKey();
+            if (this.partition.equals(store.partition(key))) {
+                return key;
+            }
+        }
+        return null;
     }
 
     /** Probes are one at a time per store and only during an outage: a short-lived thread each is enough. */
@@ -216,17 +274,23 @@ final class StoreHealth {
         return "\u0000probe:" + Long.toHexString(ThreadLocalRandom.current().nextLong());
     }
 
-    private void recovered(int applied) {
+    private void recovered(int applied, boolean moved) {
         this.timeouts.set(0);
         Outage ended = this.outage.getAndSet(null);
         if (ended != null) {
+            long millis =
+                    Duration.ofNanos(System.nanoTime() - ended.startNanos()).toMillis();
+            String settled = (applied > 0) ? "; " + applied + " refunds and resets made meanwhile applied to it" : "";
             logger.log(
                     Level.INFO,
-                    "Throttle store '" + this.store + "' answers again after "
-                            + Duration.ofNanos(System.nanoTime() - ended.startNanos())
-                                    .toMillis() + " ms"
-                            + ((applied > 0) ? "; " + applied + " refunds and resets made meanwhile applied to it" : "")
-                            + "; decisions use it again");
+                    moved
+                            ? "Throttle store " + name() + " holds none of its keys any more after " + millis
+                                    + " ms (they moved to another part of the store)" + settled
+                                    + "; decisions on them use the store again"
+                            : "Throttle store " + name() + " answers again after " + millis + " ms" + settled
+                                    + "; decisions use it again");
+            // after the INFO: whoever sees the store answer again finds it logged
+            this.outages.decrementAndGet();
         }
     }
 

@@ -42,6 +42,7 @@ final class CallBounds {
     }
 
     private RedisStoreException failure(String operation, Throwable ex) {
+        this.calls.callFailed();
         if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException) && !isErrorReply(ex)) {
             this.calls.connectionFailed();
         }

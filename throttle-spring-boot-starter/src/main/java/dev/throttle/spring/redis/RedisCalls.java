@@ -52,6 +52,9 @@ final class RedisCalls {
     /** {@code <key-prefix>:events}; null when nothing is published. */
     private final @Nullable ByteBuffer channel;
 
+    /** The masters of a Redis Cluster, by slot; null for standalone and Sentinel (one partition). */
+    private final @Nullable ClusterNodes clusterNodes;
+
     RedisCalls(
             String keyPrefix,
             Duration timeout,
@@ -61,7 +64,8 @@ final class RedisCalls {
             @Nullable RedisThrottleEvents events,
             CallerTrace trace,
             String sender,
-            @Nullable ByteBuffer channel) {
+            @Nullable ByteBuffer channel,
+            @Nullable ClusterNodes clusterNodes) {
         this.keyPrefix = keyPrefix;
         this.timeout = timeout;
         this.clock = clock;
@@ -71,6 +75,21 @@ final class RedisCalls {
         this.trace = trace;
         this.sender = sender;
         this.channel = channel;
+        this.clusterNodes = clusterNodes;
+    }
+
+    /** The masters of a Redis Cluster; null for standalone and Sentinel. */
+    @Nullable
+    ClusterNodes clusterNodes() {
+        return this.clusterNodes;
+    }
+
+    /** A call failed: on a Redis Cluster, its topology may have changed (a replica promoted). */
+    void callFailed() {
+        ClusterNodes nodes = this.clusterNodes;
+        if (nodes != null) {
+            nodes.callFailed();
+        }
     }
 
     String keyPrefix() {

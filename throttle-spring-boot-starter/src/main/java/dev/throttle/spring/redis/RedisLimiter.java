@@ -42,6 +42,9 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
 
     private final DecisionSource nearCacheSource;
 
+    /** Where the policy's hash tag starts: a key's slot, and so its master on a Redis Cluster. */
+    private final ClusterNodes.TagStart tag;
+
     /**
      * @param nearCache the policy's remembered refusals, null without a near cache
      * @param nearCacheSettings the near cache's settings, which say whether it answers this policy
@@ -60,6 +63,17 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
         this.answersLocally = nearCache != null && nearCacheSettings.answersFor(policy) && !policy.severalLimits();
         this.storeSource = DecisionSource.store(RedisCalls.KIND);
         this.nearCacheSource = DecisionSource.nearCache(RedisCalls.KIND);
+        this.tag = ClusterNodes.TagStart.of(PolicyScript.keyStart(calls.keyPrefix(), policy.name()), policy.name());
+    }
+
+    /**
+     * The key's master on a Redis Cluster, by its slot, so that a dead master takes out its own keys
+     * only; on standalone and Sentinel, the whole store.
+     */
+    @Override
+    public Object partition(String key) {
+        ClusterNodes nodes = this.calls.clusterNodes();
+        return (nodes != null) ? nodes.partition(this.tag, key) : ONE_PARTITION;
     }
 
     @Override

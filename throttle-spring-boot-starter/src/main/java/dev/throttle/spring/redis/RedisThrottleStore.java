@@ -153,11 +153,13 @@ public final class RedisThrottleStore implements ThrottleStore {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("throttle.store.redis.timeout must be positive, was " + timeout);
         }
+        ClusterNodes clusterNodes = ClusterNodes.of(connectionFactory);
         this.connection = new StoreConnection(
                 connectionFactory,
                 () -> this.limiters.values().stream()
                         .map(RedisLimiter::scriptBytes)
-                        .toList());
+                        .toList(),
+                (clusterNodes != null) ? clusterNodes::connected : () -> {});
         String sender = RedisThrottleEvents.newSender();
         ByteBuffer channel = null;
         if (nearCache != null && nearCache.isEnabled()) {
@@ -180,7 +182,8 @@ public final class RedisThrottleStore implements ThrottleStore {
                 this.events,
                 CallerTrace.of(connectionFactory),
                 sender,
-                channel);
+                channel,
+                clusterNodes);
         // connect now, off this thread, so that the first request does not pay for it
         this.connection.connect();
         if (this.events != null) {

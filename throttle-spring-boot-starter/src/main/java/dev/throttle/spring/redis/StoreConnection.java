@@ -44,9 +44,16 @@ final class StoreConnection {
     /** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
     private volatile ReactiveRedisConnection warmConnection;
 
-    StoreConnection(ReactiveRedisConnectionFactory connectionFactory, Supplier<Collection<byte[]>> scripts) {
+    /** Runs on the connecting thread once a connection is obtained (a Cluster's topology is read then). */
+    private final Runnable connected;
+
+    StoreConnection(
+            ReactiveRedisConnectionFactory connectionFactory,
+            Supplier<Collection<byte[]>> scripts,
+            Runnable connected) {
         this.connectionFactory = connectionFactory;
         this.scripts = scripts;
+        this.connected = connected;
     }
 
     /** The connection; obtained once (on a background thread, since a connect may block) and then reused. */
@@ -82,6 +89,7 @@ final class StoreConnection {
                                 ReactiveRedisConnection obtained = this.connectionFactory.getReactiveConnection();
                                 this.connection.set(Mono.just(obtained));
                                 attempt.complete(obtained);
+                                this.connected.run();
                                 if (this.warmedUp.compareAndSet(false, true)) {
                                     warmUp(obtained);
                                 } else {

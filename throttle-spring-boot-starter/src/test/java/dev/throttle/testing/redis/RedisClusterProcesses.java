@@ -17,7 +17,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * A real three-master Redis Cluster on loopback, made of {@link RedisProcess} nodes with
  * {@code cluster-enabled yes}, joined from Java with {@code CLUSTER MEET} and {@code CLUSTER ADDSLOTS}
  * (slots 0-5460, 5461-10922, 10923-16383), ready once every node's {@code CLUSTER INFO} says
- * {@code cluster_state:ok}. No replicas.
+ * {@code cluster_state:ok}. No replicas, unless started by {@link #startWithReplicas}: then each
+ * master has one, joined with {@code CLUSTER REPLICATE}, which Redis promotes when its master dies.
  *
  * <p>{@link #shared()} gives one per JVM, stopped by a shutdown hook. Thread-safe.
  */
@@ -30,8 +31,16 @@ public final class RedisClusterProcesses implements AutoCloseable {
 
     private final List<RedisProcess> nodes;
 
+    /** Each master's replica, in the masters' order; empty without replicas. */
+    private final List<RedisProcess> replicas;
+
     private RedisClusterProcesses(List<RedisProcess> nodes) {
+        this(nodes, List.of());
+    }
+
+    private RedisClusterProcesses(List<RedisProcess> nodes, List<RedisProcess> replicas) {
         this.nodes = List.copyOf(nodes);
+        this.replicas = List.copyOf(replicas);
     }
 
     /**
@@ -69,6 +78,98 @@ public final class RedisClusterProcesses implements AutoCloseable {
         } catch (RuntimeException ex) {
             nodes.forEach(RedisProcess::stop);
             throw ex;
+        }
+    }
+
+    /**
+     * Starts three masters and a replica of each on free ports, joins them into a cluster and waits
+     * until every replica is in sync with its master.
+     * @param nodeTimeout {@code cluster-node-timeout}: how long a master may be silent before the
+     * others mark it failed and its replica is promoted
+     * @param requireFullCoverage {@code cluster-require-full-coverage}: whether every node answers
+     * {@code CLUSTERDOWN} while some slot has no master
+     * @return the running cluster; close it when done
+     */
+    public static RedisClusterProcesses startWithReplicas(Duration nodeTimeout, boolean requireFullCoverage) {
+        List<RedisProcess> masters = new ArrayList<>();
+        List<RedisProcess> replicas = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2 * SLOT_RANGES.length; i++) {
+                int port = RedisProcess.freePort(true);
+                RedisProcess node = new RedisProcess(
+                        port,
+                        List.of(
+                                "--cluster-enabled",
+                                "yes",
+                                "--cluster-config-file",
+                                "nodes-" + port + ".conf",
+                                "--cluster-node-timeout",
+                                Long.toString(nodeTimeout.toMillis()),
+                                "--cluster-require-full-coverage",
+                                requireFullCoverage ? "yes" : "no"));
+                node.start();
+                (i < SLOT_RANGES.length ? masters : replicas).add(node);
+            }
+            RedisClusterProcesses cluster = new RedisClusterProcesses(masters, replicas);
+            cluster.form();
+            cluster.replicate();
+            return cluster;
+        } catch (RuntimeException ex) {
+            masters.forEach(RedisProcess::stop);
+            replicas.forEach(RedisProcess::stop);
+            throw ex;
+        }
+    }
+
+    /** Makes each replica node replicate its master, and waits until each is in sync. */
+    private void replicate() {
+        RedisClient client = RedisClient.create();
+        try {
+            RedisCommands<String, String> first = client.connect(
+                            RedisURI.create("127.0.0.1", this.nodes.get(0).port()))
+                    .sync();
+            for (RedisProcess replica : this.replicas) {
+                first.clusterMeet("127.0.0.1", replica.port());
+            }
+            long deadline = System.nanoTime() + FORM_TIMEOUT.toNanos();
+            for (int i = 0; i < this.replicas.size(); i++) {
+                String masterId = client.connect(
+                                RedisURI.create("127.0.0.1", this.nodes.get(i).port()))
+                        .sync()
+                        .clusterMyId();
+                RedisCommands<String, String> replica = client.connect(RedisURI.create(
+                                "127.0.0.1", this.replicas.get(i).port()))
+                        .sync();
+                // the replica must have heard of its master through the cluster bus first
+                for (; ; ) {
+                    try {
+                        replica.clusterReplicate(masterId);
+                        break;
+                    } catch (RuntimeException ex) {
+                        if (System.nanoTime() > deadline) {
+                            throw ex;
+                        }
+                        Thread.sleep(50);
+                    }
+                }
+            }
+            for (RedisProcess node : this.replicas) {
+                RedisCommands<String, String> replica = client.connect(RedisURI.create("127.0.0.1", node.port()))
+                        .sync();
+                while (!replica.info("replication").contains("master_link_status:up")
+                        || !isOk(replica, this.nodes.size() + this.replicas.size())) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException(
+                                "replica " + node.port() + " did not sync: " + replica.info("replication"));
+                    }
+                    Thread.sleep(50);
+                }
+            }
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(ex);
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         }
     }
 
@@ -111,8 +212,12 @@ public final class RedisClusterProcesses implements AutoCloseable {
     }
 
     private static boolean isOk(RedisCommands<String, String> commands) {
+        return isOk(commands, SLOT_RANGES.length);
+    }
+
+    private static boolean isOk(RedisCommands<String, String> commands, int knownNodes) {
         String info = commands.clusterInfo();
-        if (!info.contains("cluster_state:ok") || !info.contains("cluster_known_nodes:3")) {
+        if (!info.contains("cluster_state:ok") || !info.contains("cluster_known_nodes:" + knownNodes)) {
             return false;
         }
         // every node must also see all slots assigned
@@ -125,6 +230,14 @@ public final class RedisClusterProcesses implements AutoCloseable {
      */
     public List<RedisProcess> nodes() {
         return this.nodes;
+    }
+
+    /**
+     * Returns each master's replica, in the masters' order.
+     * @return the replicas; empty for a cluster started without
+     */
+    public List<RedisProcess> replicas() {
+        return this.replicas;
     }
 
     /**
@@ -173,6 +286,7 @@ public final class RedisClusterProcesses implements AutoCloseable {
     @Override
     public void close() {
         this.nodes.forEach(RedisProcess::stop);
+        this.replicas.forEach(RedisProcess::stop);
     }
 
     private static final class Holder {
