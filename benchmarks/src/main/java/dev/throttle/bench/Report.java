@@ -62,6 +62,7 @@ public final class Report {
         report.retained();
         report.redis();
         report.jdbc();
+        report.reservations();
         report.http();
         report.targets();
         Files.writeString(dir.resolve("summary.md"), report.out.toString(), StandardCharsets.UTF_8);
@@ -431,6 +432,123 @@ public final class Report {
             }
         }
         return null;
+    }
+
+    // ---------------------------------------------------------------- reservations and slots
+
+    private static final String RESERVE_GRID = "Reservations and concurrency slots (targets: a reservation granted at "
+            + "once costs ≤ 1.10× the plain decision of its policy, in one round trip on Redis; a slot taken and "
+            + "released on Redis costs ≤ 2× one GCRA decision, in ≤ 2 round trips)";
+
+    /** The step of {@code reserve.sh}: each call's cost beside the plain decision, as a median of rounds. */
+    private void reservations() throws IOException {
+        Path path = this.dir.resolve("reserve.txt");
+        if (!Files.exists(path)) {
+            return;
+        }
+        List<String> lines = Files.readAllLines(path);
+        List<Map<String, String>> trips = new ArrayList<>();
+        for (String line : lines) {
+            if (line.startsWith("trips ")) {
+                trips.add(fields(line));
+            }
+        }
+        this.out.append("## Reservations and concurrency slots beside the plain decision (`reserve.sh`)\n\n");
+        this.out.append("Each call runs in turn with the plain decision it is compared with, round after round, in the "
+                + "same run (memory: one JMH fork each, 1 thread, the order alternating by round; Redis: `RedisAB`, the "
+                + "decision before and after each call). **Cost** = the decision's calls per second over this call's, per "
+                + "round: the median, and the lowest and highest of the rounds (1.10 is 10% dearer). `now`: keys with room "
+                + "(memory: the `high` regime on Zipf keys; Redis: `high`, one key), so a reservation is granted at once; "
+                + "`later`: one key over the `api` limit reserved up to ten years ahead, so every reservation is granted "
+                + "for a later turn, beside the plain decision of that key, which is refused. Round trips = top-level "
+                + "commands per call under `MONITOR`; scripts = `EVALSHA` per call (`INFO commandstats`).\n\n");
+        for (String line : lines) {
+            if (!line.startsWith("#")) {
+                continue;
+            }
+            this.out.append("    ").append(line).append('\n');
+        }
+        this.out.append('\n');
+        this.out.append(
+                "| store | call | beside | callers | cost (median) | lowest–highest | calls/s | beside, calls/s "
+                        + "| B per call / beside | round trips | scripts |\n");
+        this.out.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        for (String line : lines) {
+            if (!line.startsWith("summary ")) {
+                continue;
+            }
+            Map<String, String> row = fields(line);
+            if ("memory".equals(row.get("store"))) {
+                String name = row.get("case");
+                String algorithm = name.substring(0, name.indexOf(':'));
+                String turn = name.substring(name.indexOf(':') + 1);
+                double cost = number(row.get("cost_ratio_median"));
+                this.out.append(String.format(
+                        Locale.ROOT,
+                        "| memory | %s reserve, %s | decide | %s | %s | %s–%s | %,.0f | %,.0f | %s / %s | | |\n",
+                        algorithm,
+                        turn,
+                        row.get("threads") + " thread",
+                        fmt(cost),
+                        fmt(number(row.get("cost_ratio_min"))),
+                        fmt(number(row.get("cost_ratio_max"))),
+                        number(row.get("reserve_median_per_second")),
+                        number(row.get("decide_median_per_second")),
+                        row.get("reserve_bytes_per_op"),
+                        row.get("decide_bytes_per_op")));
+                if (turn.equals("now")) {
+                    check(
+                            RESERVE_GRID,
+                            "memory, " + algorithm + " reserve vs decide",
+                            "cost, 1 thread",
+                            cost,
+                            1.10,
+                            false);
+                }
+                continue;
+            }
+            String variant = row.get("variant");
+            String baseline = row.get("baseline");
+            String callers = row.get("callers");
+            // RedisAB gives the call's rate over the decision's: its cost is the inverse
+            double cost = 1 / number(row.get("ratio_median"));
+            Map<String, String> trip = trips.stream()
+                    .filter((t) -> variant.equals(t.get("variant")) && callers.equals(t.get("callers")))
+                    .findFirst()
+                    .orElse(Map.of());
+            double roundTrips = number(trip.get("round_trips_per_call"));
+            this.out.append(String.format(
+                    Locale.ROOT,
+                    "| redis | %s (%s) | %s | %s | %s | %s–%s | %,.0f | %,.0f | | %s | %s |\n",
+                    variant.substring("throttle-".length()),
+                    row.get("regime"),
+                    baseline.substring("throttle-".length()),
+                    callers,
+                    fmt(cost),
+                    fmt(1 / number(row.get("ratio_max"))),
+                    fmt(1 / number(row.get("ratio_min"))),
+                    number(row.get("median_per_second")),
+                    number(row.get("baseline_median_per_second")),
+                    trip.getOrDefault("round_trips_per_call", "–"),
+                    trip.getOrDefault("scripts_per_call", "–")));
+            String column = "cost, " + callers + " caller(s)";
+            if (variant.equals("throttle-take-release")) {
+                check(RESERVE_GRID, "redis, take + release vs gcra", column, cost, 2.0, false);
+                check(
+                        RESERVE_GRID,
+                        "redis, take + release vs gcra",
+                        "round trips, " + callers + " caller(s)",
+                        roundTrips,
+                        2.0,
+                        false);
+            } else if (variant.startsWith("throttle-reserve-") && !variant.startsWith("throttle-reserve-later-")) {
+                String algorithm = variant.substring("throttle-reserve-".length());
+                String name = "redis, " + algorithm + " reserve vs " + algorithm;
+                check(RESERVE_GRID, name, column, cost, 1.10, false);
+                check(RESERVE_GRID, name, "round trips, " + callers + " caller(s)", roundTrips, 1.0, false);
+            }
+        }
+        this.out.append('\n');
     }
 
     // ---------------------------------------------------------------- postgresql
