@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reservation and concurrency-slot step of benchmarks/README.md: a reservation (a call that may wait
-# for its turn) beside the plain decision of the same policy, in the memory store (JMH, ReserveAB) and in
-# the Redis store (RedisAB), and on Redis a concurrency slot taken and released beside one GCRA decision,
+# for its turn) beside the plain decision of the same policy, in the memory store (JMH forks, ReserveAB, and
+# the calling thread's CPU time, ReserveCpu) and in the Redis store (RedisAB), and on Redis a concurrency slot taken and released beside one GCRA decision,
 # interleaved round by round in the same run, with the round trips of each call counted. Writes
 # benchmarks/results/reserve.txt, replacing only that file (alone, it also regenerates summary.md: the
 # other tables from the files results/ holds). run.sh calls it as one of its steps; it runs alone too:
@@ -33,10 +33,12 @@ STARTED=$(date +%s)
 if [[ "$QUICK" == 1 ]]; then
   ROUNDS=2
   JMH=(1 200ms 1 300ms)        # warm-up iterations and time, measured iterations and time, per fork
+  CPU_BLOCKS=(0.5 4 20000)     # ReserveCpu: warm-up seconds, blocks of each call, calls per block
   REDIS_TIMES=(1 0.3)          # JVM warm-up per variant, each case (seconds)
 else
   ROUNDS=5
   JMH=(2 1s 3 1s)
+  CPU_BLOCKS=(5 30 100000)
   REDIS_TIMES=(3 3)
 fi
 # RESERVE_CALLERS (space-separated) narrows the Redis callers, for trying it
@@ -94,6 +96,7 @@ OUT="$RESULTS/reserve.txt"
   echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- throttle-core throttle-spring-boot-starter 2>/dev/null || echo ' + uncommitted changes in core/starter')"
   echo "# nproc: $(nproc); java: $(java -version 2>&1 | head -1); redis-server: $(redis-server --version | awk '{print $3}')"
   echo "# rounds: $ROUNDS; jmh per fork (warm-up iterations, time, iterations, time): ${JMH[*]}, 1 thread, -prof gc;" \
+    "cpu (warm-up seconds, blocks, calls per block): ${CPU_BLOCKS[*]};" \
     "redis (JVM warm-up per variant, each case, seconds): ${REDIS_TIMES[*]}, callers: ${CALLERS[*]}"
   echo "# load average before (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT"
@@ -102,6 +105,10 @@ OUT="$RESULTS/reserve.txt"
 log "memory: reservation vs plain decision (ReserveAB, $ROUNDS rounds)"
 java -cp "$JAR" dev.throttle.bench.ReserveAB "$OUT" "$ROUNDS" "${JMH[@]}" 1 \
   gcra:now,token-bucket:now,gcra:later | grep '^summary' | cut -c1-240
+log "memory: the same by the calling thread's CPU time (ReserveCpu, ${CPU_BLOCKS[1]} blocks of each call)"
+for name in gcra:now token-bucket:now gcra:later; do
+  java -Xms1g -Xmx1g -XX:+UseG1GC -cp "$JAR" dev.throttle.bench.ReserveCpu "$OUT" "${CPU_BLOCKS[@]}" "$name" | cut -c1-240
+done
 
 # ------------------------------------------------------------------ redis (RedisAB, interleaved)
 # each line: the baseline (the plain decision) first, the variants it brackets after it

@@ -158,11 +158,18 @@ public final class RedisAB {
                 }
                 double[] sorted = ratios.clone();
                 Arrays.sort(sorted);
+                // the round's CPU per decision over the mean of its baseline cases: the cost by CPU
+                double[] cpuCost = new double[rounds];
+                for (int round = 0; round < rounds; round++) {
+                    cpuCost[round] = cpuPerDecision[v][round] / cpuPerDecision[0][round];
+                }
+                double[] cpuSorted = sortedCopy(cpuCost);
                 String line = String.format(
                         Locale.ROOT,
                         "summary variant=%s baseline=%s %s rounds=%d ratio_median=%.3f ratio_min=%.3f ratio_max=%.3f ratio_iqr=%.3f-%.3f ratios=%s"
                                 + " median_per_second=%.0f baseline_median_per_second=%.0f cpu_us_per_decision_median=%.2f"
-                                + " baseline_cpu_us_per_decision_median=%.2f cpu_ratio_baseline_over_variant=%.3f%s load_after=%s",
+                                + " baseline_cpu_us_per_decision_median=%.2f cpu_ratio_baseline_over_variant=%.3f"
+                                + " cpu_cost_median=%.3f cpu_cost_min=%.3f cpu_cost_max=%.3f%s load_after=%s",
                         variants.get(v),
                         variants.get(0),
                         header,
@@ -178,6 +185,9 @@ public final class RedisAB {
                         median(sortedCopy(cpuPerDecision[v])),
                         median(sortedCopy(cpuPerDecision[0])),
                         median(sortedCopy(cpuPerDecision[0])) / median(sortedCopy(cpuPerDecision[v])),
+                        median(cpuSorted),
+                        cpuSorted[0],
+                        cpuSorted[rounds - 1],
                         abuse && variants.get(v).startsWith("nearcache-")
                                 ? String.format(
                                         Locale.ROOT,
@@ -264,7 +274,7 @@ public final class RedisAB {
     }
 
     /** The first or third quartile, linearly interpolated. */
-    private static double quartile(double[] sorted, int which) {
+    static double quartile(double[] sorted, int which) {
         double at = (sorted.length - 1) * which / 4.0;
         int low = (int) Math.floor(at);
         int high = Math.min(sorted.length - 1, low + 1);

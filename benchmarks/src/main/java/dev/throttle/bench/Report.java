@@ -454,53 +454,63 @@ public final class Report {
             }
         }
         this.out.append("## Reservations and concurrency slots beside the plain decision (`reserve.sh`)\n\n");
-        this.out.append("Each call runs in turn with the plain decision it is compared with, round after round, in the "
-                + "same run (memory: one JMH fork each, 1 thread, the order alternating by round; Redis: `RedisAB`, the "
-                + "decision before and after each call). **Cost** = the decision's calls per second over this call's, per "
-                + "round: the median, and the lowest and highest of the rounds (1.10 is 10% dearer). `now`: keys with room "
-                + "(memory: the `high` regime on Zipf keys; Redis: `high`, one key), so a reservation is granted at once; "
-                + "`later`: one key over the `api` limit reserved up to ten years ahead, so every reservation is granted "
-                + "for a later turn, beside the plain decision of that key, which is refused. Round trips = top-level "
-                + "commands per call under `MONITOR`; scripts = `EVALSHA` per call (`INFO commandstats`).\n\n");
+        this.out.append(
+                "Each call runs in turn with the plain decision it is compared with, in the same run. **Cost** = "
+                        + "what this call takes over what the decision takes (1.10 is 10% dearer), per round, then the median "
+                        + "and the lowest and highest of the rounds; **by calls/s** from throughput (memory: `ReserveAB`, one "
+                        + "JMH fork each, 1 thread, the order alternating by round; Redis: `RedisAB`, the decision before and "
+                        + "after each call), **by CPU** from CPU time per call, which moves far less when other work shares the "
+                        + "cores (memory: `ReserveCpu`, the calling thread's CPU clock over alternating blocks in one JVM; Redis: "
+                        + "the client JVM's and the server's CPU per call in the same `RedisAB` cases). `now`: keys with room "
+                        + "(memory: the `high` regime on Zipf keys; Redis: `high`, one key), so a reservation is granted at once; "
+                        + "`later`: one key over the `api` limit reserved up to ten years ahead, so every reservation is granted "
+                        + "for a later turn, beside the plain decision of that key, which is refused. Round trips = top-level "
+                        + "commands per call under `MONITOR`; scripts = `EVALSHA` per call (`INFO commandstats`).\n\n");
         for (String line : lines) {
-            if (!line.startsWith("#")) {
-                continue;
+            if (line.startsWith("#")) {
+                this.out.append("    ").append(line).append('\n');
             }
-            this.out.append("    ").append(line).append('\n');
         }
         this.out.append('\n');
         this.out.append(
-                "| store | call | beside | callers | cost (median) | lowest–highest | calls/s | beside, calls/s "
-                        + "| B per call / beside | round trips | scripts |\n");
-        this.out.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+                "| store | call | beside | callers | cost by calls/s | lowest–highest | cost by CPU | lowest–highest "
+                        + "| this call / beside | B per call / beside | round trips | scripts |\n");
+        this.out.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         for (String line : lines) {
             if (!line.startsWith("summary ")) {
                 continue;
             }
             Map<String, String> row = fields(line);
-            if ("memory".equals(row.get("store"))) {
+            String store = row.get("store");
+            if (store != null) {
                 String name = row.get("case");
                 String algorithm = name.substring(0, name.indexOf(':'));
                 String turn = name.substring(name.indexOf(':') + 1);
                 double cost = number(row.get("cost_ratio_median"));
+                String range = fmt(number(row.get("cost_ratio_min"))) + "–" + fmt(number(row.get("cost_ratio_max")));
+                boolean cpu = store.equals("memory-cpu");
                 this.out.append(String.format(
                         Locale.ROOT,
-                        "| memory | %s reserve, %s | decide | %s | %s | %s–%s | %,.0f | %,.0f | %s / %s | | |\n",
+                        "| memory | %s reserve, %s | decide | 1 thread | %s | %s | %s | %s | %s | %s | | |\n",
                         algorithm,
                         turn,
-                        row.get("threads") + " thread",
-                        fmt(cost),
-                        fmt(number(row.get("cost_ratio_min"))),
-                        fmt(number(row.get("cost_ratio_max"))),
-                        number(row.get("reserve_median_per_second")),
-                        number(row.get("decide_median_per_second")),
-                        row.get("reserve_bytes_per_op"),
-                        row.get("decide_bytes_per_op")));
+                        cpu ? "" : fmt(cost),
+                        cpu ? "" : range,
+                        cpu ? fmt(cost) : "",
+                        cpu ? range : "",
+                        cpu
+                                ? row.get("reserve_cpu_ns_median") + " / " + row.get("decide_cpu_ns_median") + " ns CPU"
+                                : String.format(
+                                        Locale.ROOT,
+                                        "%,.0f / %,.0f per s",
+                                        number(row.get("reserve_median_per_second")),
+                                        number(row.get("decide_median_per_second"))),
+                        cpu ? "" : row.get("reserve_bytes_per_op") + " / " + row.get("decide_bytes_per_op")));
                 if (turn.equals("now")) {
                     check(
                             RESERVE_GRID,
                             "memory, " + algorithm + " reserve vs decide",
-                            "cost, 1 thread",
+                            cpu ? "cost by CPU, 1 thread" : "cost by calls/s, 1 thread",
                             cost,
                             1.10,
                             false);
@@ -512,6 +522,7 @@ public final class Report {
             String callers = row.get("callers");
             // RedisAB gives the call's rate over the decision's: its cost is the inverse
             double cost = 1 / number(row.get("ratio_median"));
+            double cpuCost = number(row.get("cpu_cost_median"));
             Map<String, String> trip = trips.stream()
                     .filter((t) -> variant.equals(t.get("variant")) && callers.equals(t.get("callers")))
                     .findFirst()
@@ -519,7 +530,7 @@ public final class Report {
             double roundTrips = number(trip.get("round_trips_per_call"));
             this.out.append(String.format(
                     Locale.ROOT,
-                    "| redis | %s (%s) | %s | %s | %s | %s–%s | %,.0f | %,.0f | | %s | %s |\n",
+                    "| redis | %s (%s) | %s | %s | %s | %s–%s | %s | %s–%s | %,.0f / %,.0f per s | | %s | %s |\n",
                     variant.substring("throttle-".length()),
                     row.get("regime"),
                     baseline.substring("throttle-".length()),
@@ -527,25 +538,25 @@ public final class Report {
                     fmt(cost),
                     fmt(1 / number(row.get("ratio_max"))),
                     fmt(1 / number(row.get("ratio_min"))),
+                    fmt(cpuCost),
+                    fmt(number(row.get("cpu_cost_min"))),
+                    fmt(number(row.get("cpu_cost_max"))),
                     number(row.get("median_per_second")),
                     number(row.get("baseline_median_per_second")),
                     trip.getOrDefault("round_trips_per_call", "–"),
                     trip.getOrDefault("scripts_per_call", "–")));
-            String column = "cost, " + callers + " caller(s)";
+            String by = ", " + callers + " caller(s)";
             if (variant.equals("throttle-take-release")) {
-                check(RESERVE_GRID, "redis, take + release vs gcra", column, cost, 2.0, false);
-                check(
-                        RESERVE_GRID,
-                        "redis, take + release vs gcra",
-                        "round trips, " + callers + " caller(s)",
-                        roundTrips,
-                        2.0,
-                        false);
+                String name = "redis, take + release vs gcra";
+                check(RESERVE_GRID, name, "cost by calls/s" + by, cost, 2.0, false);
+                check(RESERVE_GRID, name, "cost by CPU" + by, cpuCost, 2.0, false);
+                check(RESERVE_GRID, name, "round trips" + by, roundTrips, 2.0, false);
             } else if (variant.startsWith("throttle-reserve-") && !variant.startsWith("throttle-reserve-later-")) {
                 String algorithm = variant.substring("throttle-reserve-".length());
                 String name = "redis, " + algorithm + " reserve vs " + algorithm;
-                check(RESERVE_GRID, name, column, cost, 1.10, false);
-                check(RESERVE_GRID, name, "round trips, " + callers + " caller(s)", roundTrips, 1.0, false);
+                check(RESERVE_GRID, name, "cost by calls/s" + by, cost, 1.10, false);
+                check(RESERVE_GRID, name, "cost by CPU" + by, cpuCost, 1.10, false);
+                check(RESERVE_GRID, name, "round trips" + by, roundTrips, 1.0, false);
             }
         }
         this.out.append('\n');
