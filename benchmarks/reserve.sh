@@ -34,12 +34,14 @@ if [[ "$QUICK" == 1 ]]; then
   ROUNDS=2
   JMH=(1 200ms 1 300ms)        # warm-up iterations and time, measured iterations and time, per fork
   CPU_BLOCKS=(0.5 4 20000)     # ReserveCpu: warm-up seconds, blocks of each call, calls per block
-  REDIS_TIMES=(1 0.3)          # JVM warm-up per variant, each case (seconds)
+  REDIS_TIMES=(1 0.3 2)        # JVM warm-up per variant, each case (seconds), rounds
 else
   ROUNDS=5
   JMH=(2 1s 3 1s)
   CPU_BLOCKS=(5 30 100000)
-  REDIS_TIMES=(3 3)
+  # many short rounds rather than a few long ones: on a shared machine the load moves within seconds,
+  # and a case bracketed by its baseline cases a second apart meets the same load as they do
+  REDIS_TIMES=(3 1 15)
 fi
 # RESERVE_CALLERS (space-separated) narrows the Redis callers, for trying it
 read -r -a CALLERS <<<"${RESERVE_CALLERS:-1 16}"
@@ -95,9 +97,9 @@ OUT="$RESULTS/reserve.txt"
   echo "# command: $( [[ "$QUICK" == 1 ]] && echo 'QUICK=1 ')bash benchmarks/reserve.sh$( [[ "$FROM_RUN" == 1 ]] && echo ' (from run.sh)')"
   echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- throttle-core throttle-spring-boot-starter 2>/dev/null || echo ' + uncommitted changes in core/starter')"
   echo "# nproc: $(nproc); java: $(java -version 2>&1 | head -1); redis-server: $(redis-server --version | awk '{print $3}')"
-  echo "# rounds: $ROUNDS; jmh per fork (warm-up iterations, time, iterations, time): ${JMH[*]}, 1 thread, -prof gc;" \
+  echo "# memory rounds: $ROUNDS; jmh per fork (warm-up iterations, time, iterations, time): ${JMH[*]}, 1 thread, -prof gc;" \
     "cpu (warm-up seconds, blocks, calls per block): ${CPU_BLOCKS[*]};" \
-    "redis (JVM warm-up per variant, each case, seconds): ${REDIS_TIMES[*]}, callers: ${CALLERS[*]}"
+    "redis (JVM warm-up per variant and each case in seconds, rounds): ${REDIS_TIMES[*]}, callers: ${CALLERS[*]}"
   echo "# load average before (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT"
 
@@ -122,7 +124,7 @@ for callers in "${CALLERS[@]}"; do
     read -r -a ab <<<"$spec"
     log "redis, $callers caller(s), regime ${ab[0]}: ${ab[*]:1}"
     java -Xms512m -Xmx1g -cp "$JAR" dev.throttle.bench.RedisAB "$REDIS_PORT" "$OUT" "${REDIS_TIMES[0]}" \
-      "${REDIS_TIMES[1]}" "$ROUNDS" "${ab[0]}" hot "$callers" "${ab[@]:1}" | grep -v '^round' | cut -c1-240
+      "${REDIS_TIMES[1]}" "${REDIS_TIMES[2]}" "${ab[0]}" hot "$callers" "${ab[@]:1}" | grep -v '^round' | cut -c1-240
   done
 done
 

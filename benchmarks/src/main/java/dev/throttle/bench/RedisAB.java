@@ -218,8 +218,8 @@ public final class RedisAB {
      * What one call of a variant sends, counted outside the timed cases on emptied keys: the top-level
      * commands under {@code MONITOR} per call (round trips, for callers that wait for each answer),
      * and from {@code INFO commandstats} after {@code CONFIG RESETSTAT}, the scripts run per call
-     * ({@code EVALSHA} and its kin) and every command run inside Redis per call (the scripts' own
-     * {@code redis.call}s included).
+     * ({@code EVALSHA} and its kin), every command run inside Redis per call (the scripts' own
+     * {@code redis.call}s included), and the microseconds Redis spent in the scripts per call.
      */
     private static String roundTrips(
             int port, RedisLoad.Subject subject, String variant, String[] sequence, int callers, String header)
@@ -234,6 +234,14 @@ public final class RedisAB {
             topLevel = monitor.stop();
         }
         Map<String, Long> stats = RedisLoad.commandStats(port);
+        // the time Redis spent in the scripts (their redis.calls included), from the same statistics
+        long scriptMicros = 0;
+        for (String line : RedisLoad.admin(port, "INFO", "commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_eval") || line.startsWith("cmdstat_fcall")) {
+                int at = line.indexOf("usec=") + "usec=".length();
+                scriptMicros += Long.parseLong(line.substring(at, line.indexOf(',', at)));
+            }
+        }
         long scripts = 0;
         long inside = 0;
         for (Map.Entry<String, Long> stat : stats.entrySet()) {
@@ -248,13 +256,14 @@ public final class RedisAB {
         return String.format(
                 Locale.ROOT,
                 "trips variant=%s %s calls=%d round_trips_per_call=%.3f scripts_per_call=%.3f commands_per_call=%.3f"
-                        + " commandstats=%s",
+                        + " script_us_per_call=%.2f commandstats=%s",
                 variant,
                 header,
                 calls,
                 topLevel / (double) calls,
                 scripts / (double) calls,
                 inside / (double) calls,
+                scriptMicros / (double) calls,
                 stats.toString().replace(" ", ""));
     }
 

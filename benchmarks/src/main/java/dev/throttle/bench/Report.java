@@ -465,7 +465,8 @@ public final class Report {
                         + "(memory: the `high` regime on Zipf keys; Redis: `high`, one key), so a reservation is granted at once; "
                         + "`later`: one key over the `api` limit reserved up to ten years ahead, so every reservation is granted "
                         + "for a later turn, beside the plain decision of that key, which is refused. Round trips = top-level "
-                        + "commands per call under `MONITOR`; scripts = `EVALSHA` per call (`INFO commandstats`).\n\n");
+                        + "commands per call under `MONITOR`; scripts = `EVALSHA` per call, script µs = the time Redis spent in them "
+                        + "per call (`INFO commandstats`).\n\n");
         for (String line : lines) {
             if (line.startsWith("#")) {
                 this.out.append("    ").append(line).append('\n');
@@ -474,8 +475,8 @@ public final class Report {
         this.out.append('\n');
         this.out.append(
                 "| store | call | beside | callers | cost by calls/s | lowest–highest | cost by CPU | lowest–highest "
-                        + "| this call / beside | B per call / beside | round trips | scripts |\n");
-        this.out.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+                        + "| this call / beside | B per call / beside | round trips | scripts | script µs / beside |\n");
+        this.out.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         for (String line : lines) {
             if (!line.startsWith("summary ")) {
                 continue;
@@ -491,7 +492,7 @@ public final class Report {
                 boolean cpu = store.equals("memory-cpu");
                 this.out.append(String.format(
                         Locale.ROOT,
-                        "| memory | %s reserve, %s | decide | 1 thread | %s | %s | %s | %s | %s | %s | | |\n",
+                        "| memory | %s reserve, %s | decide | 1 thread | %s | %s | %s | %s | %s | %s | | | |\n",
                         algorithm,
                         turn,
                         cpu ? "" : fmt(cost),
@@ -527,10 +528,16 @@ public final class Report {
                     .filter((t) -> variant.equals(t.get("variant")) && callers.equals(t.get("callers")))
                     .findFirst()
                     .orElse(Map.of());
+            Map<String, String> baselineTrip = trips.stream()
+                    .filter((t) -> baseline.equals(t.get("variant"))
+                            && callers.equals(t.get("callers"))
+                            && row.get("regime").equals(t.get("regime")))
+                    .findFirst()
+                    .orElse(Map.of());
             double roundTrips = number(trip.get("round_trips_per_call"));
             this.out.append(String.format(
                     Locale.ROOT,
-                    "| redis | %s (%s) | %s | %s | %s | %s–%s | %s | %s–%s | %,.0f / %,.0f per s | | %s | %s |\n",
+                    "| redis | %s (%s) | %s | %s | %s | %s–%s | %s | %s–%s | %,.0f / %,.0f per s | | %s | %s | %s / %s |\n",
                     variant.substring("throttle-".length()),
                     row.get("regime"),
                     baseline.substring("throttle-".length()),
@@ -544,7 +551,9 @@ public final class Report {
                     number(row.get("median_per_second")),
                     number(row.get("baseline_median_per_second")),
                     trip.getOrDefault("round_trips_per_call", "–"),
-                    trip.getOrDefault("scripts_per_call", "–")));
+                    trip.getOrDefault("scripts_per_call", "–"),
+                    trip.getOrDefault("script_us_per_call", "–"),
+                    baselineTrip.getOrDefault("script_us_per_call", "–")));
             String by = ", " + callers + " caller(s)";
             if (variant.equals("throttle-take-release")) {
                 String name = "redis, take + release vs gcra";
