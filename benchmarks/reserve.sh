@@ -6,7 +6,7 @@
 # benchmarks/results/reserve.txt, replacing only that file (alone, it also regenerates summary.md: the
 # other tables from the files results/ holds). run.sh calls it as one of its steps; it runs alone too:
 #
-#   bash benchmarks/reserve.sh            the full step: about 11 minutes on 2 cores, build excluded
+#   bash benchmarks/reserve.sh            the full step: about 12 minutes on 2 cores, build excluded
 #   QUICK=1 bash benchmarks/reserve.sh    tiny settings: checks the step works, figures meaningless
 #
 # Redis: its own redis-server on a free loopback port, stopped at the end (REDIS_PORT=<port>: use a

@@ -35,7 +35,7 @@ import org.openjdk.jmh.infra.Blackhole;
  * ({@link #LATER_WAIT}), so that every reservation is granted for a later turn (the key's score moves
  * one interval further each call); the plain decision of the same key is refused, as that call would
  * be without a wait. GCRA only: the token bucket counts its debt in 23 bits, which one thread
- * exhausts within a second.</li>
+ * exhausts within seconds.</li>
  * </ul>
  *
  * <p>The counters {@code allowed}, {@code waited} (granted for a later turn) and {@code rejected} show
