@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Interleaved A/B runs against a local {@code redis-server}: each round runs the baseline (the first
@@ -28,13 +30,18 @@ import java.util.Locale;
  * first driven over its limit through the first non-baseline variant, and stays there, as an abuser
  * keeps it; there, a variant whose name starts with {@code nearcache-} is measured under
  * {@code MONITOR}, and the top-level commands it sent (every one, {@code PUBLISH} included) are
- * divided by its refused decisions. Otherwise {@code FLUSHALL} runs before each case.
+ * divided by its refused decisions. Otherwise {@code FLUSHALL} runs before each case, and after the
+ * rounds each variant's calls are counted once ({@code trips} lines: round trips, scripts and commands
+ * per call).
  *
  * <p>Usage: {@code RedisAB <port> <out-file> <warm-up-s> <case-s> <rounds> <regime> <keys> <callers>
  * <baseline> <variant>...}. Each line of the out file is one case; the summary lines start with
  * {@code summary}.
  */
 public final class RedisAB {
+
+    /** The harness's own commands, left out of what a call sends (subcommands count as their command). */
+    private static final List<String> HARNESS_COMMANDS = List.of("config", "info", "echo", "monitor", "flushall");
 
     private RedisAB() {}
 
@@ -151,11 +158,18 @@ public final class RedisAB {
                 }
                 double[] sorted = ratios.clone();
                 Arrays.sort(sorted);
+                // the round's CPU per decision over the mean of its baseline cases: the cost by CPU
+                double[] cpuCost = new double[rounds];
+                for (int round = 0; round < rounds; round++) {
+                    cpuCost[round] = cpuPerDecision[v][round] / cpuPerDecision[0][round];
+                }
+                double[] cpuSorted = sortedCopy(cpuCost);
                 String line = String.format(
                         Locale.ROOT,
                         "summary variant=%s baseline=%s %s rounds=%d ratio_median=%.3f ratio_min=%.3f ratio_max=%.3f ratio_iqr=%.3f-%.3f ratios=%s"
                                 + " median_per_second=%.0f baseline_median_per_second=%.0f cpu_us_per_decision_median=%.2f"
-                                + " baseline_cpu_us_per_decision_median=%.2f cpu_ratio_baseline_over_variant=%.3f%s load_after=%s",
+                                + " baseline_cpu_us_per_decision_median=%.2f cpu_ratio_baseline_over_variant=%.3f"
+                                + " cpu_cost_median=%.3f cpu_cost_min=%.3f cpu_cost_max=%.3f%s load_after=%s",
                         variants.get(v),
                         variants.get(0),
                         header,
@@ -171,6 +185,9 @@ public final class RedisAB {
                         median(sortedCopy(cpuPerDecision[v])),
                         median(sortedCopy(cpuPerDecision[0])),
                         median(sortedCopy(cpuPerDecision[0])) / median(sortedCopy(cpuPerDecision[v])),
+                        median(cpuSorted),
+                        cpuSorted[0],
+                        cpuSorted[rounds - 1],
                         abuse && variants.get(v).startsWith("nearcache-")
                                 ? String.format(
                                         Locale.ROOT,
@@ -182,12 +199,72 @@ public final class RedisAB {
                 results.println(line);
                 System.out.println(line);
             }
+            if (!abuse) {
+                for (int v = 0; v < variants.size(); v++) {
+                    String line = roundTrips(port, subjects.get(v), variants.get(v), sequence, callers, header);
+                    results.println(line);
+                    System.out.println(line);
+                }
+            }
         } finally {
             for (RedisLoad.Subject subject : subjects) {
                 subject.close();
             }
         }
         System.exit(0);
+    }
+
+    /**
+     * What one call of a variant sends, counted outside the timed cases on emptied keys: the top-level
+     * commands under {@code MONITOR} per call (round trips, for callers that wait for each answer),
+     * and from {@code INFO commandstats} after {@code CONFIG RESETSTAT}, the scripts run per call
+     * ({@code EVALSHA} and its kin), every command run inside Redis per call (the scripts' own
+     * {@code redis.call}s included), and the microseconds Redis spent in the scripts per call.
+     */
+    private static String roundTrips(
+            int port, RedisLoad.Subject subject, String variant, String[] sequence, int callers, String header)
+            throws Exception {
+        RedisLoad.admin(port, "FLUSHALL");
+        RedisLoad.admin(port, "CONFIG", "RESETSTAT");
+        long calls;
+        long topLevel;
+        try (RedisLoad.Monitor monitor = RedisLoad.Monitor.start(port)) {
+            RedisLoad.Run run = RedisLoad.run(subject, sequence, callers, Duration.ofSeconds(5), new AtomicLong(2_000));
+            calls = Math.max(1, run.decisions() + run.errors());
+            topLevel = monitor.stop();
+        }
+        Map<String, Long> stats = RedisLoad.commandStats(port);
+        // the time Redis spent in the scripts (their redis.calls included), from the same statistics
+        long scriptMicros = 0;
+        for (String line : RedisLoad.admin(port, "INFO", "commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_eval") || line.startsWith("cmdstat_fcall")) {
+                int at = line.indexOf("usec=") + "usec=".length();
+                scriptMicros += Long.parseLong(line.substring(at, line.indexOf(',', at)));
+            }
+        }
+        long scripts = 0;
+        long inside = 0;
+        for (Map.Entry<String, Long> stat : stats.entrySet()) {
+            String name = stat.getKey();
+            if (name.startsWith("eval") || name.startsWith("fcall")) {
+                scripts += stat.getValue();
+            }
+            if (!HARNESS_COMMANDS.contains(name.contains("|") ? name.substring(0, name.indexOf('|')) : name)) {
+                inside += stat.getValue();
+            }
+        }
+        return String.format(
+                Locale.ROOT,
+                "trips variant=%s %s calls=%d round_trips_per_call=%.3f scripts_per_call=%.3f commands_per_call=%.3f"
+                        + " script_us_per_call=%.2f commandstats=%s",
+                variant,
+                header,
+                calls,
+                topLevel / (double) calls,
+                scripts / (double) calls,
+                inside / (double) calls,
+                scriptMicros / (double) calls,
+                stats.toString().replace(" ", ""));
     }
 
     /** Drives every key over its limit: calls until refused (a few more than the limit, at most). */
@@ -199,26 +276,26 @@ public final class RedisAB {
         }
     }
 
-    private static double[] sortedCopy(double[] values) {
+    static double[] sortedCopy(double[] values) {
         double[] sorted = values.clone();
         Arrays.sort(sorted);
         return sorted;
     }
 
     /** The first or third quartile, linearly interpolated. */
-    private static double quartile(double[] sorted, int which) {
+    static double quartile(double[] sorted, int which) {
         double at = (sorted.length - 1) * which / 4.0;
         int low = (int) Math.floor(at);
         int high = Math.min(sorted.length - 1, low + 1);
         return sorted[low] + (sorted[high] - sorted[low]) * (at - low);
     }
 
-    private static double median(double[] sorted) {
+    static double median(double[] sorted) {
         int n = sorted.length;
         return (n % 2 == 1) ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
-    private static String loadAverage() {
+    static String loadAverage() {
         try {
             String[] parts = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
             return parts[0] + "/" + parts[1] + "/" + parts[2];

@@ -1,5 +1,6 @@
 package dev.throttle.bench;
 
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.Limiter;
 import dev.throttle.spring.redis.NearCacheSettings;
@@ -48,6 +49,11 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <li>{@code throttle-<algorithm>}: this project's {@link RedisThrottleStore} on a Spring Data
  * Redis {@link LettuceConnectionFactory} (the shared native connection, as Spring Boot sets it up),
  * default timeout (100 ms);</li>
+ * <li>{@code throttle-reserve-<algorithm>}: the same store's reservation ({@link Limiter#reserve}, a
+ * call that may wait up to 1 s for its turn); {@code throttle-reserve-later-<algorithm>} up to ten years,
+ * so that a key over its limit is granted a later turn;</li>
+ * <li>{@code throttle-take-release}: a concurrency slot taken and given back by its receipt
+ * ({@link #TAKE_RELEASE_POLICY}), two calls of the same store per operation;</li>
  * <li>{@code evalsha}: the raw baseline, {@code EVALSHA} of {@code return 1} (with the key as
  * KEYS[1]) through Lettuce's async API on the shared native connection of the same kind of factory
  * (the connection the store's reactive calls use), waited for with a bounded {@code get};</li>
@@ -280,6 +286,13 @@ public final class RedisLoad {
         return new Run(d, a, e, seconds, total);
     }
 
+    /**
+     * The concurrency policy of {@code throttle-take-release}: 100 slots per key (more than the most
+     * callers, so that a take is never refused), a lease of 30 s.
+     */
+    static final ConcurrencyPolicy TAKE_RELEASE_POLICY =
+            new ConcurrencyPolicy(Workload.POLICY, 100, Duration.ofSeconds(30));
+
     /** A variant, opened once and used for every case. */
     static final class Subject implements AutoCloseable {
 
@@ -308,7 +321,16 @@ public final class RedisLoad {
                                         NearCacheSettings.DEFAULT_MAXIMUM_KEYS,
                                         NearCacheSettings.DEFAULT_MINIMUM_RETRY_AFTER))
                         : new RedisThrottleStore(factory);
-                Limiter limiter = store.limiter(Workload.policy(variant.substring(variant.indexOf('-') + 1), regime));
+                String what = variant.substring(variant.indexOf('-') + 1);
+                boolean takeRelease = what.equals("take-release");
+                long maxWait = what.startsWith("reserve-later-")
+                        ? ReserveBenchmark.LATER_WAIT
+                        : what.startsWith("reserve-") ? ReserveBenchmark.NOW_WAIT : 0;
+                String algorithm = what.substring(
+                        what.startsWith("reserve-later-")
+                                ? "reserve-later-".length()
+                                : what.startsWith("reserve-") ? "reserve-".length() : 0);
+                Limiter limiter = store.limiter(takeRelease ? TAKE_RELEASE_POLICY : Workload.policy(algorithm, regime));
                 // wait for the store's background connect and script load
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 while (true) {
@@ -322,13 +344,25 @@ public final class RedisLoad {
                         Thread.sleep(50);
                     }
                 }
-                return new Subject(
-                        (key) -> {
-                            Decision decision = limiter.tryAcquire(key, 1);
-                            return decision.allowed();
-                        },
-                        store,
-                        factory::destroy);
+                Caller caller;
+                if (takeRelease) {
+                    // a slot taken and given back by its receipt, as a Slot closes: two calls of the store
+                    caller = (key) -> {
+                        Decision decision = limiter.tryAcquire(key, 1);
+                        if (decision.allowed()) {
+                            limiter.refund(key, 1, decision);
+                        }
+                        return decision.allowed();
+                    };
+                } else if (maxWait > 0) {
+                    caller = (key) -> limiter.reserve(key, 1, maxWait).allowed();
+                } else {
+                    caller = (key) -> {
+                        Decision decision = limiter.tryAcquire(key, 1);
+                        return decision.allowed();
+                    };
+                }
+                return new Subject(caller, store, factory::destroy);
             }
             if (variant.equals("evalsha")) {
                 // the raw baseline: Lettuce's own async API on the very connection the store's factory shares

@@ -62,6 +62,7 @@ public final class Report {
         report.retained();
         report.redis();
         report.jdbc();
+        report.reservations();
         report.http();
         report.targets();
         Files.writeString(dir.resolve("summary.md"), report.out.toString(), StandardCharsets.UTF_8);
@@ -431,6 +432,143 @@ public final class Report {
             }
         }
         return null;
+    }
+
+    // ---------------------------------------------------------------- reservations and slots
+
+    private static final String RESERVE_GRID = "Reservations and concurrency slots (targets: a reservation granted at "
+            + "once costs ≤ 1.10× the plain decision of its policy, in one round trip on Redis; a slot taken and "
+            + "released on Redis costs ≤ 2× one GCRA decision, in ≤ 2 round trips)";
+
+    /** The step of {@code reserve.sh}: each call's cost beside the plain decision, as a median of rounds. */
+    private void reservations() throws IOException {
+        Path path = this.dir.resolve("reserve.txt");
+        if (!Files.exists(path)) {
+            return;
+        }
+        List<String> lines = Files.readAllLines(path);
+        List<Map<String, String>> trips = new ArrayList<>();
+        for (String line : lines) {
+            if (line.startsWith("trips ")) {
+                trips.add(fields(line));
+            }
+        }
+        this.out.append("## Reservations and concurrency slots beside the plain decision (`reserve.sh`)\n\n");
+        this.out.append(
+                "Each call runs in turn with the plain decision it is compared with, in the same run. **Cost** = "
+                        + "what this call takes over what the decision takes (1.10 is 10% dearer), per round, then the median "
+                        + "and the lowest and highest of the rounds; **by calls/s** from throughput (memory: `ReserveAB`, one "
+                        + "JMH fork each, 1 thread, the order alternating by round; Redis: `RedisAB`, the decision before and "
+                        + "after each call), **by CPU** from CPU time per call, which moves far less when other work shares the "
+                        + "cores (memory: `ReserveCpu`, the calling thread's CPU clock over alternating blocks in one JVM; Redis: "
+                        + "the client JVM's and the server's CPU per call in the same `RedisAB` cases). `now`: keys with room "
+                        + "(memory: the `high` regime on Zipf keys; Redis: `high`, one key), so a reservation is granted at once; "
+                        + "`later`: one key over the `api` limit reserved up to ten years ahead, so every reservation is granted "
+                        + "for a later turn, beside the plain decision of that key, which is refused. Round trips = top-level "
+                        + "commands per call under `MONITOR`; scripts = `EVALSHA` per call, script µs = the time Redis spent in them "
+                        + "per call (`INFO commandstats`).\n\n");
+        for (String line : lines) {
+            if (line.startsWith("#")) {
+                this.out.append("    ").append(line).append('\n');
+            }
+        }
+        this.out.append('\n');
+        this.out.append(
+                "| store | call | beside | callers | cost by calls/s | lowest–highest | cost by CPU | lowest–highest "
+                        + "| this call / beside | B per call / beside | round trips | scripts | script µs / beside |\n");
+        this.out.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        for (String line : lines) {
+            if (!line.startsWith("summary ")) {
+                continue;
+            }
+            Map<String, String> row = fields(line);
+            String store = row.get("store");
+            if (store != null) {
+                String name = row.get("case");
+                String algorithm = name.substring(0, name.indexOf(':'));
+                String turn = name.substring(name.indexOf(':') + 1);
+                double cost = number(row.get("cost_ratio_median"));
+                String range = fmt(number(row.get("cost_ratio_min"))) + "–" + fmt(number(row.get("cost_ratio_max")));
+                boolean cpu = store.equals("memory-cpu");
+                this.out.append(String.format(
+                        Locale.ROOT,
+                        "| memory | %s reserve, %s | decide | 1 thread | %s | %s | %s | %s | %s | %s | | | |\n",
+                        algorithm,
+                        turn,
+                        cpu ? "" : fmt(cost),
+                        cpu ? "" : range,
+                        cpu ? fmt(cost) : "",
+                        cpu ? range : "",
+                        cpu
+                                ? row.get("reserve_cpu_ns_median") + " / " + row.get("decide_cpu_ns_median") + " ns CPU"
+                                : String.format(
+                                        Locale.ROOT,
+                                        "%,.0f / %,.0f per s",
+                                        number(row.get("reserve_median_per_second")),
+                                        number(row.get("decide_median_per_second"))),
+                        cpu ? "" : row.get("reserve_bytes_per_op") + " / " + row.get("decide_bytes_per_op")));
+                if (turn.equals("now")) {
+                    check(
+                            RESERVE_GRID,
+                            "memory, " + algorithm + " reserve vs decide",
+                            cpu ? "cost by CPU, 1 thread" : "cost by calls/s, 1 thread",
+                            cost,
+                            1.10,
+                            false);
+                }
+                continue;
+            }
+            String variant = row.get("variant");
+            String baseline = row.get("baseline");
+            String callers = row.get("callers");
+            // RedisAB gives the call's rate over the decision's: its cost is the inverse
+            double cost = 1 / number(row.get("ratio_median"));
+            double cpuCost = number(row.get("cpu_cost_median"));
+            Map<String, String> trip = trips.stream()
+                    .filter((t) -> variant.equals(t.get("variant")) && callers.equals(t.get("callers")))
+                    .findFirst()
+                    .orElse(Map.of());
+            Map<String, String> baselineTrip = trips.stream()
+                    .filter((t) -> baseline.equals(t.get("variant"))
+                            && callers.equals(t.get("callers"))
+                            && row.get("regime").equals(t.get("regime")))
+                    .findFirst()
+                    .orElse(Map.of());
+            double roundTrips = number(trip.get("round_trips_per_call"));
+            this.out.append(String.format(
+                    Locale.ROOT,
+                    "| redis | %s (%s) | %s | %s | %s | %s–%s | %s | %s–%s | %,.0f / %,.0f per s | | %s | %s | %s / %s |\n",
+                    variant.substring("throttle-".length()),
+                    row.get("regime"),
+                    baseline.substring("throttle-".length()),
+                    callers,
+                    fmt(cost),
+                    fmt(1 / number(row.get("ratio_max"))),
+                    fmt(1 / number(row.get("ratio_min"))),
+                    fmt(cpuCost),
+                    fmt(number(row.get("cpu_cost_min"))),
+                    fmt(number(row.get("cpu_cost_max"))),
+                    number(row.get("median_per_second")),
+                    number(row.get("baseline_median_per_second")),
+                    trip.getOrDefault("round_trips_per_call", "–"),
+                    trip.getOrDefault("scripts_per_call", "–"),
+                    trip.getOrDefault("script_us_per_call", "–"),
+                    baselineTrip.getOrDefault("script_us_per_call", "–")));
+            String by = ", " + callers + " caller(s)";
+            if (variant.equals("throttle-take-release")) {
+                String name = "redis, take + release vs gcra";
+                check(RESERVE_GRID, name, "cost by calls/s" + by, cost, 2.0, false);
+                check(RESERVE_GRID, name, "cost by CPU" + by, cpuCost, 2.0, false);
+                check(RESERVE_GRID, name, "round trips" + by, roundTrips, 2.0, false);
+            } else if (variant.startsWith("throttle-reserve-") && !variant.startsWith("throttle-reserve-later-")) {
+                String algorithm = variant.substring("throttle-reserve-".length());
+                String name = "redis, " + algorithm + " reserve vs " + algorithm;
+                check(RESERVE_GRID, name, "cost by calls/s" + by, cost, 1.10, false);
+                check(RESERVE_GRID, name, "cost by CPU" + by, cpuCost, 1.10, false);
+                check(RESERVE_GRID, name, "round trips" + by, roundTrips, 1.0, false);
+            }
+        }
+        this.out.append('\n');
     }
 
     // ---------------------------------------------------------------- postgresql
