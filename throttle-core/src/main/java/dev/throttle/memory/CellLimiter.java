@@ -142,18 +142,27 @@ abstract class CellLimiter<C> implements Limiter {
     /** A new key's cell. */
     abstract C newCell(Object key);
 
+    /** The longest the cache was made to keep idle entries ({@link #keepIdle}); 0 before. */
+    private volatile long keptIdleMillis;
+
     /**
      * Makes the cache keep idle entries at least {@code millis} (and its margin); never shorter than
      * it did: a state that stays not neutral for longer than the policy's idle expiry (a reservation
      * ahead, a debt) must not be dropped, which would hand the key a fresh quota.
      */
     final void keepIdle(long millis) {
+        if (millis <= this.keptIdleMillis) {
+            // kept that long already: no cache policy lookup, no allocation on every reservation ahead
+            return;
+        }
         Duration wanted = Duration.ofMillis(millis).plus(MemoryCells.EXPIRY_MARGIN);
         this.cells.policy().expireAfterAccess().ifPresent((access) -> {
             if (access.getExpiresAfter().compareTo(wanted) < 0) {
                 access.setExpiresAfter(wanted);
             }
         });
+        // after the cache keeps them: a call that skips the above relies on it being done
+        this.keptIdleMillis = Math.max(this.keptIdleMillis, millis);
     }
 
     /** A key the cache does not hold is told what its next call would be: the overflow's, while full. */

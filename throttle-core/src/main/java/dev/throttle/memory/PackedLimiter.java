@@ -130,9 +130,12 @@ final class PackedLimiter extends CellLimiter<PackedLimiter.Cell> {
                 if (decision.resetAfterMillis() > this.idleMillis) {
                     keepIdle(decision.resetAfterMillis());
                 }
-                Cell current = this.cells.getIfPresent(key);
-                if (current != null) {
-                    current.touched = now;
+                // as an allowed call: the access is recorded only when the entry could expire first
+                if (cell.touched + this.idleMillis < now + decision.resetAfterMillis()) {
+                    Cell current = this.cells.getIfPresent(key);
+                    if (current != null) {
+                        current.touched = now;
+                    }
                 }
                 return decision;
             }
