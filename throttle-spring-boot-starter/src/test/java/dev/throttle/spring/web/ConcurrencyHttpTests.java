@@ -50,7 +50,14 @@ import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBo
             "throttle.policies.ruled.lease=30s",
             "throttle.http.rules[0].paths=/ruled/**",
             "throttle.http.rules[0].policy=ruled",
-            "throttle.http.rules[0].key=#params['user']"
+            "throttle.http.rules[0].key=#params['user']",
+            "throttle.policies.queued.algorithm=concurrency",
+            "throttle.policies.queued.limit=1",
+            "throttle.policies.queued.lease=30s",
+            "throttle.policies.queued.wait=10s",
+            "throttle.http.rules[1].paths=/queued/**",
+            "throttle.http.rules[1].policy=queued",
+            "throttle.http.rules[1].key=#params['user']"
         })
 class ConcurrencyHttpTests {
 
@@ -112,6 +119,32 @@ class ConcurrencyHttpTests {
         assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         assertReleased("slots", "ann");
         assertThat(get("/plain?user=ann").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aCallThatMayWaitRunsWhenTheSlotItWaitsForIsReleased() throws Exception {
+        CompletableFuture<HttpResponse<String>> first = getLater("/held?user=cy");
+        Eventually.until("the first call holds its slot", () -> inUse("slots", "cy") == 1);
+        CompletableFuture<HttpResponse<String>> waiting = getLater("/waits?user=cy");
+        Thread.sleep(300);
+        assertThat(waiting).as("it waits rather than a 429").isNotDone();
+        gate.countDown();
+        assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(waiting.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertReleased("slots", "cy");
+    }
+
+    @Test
+    void aUrlRuleWhosePolicyWaitsLetsTheSecondCallRunAfterTheFirst() throws Exception {
+        CompletableFuture<HttpResponse<String>> first = getLater("/queued/held?user=dee");
+        Eventually.until("the first call holds its slot", () -> inUse("queued", "dee") == 1);
+        CompletableFuture<HttpResponse<String>> waiting = getLater("/queued/plain?user=dee");
+        Thread.sleep(300);
+        assertThat(waiting).as("it waits rather than a 429").isNotDone();
+        gate.countDown();
+        assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(waiting.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertReleased("queued", "dee");
     }
 
     @Test
@@ -202,6 +235,23 @@ class ConcurrencyHttpTests {
         @GetMapping("/held")
         @Throttled(policy = "slots", key = "#user")
         String held(@RequestParam String user) {
+            awaitGate();
+            return "ok";
+        }
+
+        @GetMapping("/waits")
+        @Throttled(policy = "slots", key = "#user", maxWait = "10s")
+        String waits(@RequestParam String user) {
+            return "ok";
+        }
+
+        @GetMapping("/queued/plain")
+        String queuedPlain(@RequestParam String user) {
+            return "ok";
+        }
+
+        @GetMapping("/queued/held")
+        String queuedHeld(@RequestParam String user) {
             awaitGate();
             return "ok";
         }
