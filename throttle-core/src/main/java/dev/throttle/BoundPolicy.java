@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -340,10 +341,14 @@ public final class BoundPolicy {
         if (cost > numbers.policy.maxCost()) {
             return notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0);
         }
+        if (numbers.policy.algorithm().waitsForARelease()) {
+            AtomicLong lastCall = new AtomicLong();
+            Decision decision = awaitSlot(numbers, StoreKeys.of(key), maxWaitMillis, lastCall);
+            // the store's latency is its last answer's, not the wait's
+            return notify(numbers, key, decision, this.shared.storeSource, lastCall.get());
+        }
         long start = System.nanoTime();
-        Decision decision = numbers.policy.algorithm().waitsForARelease()
-                ? awaitSlot(numbers, StoreKeys.of(key), maxWaitMillis)
-                : numbers.limiter.reserve(StoreKeys.of(key), cost, maxWaitMillis);
+        Decision decision = numbers.limiter.reserve(StoreKeys.of(key), cost, maxWaitMillis);
         return notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start);
     }
 
@@ -352,8 +357,9 @@ public final class BoundPolicy {
      * Interrupted, it stops waiting (a slot taken meanwhile goes back), keeps the interrupt status and
      * answers a refusal.
      */
-    private Decision awaitSlot(PolicyBinding.Numbers numbers, String storeKey, long maxWaitMillis) {
-        CompletableFuture<Decision> waiting = waitForSlot(numbers, storeKey, maxWaitMillis);
+    private Decision awaitSlot(
+            PolicyBinding.Numbers numbers, String storeKey, long maxWaitMillis, AtomicLong lastCall) {
+        CompletableFuture<Decision> waiting = waitForSlot(numbers, storeKey, maxWaitMillis, lastCall);
         try {
             return waiting.get();
         } catch (InterruptedException ex) {
@@ -374,14 +380,15 @@ public final class BoundPolicy {
     }
 
     private CompletableFuture<Decision> waitForSlot(
-            PolicyBinding.Numbers numbers, String storeKey, long maxWaitMillis) {
+            PolicyBinding.Numbers numbers, String storeKey, long maxWaitMillis, AtomicLong lastCall) {
         Limiter limiter = numbers.limiter;
         return this.shared.slotWaits.await(
                 limiter,
                 storeKey,
                 maxWaitMillis,
                 (slotKey, taken) -> limiter.refundAsync(slotKey, 1, taken)
-                        .whenComplete((done, failure) -> this.shared.slotWaits.givenBack(slotKey)));
+                        .whenComplete((done, failure) -> this.shared.slotWaits.givenBack(slotKey)),
+                lastCall);
     }
 
     /**
@@ -404,11 +411,11 @@ public final class BoundPolicy {
             return CompletableFuture.completedFuture(
                     notify(numbers, key, numbers.neverAllowed, this.shared.storeSource, 0));
         }
-        long start = System.nanoTime();
         if (numbers.policy.algorithm().waitsForARelease()) {
-            CompletableFuture<Decision> waiting = waitForSlot(numbers, StoreKeys.of(key), maxWaitMillis);
+            AtomicLong lastCall = new AtomicLong();
+            CompletableFuture<Decision> waiting = waitForSlot(numbers, StoreKeys.of(key), maxWaitMillis, lastCall);
             CompletableFuture<Decision> told = waiting.thenApply(
-                    (decision) -> notify(numbers, key, decision, this.shared.storeSource, System.nanoTime() - start));
+                    (decision) -> notify(numbers, key, decision, this.shared.storeSource, lastCall.get()));
             // cancelling the caller's stage ends the wait (and gives back a slot taken meanwhile)
             told.whenComplete((decision, failure) -> {
                 if (told.isCancelled()) {
@@ -417,6 +424,7 @@ public final class BoundPolicy {
             });
             return told;
         }
+        long start = System.nanoTime();
         return numbers.limiter
                 .reserveAsync(StoreKeys.of(key), cost, maxWaitMillis)
                 .thenApply((decision) ->

@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The calls of one concurrency policy that wait for a slot ({@code wait}), per key, in the order they
@@ -39,12 +40,19 @@ final class SlotWaits {
      * @param key the store's key
      * @param maxWaitMillis the longest the call may wait, at least 1
      * @param giveBack what gives back a slot taken by a waiter that was cancelled meanwhile
+     * @param lastCallNanos where the time the store took to answer the last try is written, so that the
+     * store's latency is told apart from the wait
      * @return completes with the allowed decision, or with the last refusal once the wait is over;
      * cancelling it ends the wait
      */
-    CompletableFuture<Decision> await(Limiter limiter, String key, long maxWaitMillis, GiveBack giveBack) {
-        Waiter waiter =
-                new Waiter(limiter, key, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxWaitMillis), giveBack);
+    CompletableFuture<Decision> await(
+            Limiter limiter, String key, long maxWaitMillis, GiveBack giveBack, AtomicLong lastCallNanos) {
+        Waiter waiter = new Waiter(
+                limiter,
+                key,
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxWaitMillis),
+                giveBack,
+                lastCallNanos);
         // in the queue before the first try, so that a release during that try is not missed
         this.waiting.compute(key, (k, queue) -> {
             Queue<Waiter> waiters = (queue != null) ? queue : new ConcurrentLinkedQueue<>();
@@ -98,6 +106,8 @@ final class SlotWaits {
 
         final GiveBack giveBack;
 
+        final AtomicLong lastCallNanos;
+
         final CompletableFuture<Decision> result = new CompletableFuture<>();
 
         /** Completed to make the waiter try again; armed anew before each try. */
@@ -106,11 +116,12 @@ final class SlotWaits {
         /** Whether the waiter took a slot (and so used the release it may have been woken by). */
         private volatile boolean tookSlot;
 
-        Waiter(Limiter limiter, String key, long deadline, GiveBack giveBack) {
+        Waiter(Limiter limiter, String key, long deadline, GiveBack giveBack, AtomicLong lastCallNanos) {
             this.limiter = limiter;
             this.key = key;
             this.deadline = deadline;
             this.giveBack = giveBack;
+            this.lastCallNanos = lastCallNanos;
         }
 
         /** Wakes the waiter by a release; false when it was woken already (and has not tried since). */
@@ -130,6 +141,7 @@ final class SlotWaits {
             CompletableFuture<Boolean> armed = new CompletableFuture<>();
             this.wake = armed;
             CompletableFuture<Decision> decided;
+            long start = System.nanoTime();
             try {
                 decided = this.limiter.tryAcquireAsync(this.key, 1).toCompletableFuture();
             } catch (RuntimeException | Error ex) {
@@ -137,6 +149,7 @@ final class SlotWaits {
                 return;
             }
             decided.whenComplete((decision, failure) -> {
+                this.lastCallNanos.set(System.nanoTime() - start);
                 if (failure != null) {
                     this.result.completeExceptionally(failure);
                 } else if (decision.allowed()) {
