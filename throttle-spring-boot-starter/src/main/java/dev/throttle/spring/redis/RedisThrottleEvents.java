@@ -2,6 +2,7 @@ package dev.throttle.spring.redis;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -34,6 +35,9 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 final class RedisThrottleEvents implements MessageListener, SubscriptionListener {
 
     private static final Log logger = LogFactory.getLog(RedisThrottleEvents.class);
+
+    /** The longest {@link #stop} waits for the subscription to stop. */
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
 
     private final NearCache nearCache;
 
@@ -85,11 +89,31 @@ final class RedisThrottleEvents implements MessageListener, SubscriptionListener
         return this.subscribed;
     }
 
+    /**
+     * Stops listening, waiting at most {@link #STOP_TIMEOUT}: the container's {@code destroy} waits
+     * for a subscription still being made (a Redis that does not answer), and an application that shuts
+     * down must not hang on it. The container then finishes stopping on its own daemon thread.
+     */
     void stop() {
+        Thread stopping = new Thread(
+                () -> {
+                    try {
+                        this.container.destroy();
+                    } catch (Exception ex) {
+                        logger.debug("Stopping the subscription to " + this.channel + " failed", ex);
+                    }
+                },
+                "throttle-redis-events-stop");
+        stopping.setDaemon(true);
+        stopping.start();
         try {
-            this.container.destroy();
-        } catch (Exception ex) {
-            logger.debug("Stopping the subscription to " + this.channel + " failed", ex);
+            stopping.join(STOP_TIMEOUT.toMillis());
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        if (stopping.isAlive()) {
+            logger.debug("The subscription to " + this.channel + " did not stop within " + STOP_TIMEOUT
+                    + "; it stops on its own thread");
         }
     }
 
