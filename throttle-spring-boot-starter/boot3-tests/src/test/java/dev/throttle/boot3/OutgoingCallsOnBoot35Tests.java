@@ -1,13 +1,16 @@
 package dev.throttle.boot3;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.throttle.Throttler;
 import dev.throttle.spring.client.OutgoingCallThrottledException;
 import dev.throttle.spring.client.ThrottledClients;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -17,12 +20,14 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
+import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * Throttled outgoing calls on Spring Boot 3.5, whose RestClient customizer lives in another package
- * than Boot 4's: the starter adds its interceptor to Boot 3.5's {@code RestClient.Builder} beans
- * instead, and a RestTemplate attaches it explicitly. Against a real local HTTP server that counts
- * the calls reaching it.
+ * Throttled outgoing calls on Spring Boot 3.5, whose RestClient and WebClient customizers live in
+ * other packages than Boot 4's: the starter adds its interceptor to Boot 3.5's
+ * {@code RestClient.Builder} beans and its filter to its {@code WebClient.Builder} beans instead
+ * (once: each call is charged once), and a RestTemplate attaches it explicitly. Against a real local
+ * HTTP server that counts the calls reaching it.
  */
 class OutgoingCallsOnBoot35Tests {
 
@@ -76,6 +81,32 @@ class OutgoingCallsOnBoot35Tests {
                 }
             }
             assertThat(refused).isEqualTo(2);
+            assertThat(this.calls).hasValue(3);
+        });
+    }
+
+    @Test
+    void aWebClientFromBoot35sBuilderIsChargedOncePerCallAndNeverSendsMoreThanThePolicyAllows() {
+        this.contextRunner.run((context) -> {
+            WebClient client = context.getBean(WebClient.Builder.class).build();
+            Throttler throttler = context.getBean(Throttler.class);
+            String key = url().substring("http://".length());
+            for (int i = 1; i <= 3; i++) {
+                client.get()
+                        .uri(url() + "/quote")
+                        .retrieve()
+                        .bodyToMono(String.class)
+                        .block(Duration.ofSeconds(5));
+                assertThat(throttler.peek("upstream", key).remaining())
+                        .as("left after call %d", i)
+                        .isEqualTo(3 - i);
+            }
+            assertThatThrownBy(() -> client.get()
+                            .uri(url() + "/quote")
+                            .retrieve()
+                            .bodyToMono(String.class)
+                            .block(Duration.ofSeconds(5)))
+                    .isInstanceOf(OutgoingCallThrottledException.class);
             assertThat(this.calls).hasValue(3);
         });
     }

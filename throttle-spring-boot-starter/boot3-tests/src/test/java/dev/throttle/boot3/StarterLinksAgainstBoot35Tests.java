@@ -61,7 +61,9 @@ class StarterLinksAgainstBoot35Tests {
      * needs Boot 4 (its auto-configuration asks for a class Spring AI 1.x, Boot 3.5's line, lacks); the
      * throttled clients' RestClient and RestTemplate customizers are Boot 4's (module
      * {@code spring-boot-restclient}; on Boot 3.5 a bean post-processor adds the interceptor to
-     * {@code RestClient.Builder} beans instead).
+     * {@code RestClient.Builder} beans instead), and so is their WebClient customizer (module
+     * {@code spring-boot-webclient}; on Boot 3.5 the bean post-processor on {@code WebClient.Builder}
+     * beans alone adds the filter).
      */
     private static final List<String> NOT_LOADED_ON_BOOT_35 = List.of(
             "dev/throttle/spring/autoconfigure/ThrottleHealthAutoConfiguration",
@@ -70,7 +72,8 @@ class StarterLinksAgainstBoot35Tests {
             "dev/throttle/spring/gateway/",
             "dev/throttle/spring/autoconfigure/ThrottleAiAutoConfiguration",
             "dev/throttle/spring/ai/",
-            "dev/throttle/spring/autoconfigure/ThrottleClientsAutoConfiguration$Boot4Customizers");
+            "dev/throttle/spring/autoconfigure/ThrottleClientsAutoConfiguration$Boot4Customizers",
+            "dev/throttle/spring/autoconfigure/ThrottleClientsAutoConfiguration$WebClientBuilders$Boot4Customizer");
 
     private final ClassLoader classLoader = getClass().getClassLoader();
 

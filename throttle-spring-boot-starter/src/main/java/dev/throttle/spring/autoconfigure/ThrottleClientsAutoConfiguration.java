@@ -36,14 +36,18 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Throttled outgoing calls ({@code throttle.clients}): the {@link ThrottledClients} bean, checked at
  * startup (every mistake names its property); its interceptor added to the {@code RestClient} and
- * {@code RestTemplate} builders of Spring Boot 4 (through their customizers, which also reach
- * {@code @HttpExchange} clients of HTTP service groups) and to every {@code RestClient.Builder} bean
- * on Spring Boot 3.5; its filter function added to every {@code WebClient.Builder} bean. Remote pauses
+ * {@code RestTemplate} builders of Spring Boot 4 (through their customizers, which also reach the
+ * {@code @HttpExchange} clients of HTTP service groups on {@code RestClient}) and to every
+ * {@code RestClient.Builder} bean on Spring Boot 3.5; its filter function added to Spring Boot 4's
+ * {@code WebClient} builder (through its customizer, which also reaches the {@code @HttpExchange}
+ * clients of HTTP service groups on {@code WebClient}) and to every {@code WebClient.Builder} bean,
+ * once per builder, so that a request is charged once. Remote pauses
  * are kept in Redis with the Redis store (shared by every instance), in memory otherwise. Active only
  * when some client is configured, so that no HTTP client of an application without one is touched.
  */
@@ -143,8 +147,14 @@ public final class ThrottleClientsAutoConfiguration {
     }
 
     /**
-     * The {@link ThrottledWebClients} bean, and its filter function on every {@code WebClient.Builder}
-     * bean (Boot's builders are such beans).
+     * The {@link ThrottledWebClients} bean, and its filter function on every {@code WebClient} that
+     * Spring Boot builds. Spring Boot 4 builds its {@code WebClient.Builder} bean and the client of each
+     * HTTP service group on {@code WebClient} (a builder of its own, not a bean) with its
+     * {@code WebClientCustomizer}s, so the customizer reaches both; a bean post-processor reaches every
+     * {@code WebClient.Builder} bean besides (Spring Boot 3.5's builder, whose customizer lives in
+     * another package, or one the application declares itself). A builder both customized and
+     * post-processed would otherwise carry the filter twice and charge each request twice: both add it
+     * only to a builder that does not carry it yet.
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.web.reactive.function.client.WebClient")
@@ -162,11 +172,32 @@ public final class ThrottleClientsAutoConfiguration {
                 @Override
                 public Object postProcessAfterInitialization(Object bean, String beanName) {
                     if (bean instanceof WebClient.Builder builder) {
-                        builder.filter(clients.getObject().filter());
+                        addOnce(builder, clients.getObject().filter());
                     }
                     return bean;
                 }
             };
+        }
+
+        /** Adds the filter unless the builder carries it already (the same instance: one per application). */
+        static void addOnce(WebClient.Builder builder, ExchangeFilterFunction filter) {
+            builder.filters((filters) -> {
+                if (!filters.contains(filter)) {
+                    filters.add(filter);
+                }
+            });
+        }
+
+        /** Spring Boot 4's WebClient customizer (module spring-boot-webclient). */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "org.springframework.boot.webclient.WebClientCustomizer")
+        static class Boot4Customizer {
+
+            @Bean
+            org.springframework.boot.webclient.WebClientCustomizer throttleWebClientCustomizer(
+                    ThrottledWebClients clients) {
+                return (builder) -> addOnce(builder, clients.filter());
+            }
         }
     }
 

@@ -6,8 +6,9 @@ import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 /**
  * What attaches the throttled outgoing clients to a {@code WebClient}: filter functions that wait for
  * a turn without blocking (the store's non-blocking API, then a {@code Mono.delay}). The starter adds
- * {@link #filter()} to every {@code WebClient.Builder} bean; a WebClient built otherwise adds one
- * client's own ({@link #filter(String)}):
+ * {@link #filter()} once to every {@code WebClient} Spring Boot builds (its {@code WebClient.Builder}
+ * beans, and the clients of HTTP service groups on {@code WebClient}); a WebClient built otherwise adds
+ * one client's own ({@link #filter(String)}):
  * <pre>{@code
  * WebClient quotes = WebClient.builder()
  *         .baseUrl(url)

@@ -15,9 +15,7 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.annotation.Scope;
 import org.springframework.core.env.Environment;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -39,15 +37,7 @@ class ReactiveOutgoingCallRefusalTests {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Quotes.class)
-    static class Application {
-
-        /** As Boot's WebClient auto-configuration declares it (its module is not on this class path). */
-        @Bean
-        @Scope("prototype")
-        WebClient.Builder webClientBuilder() {
-            return WebClient.builder();
-        }
-    }
+    static class Application {}
 
     @RestController
     static class Quotes {

@@ -11,9 +11,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.restclient.RestTemplateBuilder;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.webclient.WebClientCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Scope;
@@ -25,11 +29,10 @@ import reactor.core.publisher.Mono;
 
 /**
  * The same client on a {@code RestTemplate} built from Spring Boot's builder and on a
- * {@code WebClient} built from a {@code WebClient.Builder} bean (what Boot's WebClient
- * auto-configuration declares; its module is not on this class path, so the test declares the bean
- * the same way), against a real local HTTP server that counts calls: the server never sees more than
- * the policy allows; a WebClient call waits for its turn on a timer, holding no thread, and one
- * cancelled while it waits gives its turn back.
+ * {@code WebClient} built from Spring Boot's {@code WebClient.Builder} (or from one the application
+ * declares itself), against a real local HTTP server that counts calls: the server never sees more
+ * than the policy allows, and each call is charged once; a WebClient call waits for its turn on a
+ * timer, holding no thread, and one cancelled while it waits gives its turn back.
  */
 class RestTemplateAndWebClientTests {
 
@@ -79,7 +82,7 @@ class RestTemplateAndWebClientTests {
     }
 
     @Test
-    void aWebClientFromABuilderBeanNeverSendsMoreThanThePolicyAllows() {
+    void aWebClientFromBootsBuilderNeverSendsMoreThanThePolicyAllows() {
         this.contextRunner.run((context) -> {
             WebClient client = context.getBean(WebClient.Builder.class).build();
             AtomicInteger refused = new AtomicInteger();
@@ -98,6 +101,77 @@ class RestTemplateAndWebClientTests {
             assertThat(refused).hasValue(5);
             assertThat(this.server.calls()).isEqualTo(3);
         });
+    }
+
+    @Test
+    void aWebClientFromBootsBuilderIsChargedOncePerCall() {
+        this.contextRunner.run((context) -> assertChargedOncePerCall(
+                context.getBean(WebClient.Builder.class).build(), context.getBean(Throttler.class)));
+    }
+
+    @Test
+    void aWebClientFromABuilderTheApplicationDeclaresWithBootsCustomizersIsChargedOncePerCall() {
+        this.contextRunner.withUserConfiguration(OwnBuilder.class).run((context) -> {
+            assertThat(context.getBeanNamesForType(WebClient.Builder.class))
+                    .as("the application's builder in place of Boot's")
+                    .containsExactly("ownWebClientBuilder");
+            assertChargedOncePerCall(
+                    context.getBean(WebClient.Builder.class).build(), context.getBean(Throttler.class));
+        });
+    }
+
+    @Test
+    void aWebClientFromABuilderTheApplicationDeclaresWithoutCustomizersIsThrottledToo() {
+        this.contextRunner
+                .withUserConfiguration(OwnBuilder.class)
+                .withPropertyValues("test.own-builder.customized=false")
+                .run((context) -> assertChargedOncePerCall(
+                        context.getBean(WebClient.Builder.class).build(), context.getBean(Throttler.class)));
+    }
+
+    @Test
+    void withoutBootsWebClientModuleABuilderBeanIsStillThrottledOncePerCall() {
+        this.contextRunner
+                // as an application without the module: neither its classes nor its auto-configurations
+                .withClassLoader(new FilteredClassLoader("org.springframework.boot.webclient"))
+                .withPropertyValues("spring.autoconfigure.exclude="
+                        + "org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration,"
+                        + "org.springframework.boot.webclient.autoconfigure.WebClientObservationAutoConfiguration,"
+                        + "org.springframework.boot.webclient.autoconfigure.service"
+                        + ".ReactiveHttpServiceClientAutoConfiguration")
+                .withUserConfiguration(PlainBuilder.class)
+                .run((context) -> {
+                    assertThat(context).doesNotHaveBean("throttleWebClientCustomizer");
+                    assertChargedOncePerCall(
+                            context.getBean(WebClient.Builder.class).build(), context.getBean(Throttler.class));
+                });
+    }
+
+    @Test
+    void anApplicationWithoutWebFluxGetsNoneOfTheWebClientBeans() {
+        this.contextRunner
+                .withClassLoader(new FilteredClassLoader("org.springframework.web.reactive"))
+                .run((context) -> {
+                    assertThat(context).hasSingleBean(ThrottledClients.class);
+                    assertThat(context).doesNotHaveBean(ThrottledWebClients.class);
+                    assertThat(context).doesNotHaveBean("throttleWebClientBuilders");
+                    assertThat(context).doesNotHaveBean("throttleWebClientCustomizer");
+                });
+    }
+
+    private void assertChargedOncePerCall(WebClient client, Throttler throttler) {
+        String key = this.server.url().substring("http://".length());
+        for (int i = 1; i <= 3; i++) {
+            client.get()
+                    .uri(this.server.url() + "/quote")
+                    .retrieve()
+                    .bodyToMono(String.class)
+                    .block(Duration.ofSeconds(5));
+            assertThat(throttler.peek("upstream", key).remaining())
+                    .as("left after call %d", i)
+                    .isEqualTo(3 - i);
+        }
+        assertThat(this.server.calls()).isEqualTo(3);
     }
 
     @Test
@@ -155,12 +229,36 @@ class RestTemplateAndWebClientTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableAutoConfiguration
-    static class Application {
+    static class Application {}
+
+    /** A {@code WebClient.Builder} bean built without any customizer. */
+    @Configuration(proxyBeanMethods = false)
+    static class PlainBuilder {
 
         @Bean
         @Scope("prototype")
-        WebClient.Builder webClientBuilder() {
+        WebClient.Builder plainWebClientBuilder() {
             return WebClient.builder();
+        }
+    }
+
+    /**
+     * A {@code WebClient.Builder} the application declares in place of Boot's: built with Boot's
+     * customizers, as Boot builds its own, unless {@code test.own-builder.customized=false}.
+     */
+    @Configuration(proxyBeanMethods = false)
+    static class OwnBuilder {
+
+        @Bean
+        @Scope("prototype")
+        WebClient.Builder ownWebClientBuilder(
+                ObjectProvider<WebClientCustomizer> customizers,
+                @Value("${test.own-builder.customized:true}") boolean customized) {
+            WebClient.Builder builder = WebClient.builder();
+            if (customized) {
+                customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+            }
+            return builder;
         }
     }
 }
