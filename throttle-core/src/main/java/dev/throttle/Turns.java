@@ -70,8 +70,10 @@ final class Turns {
     static CompletionStage<Decision> acquireLater(
             BoundPolicy bound, @Nullable String key, int cost, CompletionStage<Decision> decided, Delayer delayed) {
         CompletableFuture<Decision> result = new CompletableFuture<>();
-        if (decided instanceof CompletableFuture<Decision> deciding) {
-            // a caller that gives up while the store decides (or a slot is waited for) ends that too
+        if (decided instanceof CompletableFuture<Decision> deciding
+                && bound.policy().algorithm().waitsForARelease()) {
+            // a caller that gives up while it waits for a slot ends that wait too (a slot taken meanwhile
+            // goes back); a decision sent to the store is let finish and given back below
             result.whenComplete((done, gaveUp) -> {
                 if (result.isCancelled()) {
                     deciding.cancel(false);

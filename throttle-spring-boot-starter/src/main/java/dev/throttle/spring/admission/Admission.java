@@ -182,9 +182,15 @@ public final class Admission implements AutoCloseable {
         checkKeys(charges, keys);
         Decision[] decisions = new Decision[charges.size()];
         AtomicReference<@Nullable CompletableFuture<?>> waiting = new AtomicReference<>();
-        CompletableFuture<Admission> decided = decideFrom(0, charges, keys, decisions, waiting)
-                .thenApply((done) -> new Admission(charges, keys, decisions))
+        CompletionStage<Void> taken = decideFrom(0, charges, keys, decisions, waiting);
+        CompletableFuture<Admission> decided = taken.thenApply((done) -> new Admission(charges, keys, decisions))
                 .toCompletableFuture();
+        taken.whenComplete((done, error) -> {
+            if (error == null && decided.isCancelled()) {
+                // the caller gave up while the store decided (a cancelled Mono): what it took goes back
+                new Admission(charges, keys, decisions).refundAsync();
+            }
+        });
         decided.whenComplete((admission, error) -> {
             CompletableFuture<?> slot = waiting.get();
             if (decided.isCancelled() && slot != null) {
