@@ -80,11 +80,6 @@ final class SlotWaits {
         }
     }
 
-    /** Whether some call waits for a slot of {@code key} (for tests). */
-    boolean hasWaiters(String key) {
-        return this.waiting.containsKey(key);
-    }
-
     private void leave(Waiter waiter) {
         this.waiting.computeIfPresent(waiter.key, (k, waiters) -> {
             waiters.remove(waiter);
