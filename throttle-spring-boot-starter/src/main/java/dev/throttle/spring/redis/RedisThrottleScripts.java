@@ -1,6 +1,7 @@
 package dev.throttle.spring.redis;
 
 import dev.throttle.Algorithm;
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Policy;
@@ -56,6 +57,12 @@ final class RedisThrottleScripts {
     /** The script of a fixed window of the calendar: fixed_window.lua's twin, reading boundaries from ARGV[5]. */
     static final String CALENDAR = "fixed_window_calendar.lua";
 
+    /**
+     * What a concurrency policy's script runs ahead of the prelude: a slot's release by its receipt,
+     * without reading the time (the file says why).
+     */
+    static final String SLOT_RELEASE = "concurrency_release.lua";
+
     /** Script texts by file name, each read once. */
     private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
 
@@ -71,7 +78,9 @@ final class RedisThrottleScripts {
         if (policy.severalLimits()) {
             return RedisScript.of(severalLimits(policy), List.class);
         }
-        return RedisScript.of(parameterLine(policy) + text(PRELUDE) + text(fileName(policy)), List.class);
+        String body = fileName(policy);
+        String ahead = (policy.algorithm() == ConcurrencyPolicy.ALGORITHM) ? text(SLOT_RELEASE) : "";
+        return RedisScript.of(parameterLine(policy) + ahead + text(PRELUDE) + text(body), List.class);
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.throttle.BoundPolicy;
 import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
+import dev.throttle.Limiter;
 import dev.throttle.Slot;
 import dev.throttle.ThrottledException;
 import dev.throttle.Throttler;
@@ -13,9 +14,13 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.Eventually;
+import dev.throttle.testing.redis.RedisEndpoint;
+import dev.throttle.testing.redis.RedisMonitor;
 import dev.throttle.testing.redis.RedisProcess;
 import dev.throttle.testing.redis.SharedRedis;
 import dev.throttle.testing.redis.SharedRedis.WithRedis;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -127,6 +133,77 @@ class RedisConcurrencyTests {
             assertThat(throttler.tryAcquire("brief", "k").allowed())
                     .as("the expired slot's late release freed the newer one")
                     .isFalse();
+        }
+    }
+
+    /**
+     * A release by its receipt, the end of almost every call with a slot, runs ahead of the script's
+     * prelude: a GET and a SET that keeps the key's expiry, no TIME, so that it costs Redis less than
+     * taking the slot did.
+     */
+    @Test
+    void aReleaseByReceiptReadsNoTimeAndKeepsTheKeysExpiry() throws Exception {
+        ConcurrencyPolicy two = new ConcurrencyPolicy("two", 2, Duration.ofSeconds(30));
+        RedisEndpoint endpoint = SharedRedis.endpoint();
+        RedisClient client = endpoint.newClient();
+        try (RedisThrottleStore store = store(connectionFactory);
+                RedisMonitor monitor = new RedisMonitor(endpoint)) {
+            RedisCommands<String, String> redis = client.connect().sync();
+            BoundPolicy slots = new Throttler(store, List.of(two)).bound("two");
+            slots.reset("k");
+            Decision first = slots.tryAcquire("k", 1);
+            Decision second = slots.tryAcquire("k", 1);
+            assertThat(second.remaining()).isZero();
+            long before = redis.pttl("conc:{two:k}");
+            redis.echo("start");
+            monitor.awaitMarker("start");
+            monitor.clear();
+            slots.refund("k", 1, first);
+            redis.echo("end");
+            monitor.awaitMarker("end");
+            assertThat(monitor.commands().stream()
+                            .filter((command) -> !command.isTopLevel())
+                            .map(RedisMonitor.Command::name))
+                    .containsExactly("GET", "SET");
+            assertThat(monitor.commands().stream()
+                            .filter((command) -> command.name().equals("SET"))
+                            .map(RedisMonitor.Command::args))
+                    .singleElement(InstanceOfAssertFactories.STRING)
+                    .endsWith("\"KEEPTTL\"");
+            assertThat(redis.pttl("conc:{two:k}")).isBetween(1L, before);
+            assertThat(slots.peek("k").remaining()).as("the first slot freed").isEqualTo(1);
+            slots.refund("k", 1, first);
+            assertThat(slots.peek("k").remaining())
+                    .as("a second release of the same slot frees no other")
+                    .isEqualTo(1);
+            slots.refund("k", 1, second);
+            assertThat(slots.peek("k").remaining()).isEqualTo(2);
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        }
+    }
+
+    /**
+     * A release by receipt on state another writer left (a slot id after the last id given) frees
+     * nothing and writes nothing, as a decision on that state reads it as no slots: the release's
+     * short path hands such state to the full script.
+     */
+    @Test
+    void aReleaseOnStateThatIsNotAListOfSlotsWritesNothing() {
+        ConcurrencyPolicy two = new ConcurrencyPolicy("two", 2, Duration.ofSeconds(30));
+        RedisEndpoint endpoint = SharedRedis.endpoint();
+        RedisClient client = endpoint.newClient();
+        try (RedisThrottleStore store = store(connectionFactory)) {
+            RedisCommands<String, String> redis = client.connect().sync();
+            Limiter slots = store.limiter(two);
+            long last = System.currentTimeMillis() * 1000 + 1;
+            String state = "C" + String.format("%016d", last) + String.format("%016d", last + 5);
+            redis.psetex("conc:{two:k}", 30_000, state);
+            slots.refund("k", 1, last + 5);
+            assertThat(redis.get("conc:{two:k}")).isEqualTo(state);
+            assertThat(slots.peek("k").remaining()).as("read as no slots").isEqualTo(2);
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         }
     }
 
