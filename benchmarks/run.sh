@@ -4,7 +4,8 @@
 # packages when they are missing (as root), starts its own redis-server and sample app on free
 # loopback ports and stops them at the end; its PostgreSQL step (benchmarks/jdbc.sh, which also runs
 # alone) does the same with Debian's postgresql; its reservation step (benchmarks/reserve.sh, which also
-# runs alone) uses the run's redis-server. About 30 minutes on 2 quiet cores before the reservation step
+# runs alone) and its batching step (benchmarks/batching.sh, likewise, about 8 minutes) use the run's
+# redis-server. About 30 minutes on 2 quiet cores before the reservation step
 # (about 12 more); QUICK=1 took 1,797 s with the build on 2 cores at a load average of 12-25 before the
 # PostgreSQL step was added (builds dominate there: ~9 minutes).
 #
@@ -219,6 +220,8 @@ cat "$RESULTS/measure.txt"
 log "reservations and concurrency slots beside the plain decision, memory and this Redis (benchmarks/reserve.sh)"
 # its own script, so that it also runs alone (then with its own redis-server)
 FROM_RUN=1 QUICK="$QUICK" REDIS_PORT="$REDIS_PORT" bash "$BENCH/reserve.sh"
+log "batching on and off beside a bare EVALSHA, 1/16/64 callers, hot and Zipf keys (benchmarks/batching.sh)"
+FROM_RUN=1 QUICK="$QUICK" REDIS_PORT="$REDIS_PORT" bash "$BENCH/batching.sh"
 kill "$REDIS_PID"; wait "$REDIS_PID" 2>/dev/null || true; REDIS_PID=""
 
 # ------------------------------------------------------------------ postgresql

@@ -97,12 +97,16 @@ public final class RedisAB {
                     }
                     boolean monitored = abuse && variants.get(v).startsWith("nearcache-");
                     RedisLoad.Monitor monitor = monitored ? RedisLoad.Monitor.start(port) : null;
+                    RedisLoad.admin(port, "CONFIG", "RESETSTAT");
                     long clientCpuBefore = RedisLoad.clientCpuNanos();
                     double serverCpuBefore = RedisLoad.serverCpuSeconds(port);
                     RedisLoad.Run run = RedisLoad.run(subjects.get(v), sequence, callers, measure, null);
-                    double cpuUs = ((RedisLoad.clientCpuNanos() - clientCpuBefore) / 1000.0
-                                    + (RedisLoad.serverCpuSeconds(port) - serverCpuBefore) * 1e6)
+                    double serverUs = (RedisLoad.serverCpuSeconds(port) - serverCpuBefore) * 1e6;
+                    double cpuUs = ((RedisLoad.clientCpuNanos() - clientCpuBefore) / 1000.0 + serverUs)
                             / Math.max(1, run.decisions());
+                    // Redis's own CPU per decision (INFO cpu), and the part of it inside scripts (INFO commandstats)
+                    double redisUs = serverUs / Math.max(1, run.decisions());
+                    double scriptUs = scriptMicros(port) / (double) Math.max(1, run.decisions());
                     cpuPerDecision[v][round] = (v == 0 && step > 0) ? cpuPerDecision[0][round] + cpuUs : cpuUs;
                     String commands = "";
                     if (monitor != null) {
@@ -129,7 +133,8 @@ public final class RedisAB {
                     }
                     String line = String.format(
                             Locale.ROOT,
-                            "round=%d variant=%s %s decisions=%d errors=%d per_second=%.0f allowed_share=%.4f p50_us=%.0f p99_us=%.0f cpu_us_per_decision=%.2f%s",
+                            "round=%d variant=%s %s decisions=%d errors=%d per_second=%.0f allowed_share=%.4f p50_us=%.0f p99_us=%.0f cpu_us_per_decision=%.2f"
+                                    + " redis_cpu_us_per_decision=%.2f script_us_per_decision=%.2f%s",
                             round + 1,
                             variants.get(v),
                             header,
@@ -140,6 +145,8 @@ public final class RedisAB {
                             run.latency().getValueAtPercentile(50) / 1000.0,
                             run.latency().getValueAtPercentile(99) / 1000.0,
                             cpuUs,
+                            redisUs,
+                            scriptUs,
                             commands);
                     results.println(line);
                     System.out.println(line);
@@ -235,13 +242,7 @@ public final class RedisAB {
         }
         Map<String, Long> stats = RedisLoad.commandStats(port);
         // the time Redis spent in the scripts (their redis.calls included), from the same statistics
-        long scriptMicros = 0;
-        for (String line : RedisLoad.admin(port, "INFO", "commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_eval") || line.startsWith("cmdstat_fcall")) {
-                int at = line.indexOf("usec=") + "usec=".length();
-                scriptMicros += Long.parseLong(line.substring(at, line.indexOf(',', at)));
-            }
-        }
+        long scriptMicros = scriptMicros(port);
         long scripts = 0;
         long inside = 0;
         for (Map.Entry<String, Long> stat : stats.entrySet()) {
@@ -302,5 +303,17 @@ public final class RedisAB {
         } catch (Exception ex) {
             return "unknown";
         }
+    }
+
+    /** Microseconds Redis spent in scripts since the last {@code CONFIG RESETSTAT} ({@code INFO commandstats}). */
+    private static long scriptMicros(int port) throws java.io.IOException {
+        long micros = 0;
+        for (String line : RedisLoad.admin(port, "INFO", "commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_eval") || line.startsWith("cmdstat_fcall")) {
+                int at = line.indexOf("usec=") + "usec=".length();
+                micros += Long.parseLong(line.substring(at, line.indexOf(',', at)));
+            }
+        }
+        return micros;
     }
 }

@@ -63,7 +63,8 @@ class RedisStoreConfiguration {
                     redis.getKeyPrefix(),
                     redis.getTimeout(),
                     clientClock ? throttleTimeSource : null,
-                    nearCache(properties));
+                    nearCache(properties),
+                    redis.isBatching());
         } catch (IllegalArgumentException ex) {
             throw new ThrottleConfigurationException(ex.getMessage(), ex);
         }

@@ -322,8 +322,27 @@ public class ThrottleProperties {
          */
         private RedisClock clock = RedisClock.SERVER;
 
+        /**
+         * Whether acquires of one policy that wait at the same moment are sent to Redis together, one
+         * script call per batch, each key still decided as if alone and in order. A caller alone is
+         * never delayed. Off: one call per decision, for a decision's latency under light concurrency
+         * (a call that arrives while another of its policy is on its way waits for that one's answer
+         * before it leaves, where it would otherwise be written behind it at once), or where each
+         * decision must show in Redis as a command of its own (slowlog, MONITOR, a proxy). Never on a
+         * Redis Cluster (a script there may only touch one slot).
+         */
+        private boolean batching = true;
+
         public NearCache getNearCache() {
             return this.nearCache;
+        }
+
+        public boolean isBatching() {
+            return this.batching;
+        }
+
+        public void setBatching(boolean batching) {
+            this.batching = batching;
         }
 
         public RedisClock getClock() {

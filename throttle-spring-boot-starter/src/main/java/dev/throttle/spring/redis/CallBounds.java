@@ -41,7 +41,8 @@ final class CallBounds {
                 .onErrorMap((ex) -> !(ex instanceof RedisStoreException), (ex) -> failure(operation, ex));
     }
 
-    private RedisStoreException failure(String operation, Throwable ex) {
+    /** What a failed call becomes: a {@link RedisStoreException} naming the operation and the policy. */
+    RedisStoreException failure(String operation, Throwable ex) {
         this.calls.callFailed();
         if (!(ex instanceof TimeoutException) && !(ex instanceof InterruptedException) && !isErrorReply(ex)) {
             this.calls.connectionFailed();

@@ -155,7 +155,7 @@ final class PolicyScript {
             ByteBuffer now,
             byte @Nullable [] receipt,
             byte @Nullable [] boundaries) {
-        ByteBuffer costArgument = ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost)));
+        ByteBuffer costArgument = costArgument(cost);
         if (boundaries != null) {
             return new ByteBuffer[] {
                 ByteBuffer.wrap(key),
@@ -174,7 +174,13 @@ final class PolicyScript {
         };
     }
 
-    private static boolean isNoScript(Throwable ex) {
+    /** A cost as the digits sent, not encoded per call for the usual costs. */
+    static ByteBuffer costArgument(int cost) {
+        return ByteBuffer.wrap((cost < COSTS.length) ? COSTS[cost] : ascii(Integer.toString(cost)));
+    }
+
+    /** Whether Redis answered that it does not have the script (it restarted, or was flushed): send its text. */
+    static boolean isNoScript(Throwable ex) {
         for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
             String message = cause.getMessage();
             if (message != null && message.contains("NOSCRIPT")) {

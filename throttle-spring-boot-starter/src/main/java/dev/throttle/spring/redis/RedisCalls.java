@@ -55,6 +55,9 @@ final class RedisCalls {
     /** The masters of a Redis Cluster, by slot; null for standalone and Sentinel (one partition). */
     private final @Nullable ClusterNodes clusterNodes;
 
+    /** Whether acquires that wait at the same moment are sent together ({@link DecisionBatches}). */
+    private final boolean batching;
+
     RedisCalls(
             String keyPrefix,
             Duration timeout,
@@ -65,7 +68,8 @@ final class RedisCalls {
             CallerTrace trace,
             String sender,
             @Nullable ByteBuffer channel,
-            @Nullable ClusterNodes clusterNodes) {
+            @Nullable ClusterNodes clusterNodes,
+            boolean batching) {
         this.keyPrefix = keyPrefix;
         this.timeout = timeout;
         this.clock = clock;
@@ -76,6 +80,12 @@ final class RedisCalls {
         this.sender = sender;
         this.channel = channel;
         this.clusterNodes = clusterNodes;
+        this.batching = batching;
+    }
+
+    /** Whether acquires that wait at the same moment are sent together ({@link DecisionBatches}). */
+    boolean batching() {
+        return this.batching;
     }
 
     /** The masters of a Redis Cluster; null for standalone and Sentinel. */

@@ -7,9 +7,11 @@ import dev.throttle.SourcedDecision;
 import dev.throttle.SourcedLimiter;
 import dev.throttle.resilience.RememberedRefusals;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
+import org.springframework.data.redis.core.script.RedisScript;
 import reactor.core.publisher.Mono;
 
 /**
@@ -42,6 +44,9 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
 
     private final DecisionSource nearCacheSource;
 
+    /** The policy's acquires, sent in batches when they wait at the same moment; null when sent one by one. */
+    private final @Nullable DecisionBatches batches;
+
     /** Where the policy's hash tag starts: a key's slot, and so its master on a Redis Cluster. */
     private final ClusterNodes.TagStart tag;
 
@@ -64,6 +69,11 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
         this.storeSource = DecisionSource.store(RedisCalls.KIND);
         this.nearCacheSource = DecisionSource.nearCache(RedisCalls.KIND);
         this.tag = ClusterNodes.TagStart.of(PolicyScript.keyStart(calls.keyPrefix(), policy.name()), policy.name());
+        // on a Cluster, a batch could only hold keys of one slot: acquires are sent one by one there
+        @SuppressWarnings("rawtypes")
+        RedisScript<List> batch =
+                (calls.batching() && calls.clusterNodes() == null) ? RedisThrottleScripts.batchOf(policy) : null;
+        this.batches = (batch != null) ? new DecisionBatches(calls, batch, this.script) : null;
     }
 
     /**
@@ -87,7 +97,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
             return Decision.neverAllowed(this.policy.quota());
         }
         Decision local = answerLocally(key, cost);
-        return (local != null) ? local : this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire");
+        return (local != null) ? local : acquireNow(key, cost);
     }
 
     @Override
@@ -98,7 +108,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
         Decision local = answerLocally(key, cost);
         return (local != null)
                 ? new SourcedDecision(local, this.nearCacheSource)
-                : new SourcedDecision(this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire"), this.storeSource);
+                : new SourcedDecision(acquireNow(key, cost), this.storeSource);
     }
 
     @Override
@@ -138,12 +148,47 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     private Mono<Decision> acquire(String key, int cost) {
         NearCache.Entries entries = this.nearCache;
         if (entries == null) {
-            return decide(key, PolicyScript.ACQUIRE, cost);
+            return acquired(key, cost);
         }
         long sentAt = entries.now();
         long sentEpoch = entries.epoch();
-        return decide(key, PolicyScript.ACQUIRE, cost)
+        return acquired(key, cost)
                 .doOnNext((decision) -> entries.remember(key, cost, this, decision, sentAt, sentEpoch));
+    }
+
+    /**
+     * An acquire in Redis, waited for on the calling thread; in a batch, the batch's future is waited
+     * for as it is (no operators between the answer and this thread).
+     */
+    private Decision acquireNow(String key, int cost) {
+        DecisionBatches batches = this.batches;
+        if (batches == null) {
+            return this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire");
+        }
+        NearCache.Entries entries = this.nearCache;
+        long sentAt = (entries != null) ? entries.now() : 0;
+        long sentEpoch = (entries != null) ? entries.epoch() : 0;
+        // the acquire's own future is waited for: a caller that gives up cancels it (a future derived
+        // from it would not pass the cancel on), and its call with it once no other caller waits
+        List<Object> reply = this.bounds.await(batches.acquire(key, cost), "tryAcquire");
+        Decision decision;
+        try {
+            decision = ScriptReply.decision(reply);
+        } catch (IllegalStateException ex) {
+            throw this.bounds.failure("tryAcquire", ex);
+        }
+        if (entries != null) {
+            entries.remember(key, cost, this, decision, sentAt, sentEpoch);
+        }
+        return decision;
+    }
+
+    /** The acquire's decision, in a batch when the store batches them; unbounded, as {@link #decide}. */
+    private Mono<Decision> acquired(String key, int cost) {
+        DecisionBatches batches = this.batches;
+        return (batches != null)
+                ? Mono.fromFuture(batches.acquire(key, cost)).map(ScriptReply::decision)
+                : decide(key, PolicyScript.ACQUIRE, cost);
     }
 
     /**

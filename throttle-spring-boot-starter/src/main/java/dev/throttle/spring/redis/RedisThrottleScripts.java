@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -63,6 +64,9 @@ final class RedisThrottleScripts {
      */
     static final String SLOT_RELEASE = "concurrency_release.lua";
 
+    /** What follows the algorithm's script (as a function) in the script of a batch of acquires. */
+    static final String BATCH = "batch.lua";
+
     /** Script texts by file name, each read once. */
     private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
 
@@ -107,6 +111,26 @@ final class RedisThrottleScripts {
         }
         return limits + text(PRELUDE) + "local function decideLimit(redis)\n" + text(fileName(policy.algorithm()))
                 + "\nend\n" + text(SEVERAL);
+    }
+
+    /**
+     * Returns the script that decides several acquires of one policy in one call, each by the policy's
+     * own script run as a function ({@code batch.lua} says more); null for a policy whose acquires are
+     * always sent one by one: several limits (their script is a driver of its own) and fixed windows
+     * of the calendar (their boundaries are an argument of each call).
+     * @param policy the policy
+     * @return its batch script, whose result type is {@code List} of {@code Long}, or null
+     */
+    @SuppressWarnings("rawtypes")
+    static @Nullable RedisScript<List> batchOf(Policy policy) {
+        if (policy.severalLimits() || CALENDAR.equals(fileName(policy))) {
+            return null;
+        }
+        return RedisScript.of(
+                parameterLine(policy) + "local BATCH_KEYS, BATCH_ARGV = KEYS, ARGV\n"
+                        + "local function decideOne(KEYS, ARGV)\n" + text(PRELUDE) + text(fileName(policy))
+                        + "\nend\n" + text(BATCH),
+                List.class);
     }
 
     /**

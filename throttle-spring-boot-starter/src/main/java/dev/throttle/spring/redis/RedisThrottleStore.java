@@ -127,7 +127,36 @@ public final class RedisThrottleStore implements ThrottleStore {
             Duration timeout,
             @Nullable TimeSource clock,
             NearCacheSettings nearCache) {
-        this(connectionFactory, keyPrefix, timeout, clock, nearCache, (clock != null) ? clock : TimeSource.system());
+        this(connectionFactory, keyPrefix, timeout, clock, nearCache, true);
+    }
+
+    /**
+     * Creates a store as above, sending acquires that wait at the same moment together (one call per
+     * batch, each key decided as alone: see {@code docs/redis.md}) unless {@code batching} is false.
+     * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+     * @param keyPrefix the first part of every key
+     * @param timeout the longest any call waits for Redis
+     * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
+     * @param nearCache the near cache's settings
+     * @param batching whether acquires of one policy that wait at the same moment leave in one call
+     * (never on a Redis Cluster)
+     * @throws IllegalArgumentException when a setting is invalid, with a message that names its property
+     */
+    public RedisThrottleStore(
+            ReactiveRedisConnectionFactory connectionFactory,
+            String keyPrefix,
+            Duration timeout,
+            @Nullable TimeSource clock,
+            NearCacheSettings nearCache,
+            boolean batching) {
+        this(
+                connectionFactory,
+                keyPrefix,
+                timeout,
+                clock,
+                nearCache,
+                (clock != null) ? clock : TimeSource.system(),
+                batching);
     }
 
     /**
@@ -141,7 +170,8 @@ public final class RedisThrottleStore implements ThrottleStore {
             Duration timeout,
             @Nullable TimeSource clock,
             NearCacheSettings nearCache,
-            TimeSource applicationClock) {
+            TimeSource applicationClock,
+            boolean batching) {
         if (connectionFactory == null) {
             throw new IllegalArgumentException("connectionFactory is required");
         }
@@ -183,7 +213,8 @@ public final class RedisThrottleStore implements ThrottleStore {
                 CallerTrace.of(connectionFactory),
                 sender,
                 channel,
-                clusterNodes);
+                clusterNodes,
+                batching);
         // connect now, off this thread, so that the first request does not pay for it
         this.connection.connect();
         if (this.events != null) {

@@ -159,7 +159,13 @@ class RedisCalendarClockSkewTests {
     /** A store whose scripts read {@code server} (Redis TIME when null) and whose application reads {@code application}. */
     private RedisThrottleStore store(TimeSource server, TimeSource application) {
         RedisThrottleStore store = new RedisThrottleStore(
-                connectionFactory, "calskew", Duration.ofSeconds(2), server, NearCacheSettings.disabled(), application);
+                connectionFactory,
+                "calskew",
+                Duration.ofSeconds(2),
+                server,
+                NearCacheSettings.disabled(),
+                application,
+                true);
         this.stores.add(store);
         return store;
     }

@@ -1,0 +1,189 @@
+package dev.throttle.spring.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.throttle.ConcurrencyPolicy;
+import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.GcraPolicy;
+import dev.throttle.Limiter;
+import dev.throttle.LockoutPolicy;
+import dev.throttle.ManualTimeSource;
+import dev.throttle.Policy;
+import dev.throttle.SlidingLogPolicy;
+import dev.throttle.TokenBucketPolicy;
+import dev.throttle.testing.redis.RedisEndpoint;
+import dev.throttle.testing.redis.RedisMonitor;
+import dev.throttle.testing.redis.SharedRedis;
+import dev.throttle.testing.redis.SharedRedis.WithRedis;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * Acquires that wait at the same moment, sent to a real Redis in batches: each decided exactly as
+ * it would be alone, in the order it was made, in fewer calls than decisions; a caller alone is one
+ * call of the policy's own script.
+ */
+@WithRedis
+class RedisDecisionBatchesTests {
+
+    private static final List<Policy> POLICIES = List.of(
+            TokenBucketPolicy.of("tb", 5, Duration.ofSeconds(10)),
+            new GcraPolicy("gcra", 5, Duration.ofSeconds(10)),
+            new FixedWindowPolicy("fw", 5, Duration.ofSeconds(10)),
+            new SlidingLogPolicy("sl", 5, Duration.ofSeconds(10), Duration.ofSeconds(1), 2.0),
+            LockoutPolicy.of("lock", List.of(Duration.ofSeconds(1), Duration.ofSeconds(10))),
+            new ConcurrencyPolicy("slots", 5, Duration.ofSeconds(10)));
+
+    private static LettuceConnectionFactory connectionFactory;
+
+    private final ManualTimeSource clock = new ManualTimeSource();
+
+    private RedisClient client;
+
+    private RedisCommands<String, String> redis;
+
+    private final List<RedisThrottleStore> stores = new ArrayList<>();
+
+    @BeforeAll
+    static void connect() {
+        connectionFactory = SharedRedis.endpoint().newConnectionFactory();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        connectionFactory.destroy();
+    }
+
+    @BeforeEach
+    void open(RedisEndpoint endpoint) {
+        this.client = endpoint.newClient();
+        this.redis = this.client.connect().sync();
+        for (String key : this.redis.keys("batch*:*")) {
+            this.redis.del(key);
+        }
+    }
+
+    @AfterEach
+    void close() {
+        this.stores.forEach(RedisThrottleStore::close);
+        this.client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    }
+
+    private RedisThrottleStore store(String prefix, boolean batching) {
+        RedisThrottleStore store = new RedisThrottleStore(
+                connectionFactory,
+                prefix,
+                Duration.ofSeconds(5),
+                this.clock,
+                dev.throttle.spring.redis.NearCacheSettings.disabled(),
+                batching);
+        this.stores.add(store);
+        return store;
+    }
+
+    /**
+     * 40 acquires of each algorithm made at once, without waiting (so that they queue behind the
+     * first), give the same decisions in the same order as 40 made one after the other on a store
+     * that does not batch: same allowed, remaining and retry-after, call by call.
+     */
+    @Test
+    void acquiresMadeAtOnceAreDecidedAsOneByOneInTheOrderMade() {
+        RedisThrottleStore batched = store("batch", true);
+        RedisThrottleStore single = store("batchoff", false);
+        for (Policy policy : POLICIES) {
+            Limiter together = batched.limiter(policy);
+            Limiter apart = single.limiter(policy);
+            List<CompletableFuture<Decision>> made = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                made.add(together.tryAcquireAsync("k", 1 + (i % 2)).toCompletableFuture());
+            }
+            for (int i = 0; i < 40; i++) {
+                Decision expected = apart.tryAcquire("k", 1 + (i % 2));
+                Decision actual = made.get(i).join();
+                assertThat(actual.allowed()).as(policy.name() + " call " + i).isEqualTo(expected.allowed());
+                assertThat(actual.remaining()).as(policy.name() + " call " + i).isEqualTo(expected.remaining());
+                assertThat(actual.retryAfterMillis())
+                        .as(policy.name() + " call " + i)
+                        .isEqualTo(expected.retryAfterMillis());
+            }
+            assertThat(this.redis.get("batch:{" + policy.name() + ":k}"))
+                    .as(policy.name() + ": the same state")
+                    .isEqualTo(this.redis.get("batchoff:{" + policy.name() + ":k}"));
+        }
+    }
+
+    /** Acquires made at once leave in fewer calls than decisions, and a refusal is exact under the batch. */
+    @Test
+    void acquiresMadeAtOnceLeaveInFewerCallsThanDecisions(RedisEndpoint endpoint) throws Exception {
+        RedisThrottleStore store = store("batch", true);
+        Limiter limiter = store.limiter(TokenBucketPolicy.of("many", 100, Duration.ofHours(1)));
+        limiter.tryAcquire("warm-up", 1);
+        limiter.tryAcquireAsync("warm-up", 1).toCompletableFuture().join();
+        List<CompletableFuture<Decision>> warm = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            warm.add(limiter.tryAcquireAsync("warm-up", 1).toCompletableFuture());
+        }
+        warm.forEach(CompletableFuture::join);
+        try (RedisMonitor monitor = new RedisMonitor(endpoint)) {
+            this.redis.echo("start");
+            monitor.awaitMarker("start");
+            monitor.clear();
+            List<CompletableFuture<Decision>> made = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                made.add(limiter.tryAcquireAsync("k", 1).toCompletableFuture());
+            }
+            long allowed = made.stream().filter((f) -> f.join().allowed()).count();
+            this.redis.echo("end");
+            monitor.awaitMarker("end");
+            assertThat(allowed).isEqualTo(100);
+            long calls = monitor.commands().stream()
+                    .filter(RedisMonitor.Command::isTopLevel)
+                    .filter((command) -> command.name().startsWith("EVAL"))
+                    .count();
+            assertThat(calls).as("calls for 300 decisions").isBetween(2L, 30L);
+        }
+    }
+
+    /** A caller alone is sent at once, as the one call of the policy's own script it would be without batching. */
+    @Test
+    void aCallerAloneIsOneCallOfThePolicysOwnScript(RedisEndpoint endpoint) throws Exception {
+        RedisThrottleStore store = store("batch", true);
+        Limiter limiter = store.limiter(new GcraPolicy("alone", 5, Duration.ofSeconds(10)));
+        limiter.tryAcquire("warm-up", 1);
+        String ownScript = this.redis.scriptLoad(
+                new String(limiter instanceof RedisLimiter redisLimiter ? redisLimiter.scriptBytes() : new byte[0]));
+        try (RedisMonitor monitor = new RedisMonitor(endpoint)) {
+            this.redis.echo("start");
+            monitor.awaitMarker("start");
+            monitor.clear();
+            for (int i = 0; i < 3; i++) {
+                assertThat(limiter.tryAcquire("k", 1).allowed()).isTrue();
+            }
+            this.redis.echo("end");
+            monitor.awaitMarker("end");
+            assertThat(monitor.commands().stream()
+                            .filter(RedisMonitor.Command::isTopLevel)
+                            .filter((command) -> command.name().equals("EVALSHA"))
+                            .map(RedisMonitor.Command::args))
+                    .hasSize(3)
+                    .allMatch((args) -> args.strip().startsWith("\"" + ownScript + "\" \"1\""));
+        }
+        assertThat(limiter.tryAcquireAsync("k", 1)
+                        .toCompletableFuture()
+                        .get(5, TimeUnit.SECONDS)
+                        .remaining())
+                .isOne();
+    }
+}
