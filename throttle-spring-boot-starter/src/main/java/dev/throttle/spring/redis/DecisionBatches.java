@@ -20,19 +20,20 @@ import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 
 /**
- * One policy's acquires, sent to Redis in batches when they wait at the same moment: while one
- * call of the policy is on its way, the acquires that arrive queue here, and when it answers they
- * leave together, as one {@code EVALSHA} of the policy's batch script ({@code batch.lua}), which runs
- * the policy's own script for each in the order they queued. An acquire that finds nothing on its way
- * leaves at once, on its caller's thread, as the one call it would be without batching: a caller
- * alone never waits for a batch, and there is no timer.
+ * One policy's acquires and refunds by receipt, sent to Redis in batches when they wait at the same
+ * moment: while one call of the policy is on its way, the calls that arrive queue here, and when it
+ * answers they leave together, as one {@code EVALSHA} of the policy's batch script ({@code batch.lua}),
+ * which runs the policy's own script for each in the order they queued. A call that finds nothing on
+ * its way leaves at once, on its caller's thread, as the one call it would be without batching: a
+ * caller alone never waits for a batch, and there is no timer.
  *
  * <p>What it saves: the client's and Redis's fixed cost per call (a command written, read and
  * dispatched, a script invoked), paid once per batch rather than per decision. What it costs: while
  * a call is on its way, the next acquires wait for its answer before they leave, where they would
  * otherwise have been written behind it (pipelined) at once.
  *
- * <p>Only acquires are batched; on a Redis Cluster a batch could only hold keys of one slot, and
+ * <p>Only acquires and refunds by receipt (a concurrency slot's release, an annotated call given back)
+ * are batched; on a Redis Cluster a batch could only hold keys of one slot, and
  * acquires are sent one by one there ({@link RedisLimiter}). Each caller bounds its own wait by the
  * store's timeout, as for a single call; a batch fails as a whole: every acquire in it gets the failure.
  * A caller that gave up while its acquire was queued is dropped from the next batch; a call whose
@@ -84,7 +85,16 @@ final class DecisionBatches {
 
     /** An acquire, queued; its reply is the script's, as a single acquire's. */
     CompletableFuture<List<Object>> acquire(String key, int cost) {
-        Pending pending = new Pending(key, cost, this.calls.nowArgument());
+        return queue(key, PolicyScript.ACQUIRE, cost, null);
+    }
+
+    /** A refund of exactly what the call with {@code receipt} took, queued; its reply means nothing. */
+    CompletableFuture<List<Object>> refund(String key, int cost, long receipt) {
+        return queue(key, PolicyScript.REFUND, cost, PolicyScript.ascii(Long.toString(receipt)));
+    }
+
+    private CompletableFuture<List<Object>> queue(String key, byte[] operation, int cost, byte @Nullable [] receipt) {
+        Pending pending = new Pending(key, operation, cost, this.calls.nowArgument(), receipt);
         pending.reply.whenComplete((reply, failure) -> {
             if (failure instanceof CancellationException) {
                 pending.gaveUp();
@@ -143,7 +153,7 @@ final class DecisionBatches {
         Mono<List<Object>> call;
         if (batch.size() == 1) {
             Pending alone = batch.get(0);
-            call = this.single.eval(alone.key, PolicyScript.ACQUIRE, alone.cost, null);
+            call = this.single.eval(alone.key, alone.operation, alone.cost, alone.receipt);
         } else {
             call = this.calls.connection().flatMap((connection) -> evalBatch(connection, batch));
         }
@@ -202,27 +212,36 @@ final class DecisionBatches {
                                 .collectList());
     }
 
-    /** The batch's keys, then two arguments per acquire: its cost and its now. */
+    /** The batch's keys, then four arguments per call: its operation, cost, now and receipt. */
     private ByteBuffer[] keysAndArgs(List<Pending> batch) {
         int size = batch.size();
-        ByteBuffer[] keysAndArgs = new ByteBuffer[size * 3];
+        ByteBuffer[] keysAndArgs = new ByteBuffer[size * 5];
         for (int i = 0; i < size; i++) {
             Pending pending = batch.get(i);
             keysAndArgs[i] = this.single.redisKey(pending.key);
-            keysAndArgs[size + 2 * i] = PolicyScript.costArgument(pending.cost);
-            keysAndArgs[size + 2 * i + 1] = pending.now.duplicate();
+            int at = size + 4 * i;
+            keysAndArgs[at] = ByteBuffer.wrap(pending.operation);
+            keysAndArgs[at + 1] = PolicyScript.costArgument(pending.cost);
+            keysAndArgs[at + 2] = pending.now.duplicate();
+            keysAndArgs[at + 3] = ByteBuffer.wrap((pending.receipt != null) ? pending.receipt : NO_RECEIPT);
         }
         return keysAndArgs;
     }
+
+    private static final byte[] NO_RECEIPT = {};
 
     /** An acquire waiting for its batch. */
     private static final class Pending {
 
         final String key;
 
+        final byte[] operation;
+
         final int cost;
 
         final ByteBuffer now;
+
+        final byte @Nullable [] receipt;
 
         final CompletableFuture<List<Object>> reply = new CompletableFuture<>();
 
@@ -232,10 +251,12 @@ final class DecisionBatches {
         /** 1 once its giving up was counted by its call: it is counted once, whoever sees it first. */
         volatile int counted;
 
-        Pending(String key, int cost, ByteBuffer now) {
+        Pending(String key, byte[] operation, int cost, ByteBuffer now, byte @Nullable [] receipt) {
             this.key = key;
+            this.operation = operation;
             this.cost = cost;
             this.now = now;
+            this.receipt = receipt;
         }
 
         void gaveUp() {

@@ -400,8 +400,15 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
                 .then();
     }
 
-    /** A refund of exactly what the call with {@code receipt} took: the receipt is the fourth argument. */
+    /**
+     * A refund of exactly what the call with {@code receipt} took: the receipt is the fourth argument;
+     * in a batch when the store batches calls.
+     */
     private Mono<Void> refundTaken(String key, int cost, long receipt) {
+        DecisionBatches batches = this.batches;
+        if (batches != null) {
+            return Mono.fromFuture(() -> batches.refund(key, cost, receipt)).then();
+        }
         return this.script
                 .eval(key, PolicyScript.REFUND, cost, PolicyScript.ascii(Long.toString(receipt)))
                 .then();

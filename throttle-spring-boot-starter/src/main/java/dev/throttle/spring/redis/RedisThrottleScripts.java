@@ -83,8 +83,7 @@ final class RedisThrottleScripts {
             return RedisScript.of(severalLimits(policy), List.class);
         }
         String body = fileName(policy);
-        String ahead = (policy.algorithm() == ConcurrencyPolicy.ALGORITHM) ? text(SLOT_RELEASE) : "";
-        return RedisScript.of(parameterLine(policy) + ahead + text(PRELUDE) + text(body), List.class);
+        return RedisScript.of(parameterLine(policy) + ahead(policy) + text(PRELUDE) + text(body), List.class);
     }
 
     /**
@@ -113,10 +112,15 @@ final class RedisThrottleScripts {
                 + "\nend\n" + text(SEVERAL);
     }
 
+    /** What runs ahead of the prelude: a concurrency slot's release by its receipt ({@value #SLOT_RELEASE}). */
+    private static String ahead(Policy policy) {
+        return (policy.algorithm() == ConcurrencyPolicy.ALGORITHM) ? text(SLOT_RELEASE) : "";
+    }
+
     /**
-     * Returns the script that decides several acquires of one policy in one call, each by the policy's
-     * own script run as a function ({@code batch.lua} says more); null for a policy whose acquires are
-     * always sent one by one: several limits (their script is a driver of its own) and fixed windows
+     * Returns the script that decides several acquires and refunds of one policy in one call, each by
+     * the policy's own script run as a function ({@code batch.lua} says more); null for a policy whose
+     * calls are always sent one by one: several limits (their script is a driver of its own) and fixed windows
      * of the calendar (their boundaries are an argument of each call).
      * @param policy the policy
      * @return its batch script, whose result type is {@code List} of {@code Long}, or null
@@ -128,8 +132,8 @@ final class RedisThrottleScripts {
         }
         return RedisScript.of(
                 parameterLine(policy) + "local BATCH_KEYS, BATCH_ARGV = KEYS, ARGV\n"
-                        + "local function decideOne(KEYS, ARGV)\n" + text(PRELUDE) + text(fileName(policy))
-                        + "\nend\n" + text(BATCH),
+                        + "local function decideOne(KEYS, ARGV)\n" + ahead(policy) + text(PRELUDE)
+                        + text(fileName(policy)) + "\nend\n" + text(BATCH),
                 List.class);
     }
 

@@ -109,8 +109,10 @@ class RedisDecisionBatchesTests {
             for (int i = 0; i < 40; i++) {
                 made.add(together.tryAcquireAsync("k", 1 + (i % 2)).toCompletableFuture());
             }
+            List<Decision> alone = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
                 Decision expected = apart.tryAcquire("k", 1 + (i % 2));
+                alone.add(expected);
                 Decision actual = made.get(i).join();
                 assertThat(actual.allowed()).as(policy.name() + " call " + i).isEqualTo(expected.allowed());
                 assertThat(actual.remaining()).as(policy.name() + " call " + i).isEqualTo(expected.remaining());
@@ -121,6 +123,19 @@ class RedisDecisionBatchesTests {
             assertThat(this.redis.get("batch:{" + policy.name() + ":k}"))
                     .as(policy.name() + ": the same state")
                     .isEqualTo(this.redis.get("batchoff:{" + policy.name() + ":k}"));
+            // the allowed calls given back by their receipts, made at once too
+            List<CompletableFuture<Void>> given = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                Decision taken = made.get(i).join();
+                if (taken.allowed()) {
+                    given.add(together.refundAsync("k", 1 + (i % 2), taken).toCompletableFuture());
+                    apart.refund("k", 1 + (i % 2), alone.get(i));
+                }
+            }
+            given.forEach(CompletableFuture::join);
+            assertThat(together.peek("k").remaining())
+                    .as(policy.name() + ": after the refunds")
+                    .isEqualTo(apart.peek("k").remaining());
         }
     }
 
