@@ -32,6 +32,10 @@ public final class BlockingCalls {
         BlockHound.install((builder) -> builder
                 // a console appender writes synchronously by the application's own choice, not the starter's
                 .allowBlockingCallsInside("ch.qos.logback.core.OutputStreamAppender", "writeBytes")
+                // Netty's own buffer allocator briefly locks a magazine while it grows (seen when Lettuce
+                // registers a reconnected channel on its event loop): Netty's code, not the starter's
+                .allowBlockingCallsInside(
+                        "io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines")
                 .blockingMethodCallback((method) -> {
                     recorded.add(method + " on " + Thread.currentThread().getName() + "\n"
                             + stack(new Throwable().getStackTrace()));
