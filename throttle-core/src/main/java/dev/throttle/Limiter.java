@@ -194,6 +194,20 @@ public interface Limiter {
     }
 
     /**
+     * Whether an acquire of this limiter counts only once the store confirms that it will survive the
+     * store's failover (a Redis policy with {@code durability: replicated}). A failure policy
+     * ({@link dev.throttle.resilience.ResilientThrottleStore}) then keeps for the store every call it
+     * allowed without such a confirmation (the store failed it, did not confirm it in time, or was
+     * down) and applies it to the store when it answers again, after what the store was owed before,
+     * so that what the call took still counts on every instance afterwards. A call whose first try
+     * reached the store may so count twice: the side the limit is for. False by default.
+     * @return whether unconfirmed acquires are kept for the store
+     */
+    default boolean keepsUnconfirmedAcquires() {
+        return false;
+    }
+
+    /**
      * Returns which part of the store holds {@code key}'s state: the unit that fails on its own (a
      * Redis Cluster master, by the key's hash slot), so that a failure policy
      * ({@link dev.throttle.resilience.ResilientThrottleStore}) keeps the health of each part apart:

@@ -60,6 +60,9 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
     /** The one place for refunds and resets that the store is owed. */
     private final SettlementCalls settle;
 
+    /** Whether acquires allowed without the store's confirmation are kept for it ({@link Limiter#keepsUnconfirmedAcquires()}). */
+    private final boolean keepsUnconfirmed;
+
     ResilientLimiter(
             Policy policy,
             Limiter store,
@@ -77,6 +80,7 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
         this.fallback = fallback;
         this.calls = new StoreCalls(policy, store, healths, listener);
         this.settle = new SettlementCalls(policy, store, this.calls);
+        this.keepsUnconfirmed = store.keepsUnconfirmedAcquires();
     }
 
     @Override
@@ -102,6 +106,17 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
                 () -> instead(key, cost).decision());
     }
 
+    /**
+     * Keeps for the store an acquire that the failure mode allowed in its place, when the store asks
+     * for that; returns the decision. A refusal took nothing, so nothing is kept for it.
+     */
+    private Decision unconfirmed(String key, int cost, Decision decision) {
+        if (this.keepsUnconfirmed && decision.allowed()) {
+            this.settle.keepAcquire(key, cost);
+        }
+        return decision;
+    }
+
     @Override
     public SourcedDecision tryAcquireSourced(String key, int cost) {
         return this.calls.call(key, () -> storeDecision(key, cost), () -> instead(key, cost));
@@ -124,9 +139,12 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
         } catch (RuntimeException ex) {
             // it must never throw; if it does, the fallback answers
         }
-        return (remembered != null)
-                ? new SourcedDecision(remembered, this.nearCacheSource)
-                : this.fallback.tryAcquire(key, cost);
+        if (remembered != null) {
+            return new SourcedDecision(remembered, this.nearCacheSource);
+        }
+        SourcedDecision answer = this.fallback.tryAcquire(key, cost);
+        unconfirmed(key, cost, answer.decision());
+        return answer;
     }
 
     /**
@@ -143,7 +161,10 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
         return this.calls.call(
                 key,
                 () -> this.store.reserve(key, cost, maxWaitMillis),
-                () -> this.fallback.reserve(key, cost, maxWaitMillis).decision());
+                () -> unconfirmed(
+                        key,
+                        cost,
+                        this.fallback.reserve(key, cost, maxWaitMillis).decision()));
     }
 
     @Override
@@ -154,7 +175,10 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
         return this.calls.callAsync(
                 key,
                 () -> this.store.reserveAsync(key, cost, maxWaitMillis),
-                () -> this.fallback.reserve(key, cost, maxWaitMillis).decision());
+                () -> unconfirmed(
+                        key,
+                        cost,
+                        this.fallback.reserve(key, cost, maxWaitMillis).decision()));
     }
 
     /**

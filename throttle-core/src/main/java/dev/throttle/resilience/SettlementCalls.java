@@ -76,6 +76,19 @@ final class SettlementCalls {
         return debt;
     }
 
+    /**
+     * Keeps for the store an acquire allowed without its confirmation, behind what it is owed already,
+     * and applies what it is owed at once when it answers (a call whose replication was not confirmed
+     * reached a store that still answers).
+     */
+    void keepAcquire(String key, int cost) {
+        StoreHealth health = this.calls.healthOf(key);
+        owed(health).keep(key, Kind.ACQUIRE, cost, 0);
+        if (!health.isDown()) {
+            health.applyOwed();
+        }
+    }
+
     /** Like {@link #settle}, without blocking; never fails. */
     CompletionStage<Void> settleAsync(String key, boolean reset, int cost, long receipt) {
         Kind kind = reset ? Kind.RESET : Kind.REFUND;

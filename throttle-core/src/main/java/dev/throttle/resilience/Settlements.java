@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The settlements (refunds, resets and charges of a cost known after the call) that one store owes because it could not be reached when they
+ * The settlements (refunds, resets, charges of a cost known after the call, and acquires a store asked
+ * to have confirmed) that one store owes because it could not be reached when they
  * were made, shared by all the limiters of a {@link ResilientThrottleStore}: kept per policy, in the
  * order they were made, and applied to the store one after another when it answers again.
  *
@@ -163,7 +164,12 @@ final class Settlements {
         /** Forgets the key. */
         RESET,
         /** Takes {@code cost} more into debt, at most the {@code receipt} field's number of units owed. */
-        CHARGE
+        CHARGE,
+        /**
+         * Takes {@code cost} as a call does: an acquire allowed while the store could not confirm it
+         * ({@link Limiter#keepsUnconfirmedAcquires()}), whatever the store decides now.
+         */
+        ACQUIRE
     }
 
     /**
@@ -209,7 +215,7 @@ final class Settlements {
                     logger.log(
                             Level.WARNING,
                             "Throttle store '" + Settlements.this.store + "' owes more than "
-                                    + MAX_OWED_PER_POLICY + " refunds, resets and charges of policy '"
+                                    + MAX_OWED_PER_POLICY + " refunds, resets, charges and acquires of policy '"
                                     + this.policy.name()
                                     + "' made while it could not be reached; the oldest are dropped");
                 }
@@ -252,6 +258,10 @@ final class Settlements {
                     this.store
                             .chargeAsync(settlement.key(), settlement.cost(), (int) settlement.receipt())
                             .thenApply((debt) -> null);
+                case ACQUIRE ->
+                    this.store
+                            .tryAcquireAsync(settlement.key(), settlement.cost())
+                            .thenApply((decision) -> null);
             };
         }
     }

@@ -280,7 +280,9 @@ final class StoreHealth {
         if (ended != null) {
             long millis =
                     Duration.ofNanos(System.nanoTime() - ended.startNanos()).toMillis();
-            String settled = (applied > 0) ? "; " + applied + " refunds and resets made meanwhile applied to it" : "";
+            String settled = (applied > 0)
+                    ? "; " + applied + " refunds, resets, charges and acquires kept meanwhile applied to it"
+                    : "";
             logger.log(
                     Level.INFO,
                     moved

@@ -18,8 +18,16 @@ final class RecordingStore implements ThrottleStore {
 
     final List<String> operations = new CopyOnWriteArrayList<>();
 
+    /** Whether its limiters ask for the acquires the store did not confirm to be kept for it. */
+    private final boolean keepsUnconfirmed;
+
     RecordingStore(ThrottleStore store) {
+        this(store, false);
+    }
+
+    RecordingStore(ThrottleStore store, boolean keepsUnconfirmed) {
         this.store = store;
+        this.keepsUnconfirmed = keepsUnconfirmed;
     }
 
     /** Returns the operations recorded since {@code from}, and forgets none. */
@@ -35,6 +43,11 @@ final class RecordingStore implements ThrottleStore {
             @Override
             public Policy policy() {
                 return policy;
+            }
+
+            @Override
+            public boolean keepsUnconfirmedAcquires() {
+                return RecordingStore.this.keepsUnconfirmed;
             }
 
             @Override

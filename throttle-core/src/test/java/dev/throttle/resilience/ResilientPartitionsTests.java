@@ -192,7 +192,7 @@ class ResilientPartitionsTests {
                 .singleElement()
                 .asString()
                 .contains("(node-a) answers again after ")
-                .contains("; 2 refunds and resets made meanwhile applied to it");
+                .contains("; 2 refunds, resets, charges and acquires kept meanwhile applied to it");
     }
 
     @Test

@@ -253,7 +253,7 @@ class ResilientSettlementsTests {
                 .extracting(LogRecord::getMessage)
                 .last()
                 .asString()
-                .contains("5 refunds and resets made meanwhile applied to it")
+                .contains("5 refunds, resets, charges and acquires kept meanwhile applied to it")
                 .doesNotContain("alice", "bob", "carol");
     }
 
@@ -295,7 +295,7 @@ class ResilientSettlementsTests {
                 .containsExactly(
                         "Throttle store 'flaky' failed (flaky store is down); failure-mode local applies until it "
                                 + "answers again",
-                        "Throttle store 'flaky' owes more than 10000 refunds, resets and charges of policy "
+                        "Throttle store 'flaky' owes more than 10000 refunds, resets, charges and acquires of policy "
                                 + "'login' made while it could not be reached; the oldest are dropped");
     }
 

@@ -162,6 +162,11 @@ public final class FlakyStore implements ThrottleStore {
         }
 
         @Override
+        public boolean keepsUnconfirmedAcquires() {
+            return this.limiter.keepsUnconfirmedAcquires();
+        }
+
+        @Override
         public Decision tryAcquire(String key, int cost) {
             countDecision(key);
             reached();

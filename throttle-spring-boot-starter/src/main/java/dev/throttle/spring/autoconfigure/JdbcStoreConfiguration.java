@@ -49,6 +49,7 @@ class JdbcStoreConfiguration {
         ThrottleProperties.Jdbc jdbc = properties.getStore().getJdbc();
         // checked whatever the failure mode, so that one setting gets one answer on every store type
         long localMaximumKeys = MemoryStoreConfiguration.maximumKeys(properties);
+        PolicyDurability.warnUnused(properties, "jdbc");
         DataSource source = dataSource.getIfUnique();
         if (source == null) {
             throw new ThrottleConfigurationException("throttle.store.type=jdbc needs one DataSource bean (found "

@@ -19,6 +19,7 @@ class MemoryStoreConfiguration {
     @Bean
     @ConditionalOnMissingBean(ThrottleStore.class)
     MemoryThrottleStore throttleStore(TimeSource throttleTimeSource, ThrottleProperties properties) {
+        PolicyDurability.warnUnused(properties, "memory");
         return new MemoryThrottleStore(throttleTimeSource, maximumKeys(properties));
     }
 

@@ -115,10 +115,11 @@ final class PolicyFactory {
                     || !overrides.getPlans().isEmpty()
                     || overrides.isResetOnSuccess()
                     || overrides.getWait() != null
-                    || overrides.getCount() != ThrottleProperties.Count.ALL) {
+                    || overrides.getCount() != ThrottleProperties.Count.ALL
+                    || overrides.getDurability() != ThrottleProperties.Durability.PRIMARY) {
                 problems.add(path + " may set only numbers of the " + algorithm.id() + " algorithm ("
                         + String.join(", ", algorithm.parameters()) + "): algorithm, mode, plans, reset-on-success,"
-                        + " wait and count are the policy's");
+                        + " wait, count and durability are the policy's");
                 return;
             }
             Map<String, Object> own = parameters(overrides);

@@ -64,7 +64,8 @@ class RedisStoreConfiguration {
                     redis.getTimeout(),
                     clientClock ? throttleTimeSource : null,
                     nearCache(properties),
-                    redis.isBatching());
+                    redis.isBatching(),
+                    PolicyDurability.replicated(properties));
         } catch (IllegalArgumentException ex) {
             throw new ThrottleConfigurationException(ex.getMessage(), ex);
         }

@@ -401,6 +401,14 @@ public class ThrottleProperties {
         }
     }
 
+    /** Where a policy's write must be before a decision is answered. */
+    public enum Durability {
+        /** On the Redis master: a failover may lose what it had not yet replicated. */
+        PRIMARY,
+        /** On the master and at least one replica ({@code WAIT 1}). */
+        REPLICATED
+    }
+
     /**
      * Whose clock the Redis scripts read.
      */
@@ -1200,6 +1208,22 @@ public class ThrottleProperties {
          * except for count=failures, whose successful calls give back what they took.
          */
         private Boolean nearCache;
+
+        /**
+         * Whether this policy's writes on Redis wait for a replica before they are answered
+         * (replicated: WAIT 1 after each acquire, charge and reset, so that a lockout or an unlock
+         * survives a failover; one that no replica confirms in time is answered by the failure mode
+         * and kept for the store). Standalone and Sentinel Redis only.
+         */
+        private Durability durability = Durability.PRIMARY;
+
+        public Durability getDurability() {
+            return this.durability;
+        }
+
+        public void setDurability(Durability durability) {
+            this.durability = durability;
+        }
 
         public FailureMode getFailureMode() {
             return this.failureMode;

@@ -84,6 +84,13 @@ final class PolicyScript {
         return keyStart + key + "}";
     }
 
+    /** The bytes left in {@code buffer}, copied (the buffer is left as it was). */
+    static byte[] bytes(ByteBuffer buffer) {
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.duplicate().get(bytes);
+        return bytes;
+    }
+
     static byte[] ascii(String text) {
         return text.getBytes(StandardCharsets.US_ASCII);
     }
@@ -127,6 +134,23 @@ final class PolicyScript {
                                                 1,
                                                 keysAndArgs(keyBytes, operation, cost, now, receipt, boundaries))
                                         .collectList())));
+    }
+
+    /**
+     * The script through the connection of the writes that wait for a replica
+     * ({@link ReplicatedWrites}): the same keys and arguments as {@link #eval}.
+     */
+    Mono<List<Object>> evalReplicated(
+            ReplicatedWrites writes, String key, byte[] operation, int cost, byte @Nullable [] receipt) {
+        ByteBuffer now = this.calls.nowArgument();
+        CalendarBoundaries calendar = this.calendar;
+        byte[] boundaries = (calendar != null) ? calendar.argument(this.calls.applicationTime()) : null;
+        ByteBuffer[] keysAndArgs = keysAndArgs(redisKeyBytes(key), operation, cost, now, receipt, boundaries);
+        byte[][] args = new byte[keysAndArgs.length - 1][];
+        for (int i = 1; i < keysAndArgs.length; i++) {
+            args[i - 1] = bytes(keysAndArgs[i]);
+        }
+        return this.calls.traced(writes.eval(this.sha1, this.scriptBytes, bytes(keysAndArgs[0]), args));
     }
 
     private Mono<List<Object>> evalSha(

@@ -4,6 +4,7 @@ import dev.throttle.TimeSource;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReturnType;
@@ -58,6 +59,12 @@ final class RedisCalls {
     /** Whether acquires that wait at the same moment are sent together ({@link DecisionBatches}). */
     private final boolean batching;
 
+    /** The writes that wait for a replica; null when no policy has {@code durability: replicated}. */
+    private final @Nullable ReplicatedWrites replicatedWrites;
+
+    /** The policies whose writes wait for a replica. */
+    private final Set<String> replicatedPolicies;
+
     RedisCalls(
             String keyPrefix,
             Duration timeout,
@@ -69,7 +76,9 @@ final class RedisCalls {
             String sender,
             @Nullable ByteBuffer channel,
             @Nullable ClusterNodes clusterNodes,
-            boolean batching) {
+            boolean batching,
+            @Nullable ReplicatedWrites replicatedWrites,
+            Set<String> replicatedPolicies) {
         this.keyPrefix = keyPrefix;
         this.timeout = timeout;
         this.clock = clock;
@@ -81,6 +90,27 @@ final class RedisCalls {
         this.channel = channel;
         this.clusterNodes = clusterNodes;
         this.batching = batching;
+        this.replicatedWrites = replicatedWrites;
+        this.replicatedPolicies = Set.copyOf(replicatedPolicies);
+    }
+
+    /**
+     * The writes that wait for a replica when {@code policy} has {@code durability: replicated}, else
+     * null.
+     */
+    @Nullable
+    ReplicatedWrites replicatedWrites(String policy) {
+        return this.replicatedPolicies.contains(policy) ? this.replicatedWrites : null;
+    }
+
+    /**
+     * The writes that wait for a replica when any policy has {@code durability: replicated}, else null:
+     * an outage's probes then wait for one too, so that an outage of those policies does not end while
+     * the master still has no replica to confirm their writes (every one of them would start it again).
+     */
+    @Nullable
+    ReplicatedWrites probeWrites() {
+        return this.replicatedWrites;
     }
 
     /** Whether acquires that wait at the same moment are sent together ({@link DecisionBatches}). */

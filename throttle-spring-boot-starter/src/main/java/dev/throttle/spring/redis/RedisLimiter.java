@@ -25,6 +25,9 @@ import reactor.core.publisher.Mono;
  */
 final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
 
+    /** How an outage's probe keys start (see {@code StoreHealth}): no caller's key starts with a NUL. */
+    private static final String PROBE_KEY = "\u0000probe:";
+
     private final Policy policy;
 
     private final RedisCalls calls;
@@ -51,6 +54,16 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     private final ClusterNodes.TagStart tag;
 
     /**
+     * The writes that wait for a replica, when the policy has {@code durability: replicated}: its
+     * acquires, reservations, charges and resets (a refund lost in a failover only leaves a unit
+     * taken); null otherwise.
+     */
+    private final @Nullable ReplicatedWrites replicated;
+
+    /** As {@link #replicated}, for an outage's probes when any policy of the store has it; else null. */
+    private final @Nullable ReplicatedWrites probes;
+
+    /**
      * @param nearCache the policy's remembered refusals, null without a near cache
      * @param nearCacheSettings the near cache's settings, which say whether it answers this policy
      */
@@ -69,10 +82,14 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
         this.storeSource = DecisionSource.store(RedisCalls.KIND);
         this.nearCacheSource = DecisionSource.nearCache(RedisCalls.KIND);
         this.tag = ClusterNodes.TagStart.of(PolicyScript.keyStart(calls.keyPrefix(), policy.name()), policy.name());
-        // on a Cluster, a batch could only hold keys of one slot: acquires are sent one by one there
+        this.replicated = calls.replicatedWrites(policy.name());
+        this.probes = calls.probeWrites();
+        // on a Cluster, a batch could only hold keys of one slot: acquires are sent one by one there;
+        // a write that waits for a replica has a connection of its own
         @SuppressWarnings("rawtypes")
-        RedisScript<List> batch =
-                (calls.batching() && calls.clusterNodes() == null) ? RedisThrottleScripts.batchOf(policy) : null;
+        RedisScript<List> batch = (calls.batching() && calls.clusterNodes() == null && this.replicated == null)
+                ? RedisThrottleScripts.batchOf(policy)
+                : null;
         this.batches = (batch != null) ? new DecisionBatches(calls, batch, this.script) : null;
     }
 
@@ -89,6 +106,22 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     @Override
     public Policy policy() {
         return this.policy;
+    }
+
+    /** With {@code durability: replicated}: an acquire not confirmed by a replica is kept for the store. */
+    @Override
+    public boolean keepsUnconfirmedAcquires() {
+        return this.replicated != null;
+    }
+
+    /**
+     * The writes that wait for a replica for this call: the policy's, or, for an outage's probe (a key
+     * no caller can name), the store's when any of its policies has them.
+     */
+    private @Nullable ReplicatedWrites replicatedFor(String key) {
+        return (this.replicated != null || this.probes == null || !key.startsWith(PROBE_KEY))
+                ? this.replicated
+                : this.probes;
     }
 
     @Override
@@ -186,8 +219,14 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     /** The acquire's decision, in a batch when the store batches them; unbounded, as {@link #decide}. */
     private Mono<Decision> acquired(String key, int cost) {
         DecisionBatches batches = this.batches;
-        return (batches != null)
-                ? Mono.fromFuture(batches.acquire(key, cost)).map(ScriptReply::decision)
+        if (batches != null) {
+            return Mono.fromFuture(batches.acquire(key, cost)).map(ScriptReply::decision);
+        }
+        ReplicatedWrites writes = replicatedFor(key);
+        return (writes != null)
+                ? this.script
+                        .evalReplicated(writes, key, PolicyScript.ACQUIRE, cost, null)
+                        .map(ScriptReply::decision)
                 : decide(key, PolicyScript.ACQUIRE, cost);
     }
 
@@ -227,8 +266,11 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
      * by Redis.
      */
     private Mono<Decision> reservation(String key, int cost, long maxWaitMillis) {
-        Mono<Decision> reserved = this.script
-                .eval(key, PolicyScript.RESERVE, cost, PolicyScript.ascii(Long.toString(maxWaitMillis)))
+        byte[] longest = PolicyScript.ascii(Long.toString(maxWaitMillis));
+        ReplicatedWrites writes = this.replicated;
+        Mono<Decision> reserved = ((writes != null)
+                        ? this.script.evalReplicated(writes, key, PolicyScript.RESERVE, cost, longest)
+                        : this.script.eval(key, PolicyScript.RESERVE, cost, longest))
                 .map(ScriptReply::decision);
         NearCache.Entries entries = this.nearCache;
         return (entries == null)
@@ -305,8 +347,11 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
                     "Policy '" + this.policy.name() + "' cannot take a cost after the call: "
                             + this.policy.algorithm().whyNoActualCost()));
         }
-        return this.script
-                .eval(key, PolicyScript.CHARGE, units, PolicyScript.ascii(Integer.toString(maxDebt)))
+        byte[] bound = PolicyScript.ascii(Integer.toString(maxDebt));
+        ReplicatedWrites writes = this.replicated;
+        return ((writes != null)
+                        ? this.script.evalReplicated(writes, key, PolicyScript.CHARGE, units, bound)
+                        : this.script.eval(key, PolicyScript.CHARGE, units, bound))
                 .map(ScriptReply::debt);
     }
 
@@ -422,6 +467,15 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     private Mono<Void> deleted(String key) {
         ByteBuffer redisKey = this.script.redisKey(key);
         NearCache.Entries entries = this.nearCache;
+        ReplicatedWrites writes = this.replicated;
+        if (writes != null) {
+            // the DEL waits for a replica on its own connection; its event follows on the store's
+            Mono<Void> deleted = writes.delete(PolicyScript.bytes(redisKey)).then();
+            return (entries == null)
+                    ? deleted
+                    : deleted.then(Mono.fromRunnable(() -> entries.forget(key)))
+                            .then(this.calls.publishKey(this.policy.name(), key));
+        }
         if (entries == null) {
             return this.calls
                     .connection()

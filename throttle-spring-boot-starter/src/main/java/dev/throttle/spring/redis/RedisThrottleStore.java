@@ -9,6 +9,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
@@ -71,6 +73,9 @@ public final class RedisThrottleStore implements ThrottleStore {
 
     /** What the limiters share with the store: its settings, connection, clock and events channel. */
     private final RedisCalls calls;
+
+    /** The writes that wait for a replica; null when no policy has {@code durability: replicated}. */
+    private final @Nullable ReplicatedWrites replicatedWrites;
 
     /**
      * Creates a store with the default key prefix and timeout.
@@ -149,6 +154,35 @@ public final class RedisThrottleStore implements ThrottleStore {
             @Nullable TimeSource clock,
             NearCacheSettings nearCache,
             boolean batching) {
+        this(connectionFactory, keyPrefix, timeout, clock, nearCache, batching, Set.of());
+    }
+
+    /**
+     * Creates a store as above whose policies named in {@code replicatedPolicies}
+     * ({@code durability: replicated}) answer a write only once a replica has it: each of their
+     * acquires, reservations, charges and resets is followed by {@code WAIT 1} on a connection of its
+     * own, and one that no replica confirms within three quarters of {@code timeout} fails, so that the
+     * failure mode answers and a failure policy keeps the acquire for the store (see
+     * {@code docs/operations.md}). Standalone and Sentinel only.
+     * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
+     * @param keyPrefix the first part of every key
+     * @param timeout the longest any call waits for Redis
+     * @param clock the clock to pass to every script, or null to use Redis {@code TIME}
+     * @param nearCache the near cache's settings
+     * @param batching whether acquires of one policy that wait at the same moment leave in one call
+     * (never on a Redis Cluster, nor for the policies in {@code replicatedPolicies})
+     * @param replicatedPolicies the names of the policies whose writes wait for a replica
+     * @throws IllegalArgumentException when a setting is invalid, with a message that names its
+     * property, or when {@code replicatedPolicies} is not empty on a Redis Cluster
+     */
+    public RedisThrottleStore(
+            ReactiveRedisConnectionFactory connectionFactory,
+            String keyPrefix,
+            Duration timeout,
+            @Nullable TimeSource clock,
+            NearCacheSettings nearCache,
+            boolean batching,
+            Set<String> replicatedPolicies) {
         this(
                 connectionFactory,
                 keyPrefix,
@@ -156,7 +190,8 @@ public final class RedisThrottleStore implements ThrottleStore {
                 clock,
                 nearCache,
                 (clock != null) ? clock : TimeSource.system(),
-                batching);
+                batching,
+                replicatedPolicies);
     }
 
     /**
@@ -171,7 +206,8 @@ public final class RedisThrottleStore implements ThrottleStore {
             @Nullable TimeSource clock,
             NearCacheSettings nearCache,
             TimeSource applicationClock,
-            boolean batching) {
+            boolean batching,
+            Set<String> replicatedPolicies) {
         if (connectionFactory == null) {
             throw new IllegalArgumentException("connectionFactory is required");
         }
@@ -183,6 +219,9 @@ public final class RedisThrottleStore implements ThrottleStore {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("throttle.store.redis.timeout must be positive, was " + timeout);
         }
+        this.replicatedWrites = replicatedPolicies.isEmpty()
+                ? null
+                : ReplicatedWrites.of(connectionFactory, timeout, String.join(", ", new TreeSet<>(replicatedPolicies)));
         ClusterNodes clusterNodes = ClusterNodes.of(connectionFactory);
         this.connection = new StoreConnection(
                 connectionFactory,
@@ -214,7 +253,9 @@ public final class RedisThrottleStore implements ThrottleStore {
                 sender,
                 channel,
                 clusterNodes,
-                batching);
+                batching,
+                this.replicatedWrites,
+                replicatedPolicies);
         // connect now, off this thread, so that the first request does not pay for it
         this.connection.connect();
         if (this.events != null) {
@@ -368,5 +409,8 @@ public final class RedisThrottleStore implements ThrottleStore {
             this.events.stop();
         }
         this.connection.close();
+        if (this.replicatedWrites != null) {
+            this.replicatedWrites.close();
+        }
     }
 }

@@ -130,7 +130,7 @@ class PlansAndCostTests {
                                         "throttle.policies.api.plans.free.limit must be between 1 and 8388607, was 0",
                                         "throttle.policies.api.plans.pro.capacity means nothing to the gcra algorithm, which takes limit, period",
                                         "throttle.policies.api.plans.gold may set only numbers of the gcra algorithm (limit, period):"
-                                                + " algorithm, mode, plans, reset-on-success, wait and count are the policy's"));
+                                                + " algorithm, mode, plans, reset-on-success, wait, count and durability are the policy's"));
     }
 
     @Test

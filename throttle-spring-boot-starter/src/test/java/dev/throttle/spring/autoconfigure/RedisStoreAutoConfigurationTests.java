@@ -233,4 +233,60 @@ class RedisStoreAutoConfigurationTests {
                     assertThat(((ResilientThrottleStore) store).isStoreDown()).isFalse();
                 });
     }
+
+    @Test
+    void replicatedDurabilityOnAStandaloneRedisWithoutAReplicaIsAnsweredByTheFailureModeAndSaysWhy() {
+        RedisEndpoint redis = SharedRedis.endpoint();
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.data.redis.url=" + redis.url(),
+                        "throttle.store.redis.timeout=400ms",
+                        "throttle.policies.api.durability=replicated")
+                .run((context) -> {
+                    Throttler throttler = context.getBean(Throttler.class);
+                    ResilientThrottleStore store = context.getBean(ResilientThrottleStore.class);
+                    // the shared Redis has no replica: nothing can confirm the write
+                    assertThat(throttler.tryAcquire("api", "alice").allowed()).isTrue();
+                    assertThat(store.isStoreDown()).isTrue();
+                    assertThat(store.outageCause())
+                            .get()
+                            .satisfies((cause) -> assertThat(cause.getCause())
+                                    .hasMessageContaining("NOTREPLICATED no replica confirmed the write within 300ms"));
+                });
+    }
+
+    @Test
+    void replicatedDurabilityIsRefusedAtStartupWhereItCannotHold() {
+        this.contextRunner
+                .withPropertyValues(
+                        "throttle.policies.slots.algorithm=concurrency",
+                        "throttle.policies.slots.limit=2",
+                        "throttle.policies.slots.lease=30s",
+                        "throttle.policies.slots.durability=replicated")
+                .run((context) -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining(
+                                "throttle.policies.slots.durability=replicated is for rate limits and " + "lockouts"));
+        RedisClusterProcesses cluster = RedisClusterProcesses.shared();
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.data.redis.cluster.nodes=" + cluster.nodesProperty(),
+                        "throttle.policies.api.durability=replicated")
+                .run((context) -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining(
+                                "durability: replicated (policies api) is for a standalone or Sentinel Redis"));
+        this.contextRunner
+                .withPropertyValues(
+                        "throttle.policies.api.plans.pro.limit=10",
+                        "throttle.policies.api.plans.pro.durability=replicated")
+                .run((context) -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .hasMessageContaining("wait, count and durability are the policy's"));
+    }
 }

@@ -165,7 +165,8 @@ class RedisCalendarClockSkewTests {
                 server,
                 NearCacheSettings.disabled(),
                 application,
-                true);
+                true,
+                java.util.Set.of());
         this.stores.add(store);
         return store;
     }

@@ -159,8 +159,8 @@ class RedisSettlementsDuringOutageTests {
         assertThat(this.logs.list)
                 .filteredOn((event) -> event.getLevel() == Level.INFO)
                 .extracting(ILoggingEvent::getFormattedMessage)
-                .anySatisfy(
-                        (message) -> assertThat(message).contains("2 refunds and resets made meanwhile applied to it"));
+                .anySatisfy((message) -> assertThat(message)
+                        .contains("2 refunds, resets, charges and acquires kept meanwhile applied to it"));
         assertThat(this.logs.list)
                 .extracting(ILoggingEvent::getFormattedMessage)
                 .allSatisfy((message) -> assertThat(message).doesNotContain("alice", "bob", "carol", "dave", "erin"));

@@ -80,9 +80,20 @@ public final class RedisProcess implements AutoCloseable {
      * @return the running Sentinel
      */
     public static RedisProcess startSentinel(String masterName, RedisProcess master) {
+        return startSentinel(masterName, master, 1);
+    }
+
+    /**
+     * Creates and starts a Sentinel on a free port that monitors {@code master} with {@code quorum}.
+     * @param masterName the name clients ask for, as in {@code spring.data.redis.sentinel.master}
+     * @param master the master to monitor
+     * @param quorum how many Sentinels must agree that the master is down
+     * @return the running Sentinel
+     */
+    public static RedisProcess startSentinel(String masterName, RedisProcess master, int quorum) {
         int port = freePort(false);
         String config = "port " + port + "\nbind 127.0.0.1\nsentinel monitor " + masterName + " 127.0.0.1 "
-                + master.port() + " 1\nsentinel down-after-milliseconds " + masterName + " 5000\n";
+                + master.port() + " " + quorum + "\nsentinel down-after-milliseconds " + masterName + " 5000\n";
         RedisProcess sentinel = new RedisProcess(port, List.of("--sentinel"), config);
         sentinel.start();
         return sentinel;

@@ -1,0 +1,192 @@
+package dev.throttle.spring.redis;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import reactor.core.publisher.Mono;
+
+/**
+ * The writes of the policies with {@code durability: replicated}: each is the policy's script (or a
+ * {@code DEL}) followed by {@code WAIT 1}, so that a decision is answered only once a replica has it
+ * and a failover cannot take it back. Both go on a connection of their own, opened once from the
+ * application's Lettuce client (so through Sentinel to whichever master it names): {@code WAIT}
+ * holds its connection until a replica answers, and on the application's shared connection it would
+ * hold every other call behind it. A replica has three quarters of the store's timeout to answer, so
+ * that a write that was not confirmed is told apart from one that got no answer at all.
+ *
+ * <p>Not on a Redis Cluster (the startup check refuses it there). Thread-safe; lock-free.
+ */
+final class ReplicatedWrites {
+
+    private static final Log logger = LogFactory.getLog(RedisThrottleStore.class);
+
+    private final Supplier<AbstractRedisClient> client;
+
+    /** {@code WAIT}'s own timeout, in milliseconds. */
+    private final long waitMillis;
+
+    private final AtomicReference<CompletableFuture<StatefulRedisConnection<byte[], byte[]>>> connection =
+            new AtomicReference<>();
+
+    /** The names of the policies whose writes wait for a replica, for the startup check's message. */
+    private final String policies;
+
+    /** Whether the connection's first look at the master's replicas has run. */
+    private volatile boolean replicasChecked;
+
+    ReplicatedWrites(Supplier<AbstractRedisClient> client, Duration timeout, String policies) {
+        this.client = client;
+        this.waitMillis = Math.max(1, timeout.toMillis() * 3 / 4);
+        this.policies = policies;
+    }
+
+    /**
+     * The writes of a store on {@code connectionFactory}; it must be Lettuce's, on a standalone or
+     * Sentinel Redis.
+     */
+    static ReplicatedWrites of(ReactiveRedisConnectionFactory connectionFactory, Duration timeout, String policies) {
+        if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
+            throw new IllegalArgumentException(
+                    "durability: replicated needs Spring Boot's Lettuce connection factory, was "
+                            + connectionFactory.getClass().getName());
+        }
+        if (lettuce.isClusterAware()) {
+            throw new IllegalArgumentException("durability: replicated (policies " + policies
+                    + ") is for a standalone or Sentinel Redis; on a Redis Cluster, set min-replicas-to-write on "
+                    + "the masters instead (docs/operations.md)");
+        }
+        return new ReplicatedWrites(lettuce::getRequiredNativeClient, timeout, policies);
+    }
+
+    /** {@code WAIT}'s timeout in milliseconds. */
+    long waitMillis() {
+        return this.waitMillis;
+    }
+
+    /**
+     * The policy's script ({@code EVAL} when Redis lost it), then {@code WAIT 1}: the script's reply
+     * once a replica has the write; {@link NotReplicatedException} when none confirmed it in time.
+     */
+    Mono<List<Object>> eval(String sha1, byte[] script, byte[] key, byte[][] args) {
+        byte[][] keys = {key};
+        return connection().flatMap((connection) -> {
+            RedisAsyncCommands<byte[], byte[]> commands = connection.async();
+            RedisFuture<List<Object>> reply = commands.evalsha(sha1, ScriptOutputType.MULTI, keys, args);
+            RedisFuture<Long> replicas = commands.waitForReplication(1, this.waitMillis);
+            return confirmed(reply, replicas).onErrorResume(PolicyScript::isNoScript, (ex) -> {
+                RedisFuture<List<Object>> again = commands.eval(script, ScriptOutputType.MULTI, keys, args);
+                return confirmed(again, commands.waitForReplication(1, this.waitMillis));
+            });
+        });
+    }
+
+    /** A {@code DEL} of the key, then {@code WAIT 1}. */
+    Mono<Long> delete(byte[] key) {
+        return connection().flatMap((connection) -> {
+            RedisAsyncCommands<byte[], byte[]> commands = connection.async();
+            RedisFuture<Long> deleted = commands.del(key);
+            return confirmed(deleted, commands.waitForReplication(1, this.waitMillis));
+        });
+    }
+
+    /** The write's reply once {@code WAIT} says a replica has it. */
+    private <T> Mono<T> confirmed(RedisFuture<T> write, RedisFuture<Long> replicas) {
+        return Mono.fromCompletionStage(write)
+                .flatMap((reply) -> Mono.fromCompletionStage(replicas)
+                        .flatMap((count) -> (count >= 1)
+                                ? Mono.just(reply)
+                                : Mono.error(new NotReplicatedException(
+                                        "NOTREPLICATED no replica confirmed the write within " + this.waitMillis
+                                                + "ms (WAIT 1); the master may have no replica, or be failing over"))));
+    }
+
+    /**
+     * The connection, opened on a background thread the first time (opening it may block, and through
+     * Sentinel asks a sentinel first); Lettuce reconnects it after that. A failed open is tried again
+     * by the next call.
+     */
+    private Mono<StatefulRedisConnection<byte[], byte[]>> connection() {
+        CompletableFuture<StatefulRedisConnection<byte[], byte[]>> ready = this.connection.get();
+        if (ready != null && !ready.isCompletedExceptionally()) {
+            return Mono.fromFuture(ready, true);
+        }
+        CompletableFuture<StatefulRedisConnection<byte[], byte[]>> attempt = new CompletableFuture<>();
+        if (!this.connection.compareAndSet(ready, attempt)) {
+            return connection();
+        }
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        AbstractRedisClient client = this.client.get();
+                        if (!(client instanceof RedisClient redis)) {
+                            throw new IllegalStateException("durability: replicated needs a standalone or Sentinel "
+                                    + "Redis, found " + client.getClass().getSimpleName());
+                        }
+                        StatefulRedisConnection<byte[], byte[]> opened = redis.connect(ByteArrayCodec.INSTANCE);
+                        attempt.complete(opened);
+                        checkReplicas(opened);
+                    } catch (RuntimeException | Error ex) {
+                        attempt.completeExceptionally(ex);
+                    }
+                },
+                "throttle-redis-replicated-connect");
+        thread.setDaemon(true);
+        thread.start();
+        return Mono.fromFuture(attempt, true);
+    }
+
+    /**
+     * Warns once when the master has no replica: every write of these policies then waits out
+     * {@code WAIT}'s timeout and is answered by the failure mode.
+     */
+    private void checkReplicas(StatefulRedisConnection<byte[], byte[]> connection) {
+        if (this.replicasChecked) {
+            return;
+        }
+        this.replicasChecked = true;
+        try {
+            String info = connection.sync().info("replication");
+            if (info != null && info.contains("connected_slaves:0")) {
+                logger.warn("Throttle policies " + this.policies + " have durability: replicated, but the Redis "
+                        + "master has no connected replica: each of their writes will wait " + this.waitMillis
+                        + "ms for one and then be answered by the failure mode.\n\nAction:\n\nGive the master a "
+                        + "replica (Sentinel, or REPLICAOF on another Redis), or remove durability: replicated "
+                        + "from these policies.");
+            }
+        } catch (RuntimeException ex) {
+            // best effort: a write that finds no replica says so in its own failure
+        }
+    }
+
+    /** Closes the connection, if one was opened. */
+    void close() {
+        CompletableFuture<StatefulRedisConnection<byte[], byte[]>> opened = this.connection.getAndSet(null);
+        if (opened != null) {
+            opened.thenAccept(StatefulRedisConnection::closeAsync);
+        }
+    }
+
+    /** A write that Redis carried out but no replica confirmed in time: it may not survive a failover. */
+    static final class NotReplicatedException extends RedisCommandExecutionException {
+
+        private static final long serialVersionUID = 1L;
+
+        NotReplicatedException(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,251 @@
+package dev.throttle.spring.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.throttle.BoundPolicy;
+import dev.throttle.Decision;
+import dev.throttle.FixedWindowPolicy;
+import dev.throttle.LockoutPolicy;
+import dev.throttle.Throttler;
+import dev.throttle.TimeSource;
+import dev.throttle.memory.MemoryThrottleStore;
+import dev.throttle.resilience.FailureMode;
+import dev.throttle.resilience.ResilientThrottleStore;
+import dev.throttle.testing.Eventually;
+import dev.throttle.testing.redis.RedisProcess;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * {@code durability: replicated} on a real master and replica: a decision is answered once the
+ * replica has it; one that no replica confirms is answered by the failure mode, kept for the store
+ * and applied to it once a replica confirms writes again, so that nothing the failure mode let in is
+ * missing from Redis afterwards; and the outage this makes is one outage, for every policy.
+ */
+class RedisReplicatedDurabilityTests {
+
+    private static final FixedWindowPolicy LOGIN = new FixedWindowPolicy("login", 1_000, Duration.ofHours(1));
+
+    /** A policy without durability on the same store. */
+    private static final FixedWindowPolicy API = new FixedWindowPolicy("api", 1_000_000, Duration.ofHours(1));
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+
+    private ListAppender<ILoggingEvent> logs;
+
+    @BeforeAll
+    static void routeJavaLoggingToLogback() {
+        // the failure policy lives in core and logs through System.Logger (java.util.logging here)
+        if (!SLF4JBridgeHandler.isInstalled()) {
+            SLF4JBridgeHandler.removeHandlersForRootLogger();
+            SLF4JBridgeHandler.install();
+        }
+    }
+
+    @BeforeEach
+    void captureLogs() {
+        this.logs = new ListAppender<>();
+        this.logs.start();
+        ((Logger) LoggerFactory.getLogger("dev.throttle")).addAppender(this.logs);
+    }
+
+    @AfterEach
+    void stopEverything() throws Exception {
+        ((Logger) LoggerFactory.getLogger("dev.throttle")).detachAppender(this.logs);
+        for (int i = this.resources.size() - 1; i >= 0; i--) {
+            this.resources.get(i).close();
+        }
+    }
+
+    @Test
+    void aReplicatedDecisionIsOnTheReplicaWhenItIsAnswered() {
+        RedisProcess master = start(List.of());
+        RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
+        RedisCommands<String, String> onReplica = commands(replica);
+        Eventually.until(
+                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+        ResilientThrottleStore store = store(master, Set.of("login"));
+        BoundPolicy login = new Throttler(store, List.of(LOGIN)).bound("login");
+
+        for (int i = 1; i <= 20; i++) {
+            String user = "user-" + i;
+            assertThat(login.tryAcquire(user, 1).allowed()).isTrue();
+            // read at once, without waiting: WAIT answered only once the replica had the write
+            assertThat(onReplica.exists("throttle:{login:" + user + "}"))
+                    .as("%s's count on the replica when its decision was answered", user)
+                    .isEqualTo(1L);
+        }
+        assertThat(store.isStoreDown()).isFalse();
+        assertThat(messages(Level.WARN)).isEmpty();
+    }
+
+    @Test
+    void aDecisionNoReplicaConfirmsIsAnsweredByTheFailureModeAndCountsInRedisOnceAReplicaConfirmsAgain() {
+        RedisProcess master = start(List.of());
+        RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
+        RedisCommands<String, String> onReplica = commands(replica);
+        Eventually.until(
+                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+        ResilientThrottleStore store = store(master, Set.of("login"));
+        Throttler throttler = new Throttler(store, List.of(LOGIN, API));
+        BoundPolicy login = throttler.bound("login");
+        BoundPolicy api = throttler.bound("api");
+        for (int i = 0; i < 10; i++) {
+            assertThat(login.tryAcquire("mallory", 1).allowed()).isTrue();
+        }
+        assertThat(api.tryAcquire("someone", 1).allowed()).isTrue();
+
+        // the replica leaves, as a replica promoted by a failover does: the master still takes writes
+        onReplica.replicaofNoOne();
+        Eventually.until(
+                "the master sees no replica",
+                () -> commands(master).info("replication").contains("connected_slaves:0"));
+        long started = System.nanoTime();
+        assertThat(login.tryAcquire("mallory", 1).allowed())
+                .as("answered by the failure mode (local)")
+                .isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .as("WAIT gives up within three quarters of the timeout, so the call is answered within it")
+                .isLessThan(TIMEOUT);
+        assertThat(store.isStoreDown())
+                .as("a write no replica confirms is an outage at once")
+                .isTrue();
+        int allowedMeanwhile = 1;
+        long calmUntil = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        while (System.nanoTime() < calmUntil) {
+            long call = System.nanoTime();
+            Decision decision = login.tryAcquire("mallory", 1);
+            assertThat(Duration.ofNanos(System.nanoTime() - call))
+                    .as("answered at once during the outage")
+                    .isLessThan(TIMEOUT.dividedBy(2));
+            allowedMeanwhile += decision.allowed() ? 1 : 0;
+            // a policy without durability probes too: its writes would succeed, but the outage lasts
+            // while the master has no replica to confirm the others'
+            api.tryAcquire("someone", 1);
+            assertThat(store.isStoreDown()).as("still one outage").isTrue();
+            sleep(20);
+        }
+
+        onReplica.replicaof("127.0.0.1", master.port());
+        Eventually.until("Redis decides again", () -> {
+            api.tryAcquire("someone", 1);
+            return !store.isStoreDown();
+        });
+        Eventually.until(
+                "the end of the outage is logged",
+                () -> messages(Level.INFO).stream().anyMatch((message) -> message.contains("answers again")));
+        int counted = LOGIN.quota() - store.limiter(LOGIN).peek("mallory").remaining();
+        // every call the failure mode let in now counts in Redis. Some count twice, the side the limit
+        // is for: the first reached the master before WAIT gave up, and a replay that reached the master
+        // but got no confirmation in time (behind a probe's WAIT on the one connection) is replayed again
+        assertThat(counted)
+                .as("allowed: 10 by Redis, %d by the failure mode", allowedMeanwhile)
+                .isGreaterThanOrEqualTo(10 + allowedMeanwhile + 1)
+                .isLessThan(2 * (10 + allowedMeanwhile));
+        assertThat(onReplica.get("throttle:{login:mallory}"))
+                .as("and the replica has it")
+                .isNotNull();
+        assertThat(messages(Level.WARN))
+                .singleElement()
+                .satisfies((message) -> assertThat(message).contains("NOTREPLICATED"));
+        assertThat(messages(Level.INFO).stream().filter((message) -> message.contains("answers again")))
+                .hasSize(1);
+    }
+
+    @Test
+    void aLockoutAndItsResetMadeWhileNoReplicaConfirmsHoldInRedisAfterwards() {
+        RedisProcess master = start(List.of());
+        RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
+        RedisCommands<String, String> onReplica = commands(replica);
+        Eventually.until(
+                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+        LockoutPolicy lockout = LockoutPolicy.of("lock", List.of(Duration.ofHours(1)));
+        ResilientThrottleStore store = store(master, Set.of("lock"));
+        BoundPolicy lock = new Throttler(store, List.of(lockout)).bound("lock");
+        assertThat(lock.tryAcquire("carol", 1).allowed()).isTrue();
+
+        onReplica.replicaofNoOne();
+        Eventually.until(
+                "the master sees no replica",
+                () -> commands(master).info("replication").contains("connected_slaves:0"));
+        // mallory is locked out and carol unlocked while the failure mode answers
+        int guesses = 0;
+        while (lock.tryAcquire("mallory", 1).allowed()) {
+            guesses++;
+            assertThat(guesses).as("the local lockout holds").isLessThan(lockout.quota() + 2);
+        }
+        lock.reset("carol");
+        assertThat(store.isStoreDown()).isTrue();
+
+        onReplica.replicaof("127.0.0.1", master.port());
+        Eventually.until("Redis decides again", () -> {
+            lock.peek("nobody");
+            return !store.isStoreDown();
+        });
+        assertThat(store.limiter(lockout).peek("mallory").allowed())
+                .as("mallory's lockout, earned while no replica confirmed, holds in Redis")
+                .isFalse();
+        assertThat(store.limiter(lockout).peek("carol"))
+                .as("carol's unlock holds in Redis")
+                .isEqualTo(store.limiter(lockout).peek("never-seen"));
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private RedisProcess start(List<String> args) {
+        RedisProcess redis = new RedisProcess(RedisProcess.freePort(false), args);
+        redis.start();
+        this.resources.add(redis::stop);
+        return redis;
+    }
+
+    private RedisCommands<String, String> commands(RedisProcess redis) {
+        RedisClient client = redis.endpoint().newClient();
+        this.resources.add(() -> client.shutdown(Duration.ZERO, Duration.ofSeconds(1)));
+        StatefulRedisConnection<String, String> connection = client.connect();
+        return connection.sync();
+    }
+
+    private ResilientThrottleStore store(RedisProcess redis, Set<String> replicated) {
+        LettuceConnectionFactory connectionFactory = redis.endpoint().newConnectionFactory();
+        this.resources.add(connectionFactory::destroy);
+        RedisThrottleStore store = new RedisThrottleStore(
+                connectionFactory, "throttle", TIMEOUT, null, NearCacheSettings.disabled(), true, replicated);
+        this.resources.add(store::close);
+        return new ResilientThrottleStore(
+                store, FailureMode.LOCAL, new MemoryThrottleStore(TimeSource.system(), 10_000));
+    }
+
+    private List<String> messages(Level level) {
+        synchronized (this.logs.list) {
+            return this.logs.list.stream()
+                    .filter((event) -> event.getLevel() == level)
+                    .map(ILoggingEvent::getFormattedMessage)
+                    .toList();
+        }
+    }
+}
