@@ -12,10 +12,12 @@ import dev.throttle.Limiter;
 import dev.throttle.ManualTimeSource;
 import dev.throttle.MultiLimitPolicy;
 import dev.throttle.Policy;
+import dev.throttle.Throttler;
 import dev.throttle.TokenBucketPolicy;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
+import dev.throttle.testing.Eventually;
 import dev.throttle.testing.redis.RedisClusterProcesses;
 import dev.throttle.testing.redis.RedisProcess;
 import io.lettuce.core.MigrateArgs;
@@ -23,7 +25,12 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -34,6 +41,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -42,8 +53,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * limits keeps them all in that key's one value), which a moving slot answers by {@code ASK} at worst.
  * The one call of several keys on a Cluster is the save of a policy change (the changes' hash and
  * their counter, both under {@code {<key-prefix>}}): split by a migration, it fails at once, naming
- * {@code TRYAGAIN}, having stored and numbered nothing, and succeeds again once the keys are on one
- * node.
+ * {@code TRYAGAIN} (the actuator answers 503 with it, nothing changed), having stored and numbered
+ * nothing, and succeeds again once the keys are on one node.
  */
 class RedisClusterTryAgainTests {
 
@@ -55,6 +66,13 @@ class RedisClusterTryAgainTests {
             TokenBucketPolicy.of("search", 1_000, Duration.ofDays(1)));
 
     private static final Pattern REJECTED = Pattern.compile("rejected_calls=(\\d+)");
+
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    /** An application on the Cluster, with the actuator's policy changes. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class Instance {}
 
     private ListAppender<ILoggingEvent> logs;
 
@@ -112,10 +130,7 @@ class RedisClusterTryAgainTests {
                 assertThat(changes.save("search", Map.of("limit", "50"), "ops").version())
                         .isOne();
 
-                String sourceId = source.clusterMyId();
-                String targetId = target.clusterMyId();
-                target.clusterSetSlotImporting(slot, sourceId);
-                source.clusterSetSlotMigrating(slot, targetId);
+                moving(source, target, slot);
                 // the counter moved, the hash not yet: the slot's keys are split between the two nodes
                 source.migrate("127.0.0.1", to.port(), 0, 5_000, MigrateArgs.Builder.keys(counter));
 
@@ -153,17 +168,7 @@ class RedisClusterTryAgainTests {
                         .as("numbered after the last stored change: the refused save took no number")
                         .isEqualTo(2);
 
-                // the owner changes as Redis's resharding does it: the target, the source, then the others
-                target.clusterSetSlotNode(slot, targetId);
-                source.clusterSetSlotNode(slot, targetId);
-                for (RedisProcess node : cluster.nodes()) {
-                    if (node != from && node != to) {
-                        try (StatefulRedisConnection<String, String> connection =
-                                client.connect(node.endpoint().uri())) {
-                            connection.sync().clusterSetSlotNode(slot, targetId);
-                        }
-                    }
-                }
+                moved(cluster, client, slot, from, to);
                 assertThat(changes.save("search", Map.of("limit", "80"), "ops").version())
                         .isEqualTo(3);
                 assertThat(changes.loadAll()).singleElement().satisfies((change) -> {
@@ -191,6 +196,101 @@ class RedisClusterTryAgainTests {
                 factory.destroy();
             }
         }
+    }
+
+    @Test
+    void theActuatorAnswersAChangeSplitByAMigration503NamingTryAgainWithNothingChangedAndTakesItOnceTheSlotMoved()
+            throws Exception {
+        try (RedisClusterProcesses cluster = RedisClusterProcesses.start();
+                ConfigurableApplicationContext app = new SpringApplicationBuilder(Instance.class)
+                        .properties(
+                                "server.port=0",
+                                "spring.data.redis.cluster.nodes=" + cluster.nodesProperty(),
+                                "throttle.store.type=redis",
+                                "throttle.policies.api.algorithm=fixed-window",
+                                "throttle.policies.api.limit=3",
+                                "throttle.policies.api.window=60s",
+                                "management.endpoints.web.exposure.include=throttle",
+                                "management.endpoint.throttle.access=unrestricted",
+                                "spring.main.banner-mode=off")
+                        .run()) {
+            Throttler throttler = app.getBean(Throttler.class);
+            RedisClient client = RedisClient.create();
+            String hash = "{throttle}:policy-changes";
+            int slot = SlotHash.getSlot(hash);
+            RedisProcess from = owner(cluster, slot);
+            RedisProcess to = cluster.nodes().get((cluster.nodes().indexOf(from) + 1) % 3);
+            try (StatefulRedisConnection<String, String> onFrom =
+                            client.connect(from.endpoint().uri());
+                    StatefulRedisConnection<String, String> onTo =
+                            client.connect(to.endpoint().uri())) {
+                assertThat(send(app, "POST", "/actuator/throttle/api", "{\"limit\": 5}")
+                                .statusCode())
+                        .isEqualTo(200);
+                Eventually.until(
+                        "the change applies", () -> throttler.policy("api").quota() == 5);
+
+                moving(onFrom.sync(), onTo.sync(), slot);
+                onFrom.sync().migrate("127.0.0.1", to.port(), 0, 5_000, MigrateArgs.Builder.keys(hash + ":version"));
+                HttpResponse<String> split = send(app, "POST", "/actuator/throttle/api", "{\"limit\": 7}");
+                assertThat(split.statusCode()).isEqualTo(503);
+                assertThat(split.body())
+                        .contains("The change of policy 'api' could not be stored (Redis refused storing the change "
+                                + "of policy 'api': TRYAGAIN Multiple keys request during rehashing of slot); "
+                                + "nothing changed. Retry once the store answers.");
+                assertThat(throttler.policy("api").quota())
+                        .as("nothing changed")
+                        .isEqualTo(5);
+
+                onFrom.sync().migrate("127.0.0.1", to.port(), 0, 5_000, MigrateArgs.Builder.keys(hash));
+                moved(cluster, client, slot, from, to);
+                assertThat(send(app, "POST", "/actuator/throttle/api", "{\"limit\": 7}")
+                                .statusCode())
+                        .as("the change sent again, once the slot moved")
+                        .isEqualTo(200);
+                Eventually.until(
+                        "the change applies", () -> throttler.policy("api").quota() == 7);
+            } finally {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            }
+        }
+    }
+
+    /** The slot starts moving from {@code source} to {@code target}: {@code IMPORTING}, then {@code MIGRATING}. */
+    private static void moving(RedisCommands<String, String> source, RedisCommands<String, String> target, int slot) {
+        target.clusterSetSlotImporting(slot, source.clusterMyId());
+        source.clusterSetSlotMigrating(slot, target.clusterMyId());
+    }
+
+    /** The slot's owner changes as Redis's resharding does it: the target, the source, then the others. */
+    private static void moved(
+            RedisClusterProcesses cluster, RedisClient client, int slot, RedisProcess from, RedisProcess to) {
+        try (StatefulRedisConnection<String, String> onTo =
+                client.connect(to.endpoint().uri())) {
+            String targetId = onTo.sync().clusterMyId();
+            onTo.sync().clusterSetSlotNode(slot, targetId);
+            List<RedisProcess> rest = new ArrayList<>(cluster.nodes());
+            rest.remove(to);
+            rest.remove(from);
+            rest.add(0, from);
+            for (RedisProcess node : rest) {
+                try (StatefulRedisConnection<String, String> connection =
+                        client.connect(node.endpoint().uri())) {
+                    connection.sync().clusterSetSlotNode(slot, targetId);
+                }
+            }
+        }
+    }
+
+    private static HttpResponse<String> send(
+            ConfigurableApplicationContext app, String method, String path, String json) throws Exception {
+        int port = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json")
+                .method(method, HttpRequest.BodyPublishers.ofString(json))
+                .build();
+        return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     private static int decided(Limiter limiter, String key) {
