@@ -222,6 +222,8 @@ log "reservations and concurrency slots beside the plain decision, memory and th
 FROM_RUN=1 QUICK="$QUICK" REDIS_PORT="$REDIS_PORT" bash "$BENCH/reserve.sh"
 log "batching on and off beside a bare EVALSHA, 1/16/64 callers, hot and Zipf keys (benchmarks/batching.sh)"
 FROM_RUN=1 QUICK="$QUICK" REDIS_PORT="$REDIS_PORT" bash "$BENCH/batching.sh"
+log "durability: replicated (WAIT 1 after each write) beside the same store without it, master with one replica (benchmarks/durability.sh)"
+FROM_RUN=1 QUICK="$QUICK" bash "$BENCH/durability.sh"
 kill "$REDIS_PID"; wait "$REDIS_PID" 2>/dev/null || true; REDIS_PID=""
 
 # ------------------------------------------------------------------ postgresql

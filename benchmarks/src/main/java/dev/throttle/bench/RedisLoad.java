@@ -51,6 +51,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * default timeout (100 ms), acquires that wait at the same moment sent in batches (the store's default);</li>
  * <li>{@code unbatched-<algorithm>}: the same store with batching off, one {@code EVALSHA} per
  * decision;</li>
+ * <li>{@code replicated-<algorithm>}: the same store with the policy's {@code durability: replicated},
+ * each decision's script followed by {@code WAIT 1} on the store's connection for such writes (the
+ * Redis on {@code port} needs a replica);</li>
  * <li>{@code throttle-reserve-<algorithm>}: the same store's reservation ({@link Limiter#reserve}, a
  * call that may wait up to 1 s for its turn); {@code throttle-reserve-later-<algorithm>} up to ten years,
  * so that a key over its limit is granted a later turn;</li>
@@ -310,7 +313,8 @@ public final class RedisLoad {
         static Subject open(String variant, String regime, int port) throws Exception {
             if (variant.startsWith("throttle-")
                     || variant.startsWith("nearcache-")
-                    || variant.startsWith("unbatched-")) {
+                    || variant.startsWith("unbatched-")
+                    || variant.startsWith("replicated-")) {
                 LettuceConnectionFactory factory = factory(port);
                 boolean nearCache = variant.startsWith("nearcache-");
                 // nearcache-: the store as the starter configures it by default (near cache of 100,000 keys
@@ -324,15 +328,26 @@ public final class RedisLoad {
                                 NearCacheSettings.of(
                                         NearCacheSettings.DEFAULT_MAXIMUM_KEYS,
                                         NearCacheSettings.DEFAULT_MINIMUM_RETRY_AFTER))
-                        : variant.startsWith("unbatched-")
+                        : variant.startsWith("replicated-")
                                 ? new RedisThrottleStore(
                                         factory,
                                         RedisThrottleStore.DEFAULT_KEY_PREFIX,
                                         RedisThrottleStore.DEFAULT_TIMEOUT,
                                         null,
                                         NearCacheSettings.disabled(),
-                                        false)
-                                : new RedisThrottleStore(factory);
+                                        true,
+                                        java.util.Set.of(
+                                                Workload.policy(variant.substring("replicated-".length()), regime)
+                                                        .name()))
+                                : variant.startsWith("unbatched-")
+                                        ? new RedisThrottleStore(
+                                                factory,
+                                                RedisThrottleStore.DEFAULT_KEY_PREFIX,
+                                                RedisThrottleStore.DEFAULT_TIMEOUT,
+                                                null,
+                                                NearCacheSettings.disabled(),
+                                                false)
+                                        : new RedisThrottleStore(factory);
                 String what = variant.substring(variant.indexOf('-') + 1);
                 boolean takeRelease = what.equals("take-release");
                 long maxWait = what.startsWith("reserve-later-")
