@@ -1213,7 +1213,7 @@ public class ThrottleProperties {
          * Whether this policy's writes on Redis wait for a replica before they are answered
          * (replicated: WAIT 1 after each acquire, charge and reset, so that a lockout or an unlock
          * survives a failover; one that no replica confirms in time is answered by the failure mode
-         * and kept for the store). Standalone and Sentinel Redis only.
+         * and kept for the store). On a Redis Cluster, WAIT goes to the key's master.
          */
         private Durability durability = Durability.PRIMARY;
 

@@ -163,7 +163,7 @@ public final class RedisThrottleStore implements ThrottleStore {
      * acquires, reservations, charges and resets is followed by {@code WAIT 1} on a connection of its
      * own, and one that no replica confirms within three quarters of {@code timeout} fails, so that the
      * failure mode answers and a failure policy keeps the acquire for the store (see
-     * {@code docs/operations.md}). Standalone and Sentinel only.
+     * {@code docs/operations.md}). On a Redis Cluster, {@code WAIT} goes to the key's master.
      * @param connectionFactory Spring Boot's connection factory (a {@code LettuceConnectionFactory})
      * @param keyPrefix the first part of every key
      * @param timeout the longest any call waits for Redis
@@ -173,7 +173,7 @@ public final class RedisThrottleStore implements ThrottleStore {
      * (never on a Redis Cluster, nor for the policies in {@code replicatedPolicies})
      * @param replicatedPolicies the names of the policies whose writes wait for a replica
      * @throws IllegalArgumentException when a setting is invalid, with a message that names its
-     * property, or when {@code replicatedPolicies} is not empty on a Redis Cluster
+     * property, or when {@code replicatedPolicies} is not empty and the factory is not Lettuce's
      */
     public RedisThrottleStore(
             ReactiveRedisConnectionFactory connectionFactory,

@@ -3,10 +3,16 @@ package dev.throttle.spring.redis;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +34,11 @@ import reactor.core.publisher.Mono;
  * hold every other call behind it. A replica has three quarters of the store's timeout to answer, so
  * that a write that was not confirmed is told apart from one that got no answer at all.
  *
- * <p>Not on a Redis Cluster (the startup check refuses it there). Thread-safe; lock-free.
+ * <p>On a Redis Cluster the connection is a cluster connection of its own, and both commands go to
+ * the key's master, by its slot, on that connection's link to the master: {@code WAIT} waits for
+ * the replicas of the master that took the write (sent through the cluster connection, Lettuce would
+ * route it to a node of its choosing). The topology is the client's, which the store has Lettuce read
+ * again when a call fails, so that a promoted replica takes its master's keys. Thread-safe; lock-free.
  */
 final class ReplicatedWrites {
 
@@ -39,7 +49,7 @@ final class ReplicatedWrites {
     /** {@code WAIT}'s own timeout, in milliseconds. */
     private final long waitMillis;
 
-    private final AtomicReference<CompletableFuture<StatefulRedisConnection<byte[], byte[]>>> connection =
+    private final AtomicReference<CompletableFuture<StatefulConnection<byte[], byte[]>>> connection =
             new AtomicReference<>();
 
     /** The names of the policies whose writes wait for a replica, for the startup check's message. */
@@ -55,19 +65,13 @@ final class ReplicatedWrites {
     }
 
     /**
-     * The writes of a store on {@code connectionFactory}; it must be Lettuce's, on a standalone or
-     * Sentinel Redis.
+     * The writes of a store on {@code connectionFactory}, which must be Lettuce's.
      */
     static ReplicatedWrites of(ReactiveRedisConnectionFactory connectionFactory, Duration timeout, String policies) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalArgumentException(
                     "durability: replicated needs Spring Boot's Lettuce connection factory, was "
                             + connectionFactory.getClass().getName());
-        }
-        if (lettuce.isClusterAware()) {
-            throw new IllegalArgumentException("durability: replicated (policies " + policies
-                    + ") is for a standalone or Sentinel Redis; on a Redis Cluster, set min-replicas-to-write on "
-                    + "the masters instead (docs/operations.md)");
         }
         return new ReplicatedWrites(lettuce::getRequiredNativeClient, timeout, policies);
     }
@@ -83,8 +87,7 @@ final class ReplicatedWrites {
      */
     Mono<List<Object>> eval(String sha1, byte[] script, byte[] key, byte[][] args) {
         byte[][] keys = {key};
-        return connection().flatMap((connection) -> {
-            RedisAsyncCommands<byte[], byte[]> commands = connection.async();
+        return commandsFor(key).flatMap((commands) -> {
             RedisFuture<List<Object>> reply = commands.evalsha(sha1, ScriptOutputType.MULTI, keys, args);
             RedisFuture<Long> replicas = commands.waitForReplication(1, this.waitMillis);
             return confirmed(reply, replicas).onErrorResume(PolicyScript::isNoScript, (ex) -> {
@@ -96,10 +99,29 @@ final class ReplicatedWrites {
 
     /** A {@code DEL} of the key, then {@code WAIT 1}. */
     Mono<Long> delete(byte[] key) {
-        return connection().flatMap((connection) -> {
-            RedisAsyncCommands<byte[], byte[]> commands = connection.async();
+        return commandsFor(key).flatMap((commands) -> {
             RedisFuture<Long> deleted = commands.del(key);
             return confirmed(deleted, commands.waitForReplication(1, this.waitMillis));
+        });
+    }
+
+    /**
+     * Where the key's write goes: the one connection, or on a Cluster that connection's link to the
+     * master of the key's slot.
+     */
+    private Mono<RedisAsyncCommands<byte[], byte[]>> commandsFor(byte[] key) {
+        return connection().flatMap((connection) -> {
+            if (connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) {
+                RedisClusterNode master = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+                if (master == null) {
+                    return Mono.error(new RedisException("no Redis Cluster master serves the key's slot"));
+                }
+                return Mono.fromFuture(cluster.getConnectionAsync(master.getNodeId()), true)
+                        .map(StatefulRedisConnection::async);
+            }
+            @SuppressWarnings("unchecked")
+            StatefulRedisConnection<byte[], byte[]> single = (StatefulRedisConnection<byte[], byte[]>) connection;
+            return Mono.just(single.async());
         });
     }
 
@@ -119,12 +141,12 @@ final class ReplicatedWrites {
      * Sentinel asks a sentinel first); Lettuce reconnects it after that. A failed open is tried again
      * by the next call.
      */
-    private Mono<StatefulRedisConnection<byte[], byte[]>> connection() {
-        CompletableFuture<StatefulRedisConnection<byte[], byte[]>> ready = this.connection.get();
+    private Mono<StatefulConnection<byte[], byte[]>> connection() {
+        CompletableFuture<StatefulConnection<byte[], byte[]>> ready = this.connection.get();
         if (ready != null && !ready.isCompletedExceptionally()) {
             return Mono.fromFuture(ready, true);
         }
-        CompletableFuture<StatefulRedisConnection<byte[], byte[]>> attempt = new CompletableFuture<>();
+        CompletableFuture<StatefulConnection<byte[], byte[]>> attempt = new CompletableFuture<>();
         if (!this.connection.compareAndSet(ready, attempt)) {
             return connection();
         }
@@ -132,13 +154,17 @@ final class ReplicatedWrites {
                 () -> {
                     try {
                         AbstractRedisClient client = this.client.get();
-                        if (!(client instanceof RedisClient redis)) {
-                            throw new IllegalStateException("durability: replicated needs a standalone or Sentinel "
-                                    + "Redis, found " + client.getClass().getSimpleName());
+                        if (client instanceof RedisClusterClient cluster) {
+                            attempt.complete(cluster.connect(ByteArrayCodec.INSTANCE));
+                        } else if (client instanceof RedisClient redis) {
+                            StatefulRedisConnection<byte[], byte[]> opened = redis.connect(ByteArrayCodec.INSTANCE);
+                            attempt.complete(opened);
+                            checkReplicas(opened);
+                        } else {
+                            throw new IllegalStateException("durability: replicated needs Lettuce's RedisClient or "
+                                    + "RedisClusterClient, found "
+                                    + client.getClass().getName());
                         }
-                        StatefulRedisConnection<byte[], byte[]> opened = redis.connect(ByteArrayCodec.INSTANCE);
-                        attempt.complete(opened);
-                        checkReplicas(opened);
                     } catch (RuntimeException | Error ex) {
                         attempt.completeExceptionally(ex);
                     }
@@ -174,9 +200,9 @@ final class ReplicatedWrites {
 
     /** Closes the connection, if one was opened. */
     void close() {
-        CompletableFuture<StatefulRedisConnection<byte[], byte[]>> opened = this.connection.getAndSet(null);
+        CompletableFuture<StatefulConnection<byte[], byte[]>> opened = this.connection.getAndSet(null);
         if (opened != null) {
-            opened.thenAccept(StatefulRedisConnection::closeAsync);
+            opened.thenAccept(StatefulConnection::closeAsync);
         }
     }
 

@@ -269,17 +269,6 @@ class RedisStoreAutoConfigurationTests {
                         .rootCause()
                         .hasMessageContaining(
                                 "throttle.policies.slots.durability=replicated is for rate limits and " + "lockouts"));
-        RedisClusterProcesses cluster = RedisClusterProcesses.shared();
-        this.contextRunner
-                .withPropertyValues(
-                        "spring.data.redis.cluster.nodes=" + cluster.nodesProperty(),
-                        "throttle.policies.api.durability=replicated")
-                .run((context) -> assertThat(context)
-                        .hasFailed()
-                        .getFailure()
-                        .rootCause()
-                        .hasMessageContaining(
-                                "durability: replicated (policies api) is for a standalone or Sentinel Redis"));
         this.contextRunner
                 .withPropertyValues(
                         "throttle.policies.api.plans.pro.limit=10",
