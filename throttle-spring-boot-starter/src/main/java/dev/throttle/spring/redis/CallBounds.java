@@ -13,7 +13,8 @@ import reactor.core.publisher.Mono;
  * failure other than a timeout or an error reply, the store obtains its connection again.
  *
  * <p>The synchronous calls bound the call by waiting on its future for at most the timeout, and
- * cancel it (so Lettuce drops the command) when it has not answered by then: the same bound and the
+ * cancel it when it has not answered by then (Lettuce drops a command not sent yet; one already sent
+ * still runs when Redis gets to it, once, and its answer is dropped): the same bound and the
  * same failure as the asynchronous calls' Reactor timeout, without its per-call cost (a task
  * scheduled and cancelled on Reactor's timer, and a description string built per subscription),
  * which was a third of the client's CPU per decision under 64 callers (benchmarks/README.md).

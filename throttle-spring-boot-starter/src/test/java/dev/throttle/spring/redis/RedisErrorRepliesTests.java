@@ -18,14 +18,21 @@ import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.Eventually;
 import dev.throttle.testing.redis.RedisProcess;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -181,6 +188,80 @@ class RedisErrorRepliesTests {
                 .satisfies((message) -> assertThat(message).contains("no answer within 1000ms"));
 
         assertDecidesOnRedisAgain(api, store);
+    }
+
+    @Test
+    void aSleepingRedisCostsThreeCallsTheirTimeoutThenAnswersAtOnceAndCountsTheTimedOutCallsOnceWhenItWakes()
+            throws Exception {
+        RedisProcess redis = start(List.of("--enable-debug-command", "yes"));
+        RedisCommands<String, String> commands = commands(redis);
+        Duration timeout = Duration.ofSeconds(1);
+        ResilientThrottleStore store = store(redis, timeout);
+        BoundPolicy api = warmedUp(store);
+        this.logs.list.clear();
+
+        // connected before Redis sleeps: a connection made meanwhile waits for Redis too
+        RedisAsyncCommands<String, String> sleeper =
+                commands(redis).getStatefulConnection().async();
+        RedisAsyncCommands<String, String> pinger =
+                commands(redis).getStatefulConnection().async();
+
+        // DEBUG SLEEP stops the server's one thread: unlike CLIENT PAUSE, nobody is answered, not even
+        // PING; it answers its own caller when the server wakes, so it is sent without waiting for it
+        RedisFuture<String> sleep = sleeper.dispatch(
+                CommandType.DEBUG,
+                new StatusOutput<>(StringCodec.UTF8),
+                new CommandArgs<>(StringCodec.UTF8).add("SLEEP").add(7));
+        Eventually.until("Redis sleeps", () -> !answersWithin(pinger.ping(), Duration.ofMillis(200)));
+
+        List<Duration> waits = new ArrayList<>();
+        while (!sleep.isDone()) {
+            long started = System.nanoTime();
+            assertThat(api.tryAcquire("asleep", 1).allowed()).isTrue();
+            waits.add(Duration.ofNanos(System.nanoTime() - started));
+            // a call every 50 ms while Redis sleeps, which meets the failure mode's probes failing too
+            sleep.await(50, TimeUnit.MILLISECONDS);
+        }
+        assertThat(waits.subList(0, 3))
+                .as("no outage at one slow answer: three calls in a row wait their timeout")
+                .allSatisfy((wait) -> assertThat(wait).isGreaterThanOrEqualTo(timeout.minusMillis(50)));
+        assertThat(waits.subList(3, waits.size()))
+                .as("then the failure mode answers at once until Redis wakes")
+                .hasSizeGreaterThan(20)
+                .allSatisfy((wait) -> assertThat(wait).isLessThan(timeout.dividedBy(2)));
+        assertThat(sleep.get()).isEqualTo("OK");
+
+        assertDecidesOnRedisAgain(api, store);
+        // the three calls that timed out were on the connection when Redis slept: Redis runs each of
+        // them once when it wakes (cancelling a sent command only drops its answer, and nothing sends
+        // it again), so the key counts them although the failure mode answered them; the calls the
+        // failure mode answered at once never reached Redis
+        Eventually.until(
+                "Redis has run the calls that timed out",
+                () -> "3".equals(count(commands.get("throttle:{api:asleep}"))));
+        Decision onRedis = api.tryAcquire("asleep", 1);
+        assertThat(onRedis.remaining()).isEqualTo(POLICY.limit() - 4);
+        assertThat(count(commands.get("throttle:{api:asleep}"))).isEqualTo("4");
+        assertThat(warnings())
+                .singleElement()
+                .satisfies((message) -> assertThat(message).contains("no answer within 1000ms"));
+        assertThat(messages(Level.INFO))
+                .filteredOn((message) -> message.contains("answers again"))
+                .hasSize(1);
+    }
+
+    private static boolean answersWithin(RedisFuture<?> answer, Duration bound) {
+        try {
+            return answer.await(bound.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(ex);
+        }
+    }
+
+    /** The count of a fixed window's state ("<count>:<window start>"), or null without one. */
+    private static String count(String state) {
+        return (state != null) ? state.substring(0, state.indexOf(':')) : null;
     }
 
     @Test
