@@ -16,7 +16,9 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
@@ -27,12 +29,13 @@ import reactor.core.publisher.Mono;
 
 /**
  * The writes of the policies with {@code durability: replicated}: each is the policy's script (or a
- * {@code DEL}) followed by {@code WAIT 1}, so that a decision is answered only once a replica has it
- * and a failover cannot take it back. Both go on a connection of their own, opened once from the
+ * {@code DEL}) followed by a {@code WAIT 1}, so that a decision is answered only once a replica has it
+ * and a failover cannot take it back. They go on a connection of their own, opened once from the
  * application's Lettuce client (so through Sentinel to whichever master it names): {@code WAIT}
  * holds its connection until a replica answers, and on the application's shared connection it would
- * hold every other call behind it. A replica has three quarters of the store's timeout to answer, so
- * that a write that was not confirmed is told apart from one that got no answer at all.
+ * hold every other call behind it. The writes sent while a {@code WAIT} is on its way share the next
+ * one ({@link ReplicaConfirmations}). A replica has three quarters of the store's timeout to answer,
+ * so that a write that was not confirmed is told apart from one that got no answer at all.
  *
  * <p>On a Redis Cluster the connection is a cluster connection of its own, and both commands go to
  * the key's master, by its slot, on that connection's link to the master: {@code WAIT} waits for
@@ -51,6 +54,9 @@ final class ReplicatedWrites {
 
     private final AtomicReference<CompletableFuture<StatefulConnection<byte[], byte[]>>> connection =
             new AtomicReference<>();
+
+    /** By connection (the one, or a Cluster master's link), its commands and shared {@code WAIT}s. */
+    private final Map<StatefulRedisConnection<byte[], byte[]>, Link> links = new ConcurrentHashMap<>();
 
     /** The names of the policies whose writes wait for a replica, for the startup check's message. */
     private final String policies;
@@ -87,21 +93,21 @@ final class ReplicatedWrites {
      */
     Mono<List<Object>> eval(String sha1, byte[] script, byte[] key, byte[][] args) {
         byte[][] keys = {key};
-        return commandsFor(key).flatMap((commands) -> {
-            RedisFuture<List<Object>> reply = commands.evalsha(sha1, ScriptOutputType.MULTI, keys, args);
-            RedisFuture<Long> replicas = commands.waitForReplication(1, this.waitMillis);
+        return linkFor(key).flatMap((link) -> {
+            RedisFuture<List<Object>> reply = link.commands.evalsha(sha1, ScriptOutputType.MULTI, keys, args);
+            CompletableFuture<Long> replicas = link.confirmations.afterSent();
             return confirmed(reply, replicas).onErrorResume(PolicyScript::isNoScript, (ex) -> {
-                RedisFuture<List<Object>> again = commands.eval(script, ScriptOutputType.MULTI, keys, args);
-                return confirmed(again, commands.waitForReplication(1, this.waitMillis));
+                RedisFuture<List<Object>> again = link.commands.eval(script, ScriptOutputType.MULTI, keys, args);
+                return confirmed(again, link.confirmations.afterSent());
             });
         });
     }
 
     /** A {@code DEL} of the key, then {@code WAIT 1}. */
     Mono<Long> delete(byte[] key) {
-        return commandsFor(key).flatMap((commands) -> {
-            RedisFuture<Long> deleted = commands.del(key);
-            return confirmed(deleted, commands.waitForReplication(1, this.waitMillis));
+        return linkFor(key).flatMap((link) -> {
+            RedisFuture<Long> deleted = link.commands.del(key);
+            return confirmed(deleted, link.confirmations.afterSent());
         });
     }
 
@@ -109,7 +115,7 @@ final class ReplicatedWrites {
      * Where the key's write goes: the one connection, or on a Cluster that connection's link to the
      * master of the key's slot.
      */
-    private Mono<RedisAsyncCommands<byte[], byte[]>> commandsFor(byte[] key) {
+    private Mono<Link> linkFor(byte[] key) {
         return connection().flatMap((connection) -> {
             if (connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) {
                 RedisClusterNode master = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
@@ -117,18 +123,29 @@ final class ReplicatedWrites {
                     return Mono.error(new RedisException("no Redis Cluster master serves the key's slot"));
                 }
                 return Mono.fromFuture(cluster.getConnectionAsync(master.getNodeId()), true)
-                        .map(StatefulRedisConnection::async);
+                        .map(this::link);
             }
             @SuppressWarnings("unchecked")
             StatefulRedisConnection<byte[], byte[]> single = (StatefulRedisConnection<byte[], byte[]>) connection;
-            return Mono.just(single.async());
+            return Mono.just(link(single));
         });
     }
 
-    /** The write's reply once {@code WAIT} says a replica has it. */
-    private <T> Mono<T> confirmed(RedisFuture<T> write, RedisFuture<Long> replicas) {
+    /** A connection's commands and the {@code WAIT}s its writes share; one per connection. */
+    private Link link(StatefulRedisConnection<byte[], byte[]> connection) {
+        Link link = this.links.get(connection);
+        return (link != null)
+                ? link
+                : this.links.computeIfAbsent(connection, (opened) -> {
+                    RedisAsyncCommands<byte[], byte[]> commands = opened.async();
+                    return new Link(commands, new ReplicaConfirmations(commands, this.waitMillis));
+                });
+    }
+
+    /** A write's reply once {@code WAIT} says a replica has it. */
+    private <T> Mono<T> confirmed(RedisFuture<T> write, CompletableFuture<Long> replicas) {
         return Mono.fromCompletionStage(write)
-                .flatMap((reply) -> Mono.fromCompletionStage(replicas)
+                .flatMap((reply) -> Mono.fromFuture(replicas, true)
                         .flatMap((count) -> (count >= 1)
                                 ? Mono.just(reply)
                                 : Mono.error(new NotReplicatedException(
@@ -205,6 +222,9 @@ final class ReplicatedWrites {
             opened.thenAccept(StatefulConnection::closeAsync);
         }
     }
+
+    /** A connection's commands, and the {@code WAIT}s its writes share. */
+    private record Link(RedisAsyncCommands<byte[], byte[]> commands, ReplicaConfirmations confirmations) {}
 
     /** A write that Redis carried out but no replica confirmed in time: it may not survive a failover. */
     static final class NotReplicatedException extends RedisCommandExecutionException {
