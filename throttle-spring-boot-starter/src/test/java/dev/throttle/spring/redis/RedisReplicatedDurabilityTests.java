@@ -98,6 +98,52 @@ class RedisReplicatedDurabilityTests {
     }
 
     @Test
+    void decisionsMadeAtOnceShareWaitsAndAreEachOnTheReplicaWhenAnswered() throws Exception {
+        RedisProcess master = start(List.of());
+        RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
+        RedisCommands<String, String> onReplica = commands(replica);
+        Eventually.until(
+                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+        ResilientThrottleStore store = store(master, Set.of("login"));
+        BoundPolicy login = new Throttler(store, List.of(LOGIN)).bound("login");
+        assertThat(login.tryAcquire("warm-up", 1).allowed()).isTrue();
+        commands(master).configResetstat();
+
+        int threads = 8;
+        int each = 40;
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<Integer>> missing = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                RedisCommands<String, String> reader = commands(replica);
+                missing.add(pool.submit(() -> {
+                    int notThere = 0;
+                    for (int i = 0; i < each; i++) {
+                        String user = "user-" + thread + "-" + i;
+                        assertThat(login.tryAcquire(user, 1).allowed()).isTrue();
+                        notThere += (reader.exists("throttle:{login:" + user + "}") == 1) ? 0 : 1;
+                    }
+                    return notThere;
+                }));
+            }
+            for (java.util.concurrent.Future<Integer> thread : missing) {
+                assertThat(thread.get(60, java.util.concurrent.TimeUnit.SECONDS))
+                        .as("decisions answered before the replica had them")
+                        .isZero();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(store.isStoreDown()).isFalse();
+        String stats = commands(master).info("commandstats");
+        long waits = Long.parseLong(stats.replaceAll("(?s).*cmdstat_wait:calls=(\\d+).*", "$1"));
+        assertThat(waits)
+                .as("WAITs for %d decisions made at once by %d callers", threads * each, threads)
+                .isLessThan(threads * each);
+    }
+
+    @Test
     void aDecisionNoReplicaConfirmsIsAnsweredByTheFailureModeAndCountsInRedisOnceAReplicaConfirmsAgain() {
         RedisProcess master = start(List.of());
         RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
