@@ -33,6 +33,17 @@ final class PolicyDurability {
         return replicated;
     }
 
+    /** The bans with {@code durability: replicated}. */
+    static Set<String> replicatedBans(ThrottleProperties properties) {
+        Set<String> replicated = new LinkedHashSet<>();
+        properties.getBans().forEach((name, ban) -> {
+            if (ban.getDurability() == ThrottleProperties.Durability.REPLICATED) {
+                replicated.add(name);
+            }
+        });
+        return replicated;
+    }
+
     /**
      * Warns that the policies with {@code durability: replicated} keep it on a store that has no
      * replicas (memory, jdbc): nothing waits there.
@@ -44,9 +55,10 @@ final class PolicyDurability {
                 replicated.add(name);
             }
         });
+        replicated.addAll(replicatedBans(properties));
         if (!replicated.isEmpty()) {
             LogFactory.getLog(PolicyDurability.class)
-                    .warn("throttle.policies.<name>.durability=replicated (policies " + String.join(", ", replicated)
+                    .warn("durability: replicated (policies and bans " + String.join(", ", replicated)
                             + ") is for the Redis store; the " + store + " store has no replicas to wait for, so it "
                             + "does nothing here");
         }

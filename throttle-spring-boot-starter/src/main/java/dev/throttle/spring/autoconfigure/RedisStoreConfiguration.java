@@ -145,7 +145,10 @@ class RedisStoreConfiguration {
     @ConditionalOnBean(RedisConnectionFactory.class)
     SharedBans throttleSharedBans(RedisConnectionFactory connectionFactory, ThrottleProperties properties) {
         return new RedisSharedBans(
-                connectionFactory, properties.getStore().getRedis().getKeyPrefix());
+                connectionFactory,
+                properties.getStore().getRedis().getKeyPrefix(),
+                PolicyDurability.replicatedBans(properties),
+                properties.getStore().getRedis().getTimeout());
     }
 
     @Bean

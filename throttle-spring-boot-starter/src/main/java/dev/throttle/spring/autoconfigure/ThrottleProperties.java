@@ -708,6 +708,21 @@ public class ThrottleProperties {
          */
         private int status = 429;
 
+        /**
+         * Whether a ban stored in Redis waits for a replica (replicated: WAIT 1 after it is stored, and
+         * stored again every second until a replica confirms it or it ends), so that a failover cannot
+         * lose it.
+         */
+        private Durability durability = Durability.PRIMARY;
+
+        public Durability getDurability() {
+            return this.durability;
+        }
+
+        public void setDurability(Durability durability) {
+            this.durability = durability;
+        }
+
         public Integer getAfter() {
             return this.after;
         }

@@ -1,12 +1,15 @@
 package dev.throttle.spring.redis;
 
 import dev.throttle.spring.bans.ActiveBan;
+import dev.throttle.spring.bans.Bans;
 import dev.throttle.spring.bans.SharedBans;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -14,6 +17,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.commons.logging.Log;
@@ -63,6 +67,23 @@ public final class RedisSharedBans implements SharedBans {
 
     private final DefaultRedisScript<Long> save = new DefaultRedisScript<>(SAVE, Long.class);
 
+    private static final byte[] SAVE_BYTES = SAVE.getBytes(StandardCharsets.UTF_8);
+
+    private final String saveSha = this.save.getSha1();
+
+    /** The bans whose saves wait for a replica. */
+    private final Set<String> replicatedBans;
+
+    /** The saves that wait for a replica; null when no ban has {@code durability: replicated}. */
+    private final @Nullable ReplicatedWrites replicated;
+
+    /** Stores again, a second later, a ban that no replica confirmed. */
+    private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor((task) -> {
+        Thread thread = new Thread(task, "throttle-bans-retry");
+        thread.setDaemon(true);
+        return thread;
+    });
+
     private final DefaultRedisScript<Long> lift = new DefaultRedisScript<>(LIFT, Long.class);
 
     private final String bans;
@@ -91,6 +112,28 @@ public final class RedisSharedBans implements SharedBans {
      * @param keyPrefix the store's key prefix ({@code throttle.store.redis.key-prefix})
      */
     public RedisSharedBans(RedisConnectionFactory connectionFactory, String keyPrefix) {
+        this(connectionFactory, keyPrefix, Set.of(), RedisThrottleStore.DEFAULT_TIMEOUT);
+    }
+
+    /**
+     * Creates the shared bans on Spring Boot's Redis connection; the bans named in
+     * {@code replicatedBans} ({@code durability: replicated}) are each followed by {@code WAIT 1}, on a
+     * connection of their own, and stored again every second until a replica confirms one or it ends,
+     * so that a failover cannot lose it.
+     * @param connectionFactory the connection (standalone, Sentinel or Cluster; Lettuce's for
+     * {@code replicatedBans})
+     * @param keyPrefix the store's key prefix ({@code throttle.store.redis.key-prefix})
+     * @param replicatedBans the names of the bans whose saves wait for a replica
+     * @param timeout the store's timeout ({@code throttle.store.redis.timeout}): a replica has three
+     * quarters of it to confirm a save
+     */
+    public RedisSharedBans(
+            RedisConnectionFactory connectionFactory, String keyPrefix, Set<String> replicatedBans, Duration timeout) {
+        this.replicatedBans = Set.copyOf(replicatedBans);
+        this.replicated = replicatedBans.isEmpty()
+                ? null
+                : ReplicatedWrites.of(
+                        connectionFactory, timeout, "bans " + String.join(", ", new TreeSet<>(replicatedBans)));
         this.redis = new StringRedisTemplate(connectionFactory);
         this.bans = "{" + keyPrefix + "}:bans";
         this.channel = keyPrefix + ":bans";
@@ -102,6 +145,12 @@ public final class RedisSharedBans implements SharedBans {
 
     @Override
     public CompletionStage<Void> save(ActiveBan ban, long nowMillis) {
+        ReplicatedWrites writes = this.replicated;
+        if (writes != null && this.replicatedBans.contains(ban.ban())) {
+            CompletableFuture<Void> confirmed = new CompletableFuture<>();
+            saveReplicated(writes, ban, nowMillis, System.nanoTime(), confirmed, 0);
+            return confirmed;
+        }
         return run(() -> this.redis.execute(
                 this.save,
                 List.of(this.bans),
@@ -109,6 +158,68 @@ public final class RedisSharedBans implements SharedBans {
                 Long.toString(ban.until().toEpochMilli()),
                 Long.toString(nowMillis),
                 this.channel));
+    }
+
+    /**
+     * Stores a ban, then {@code WAIT 1}; when no replica confirms it (a failover under way, the
+     * master without a replica), stores it again a second later, until one does or the ban ends: the
+     * save is idempotent, and whichever master takes it last keeps it. Completes when confirmed, or
+     * exceptionally once the ban ended unconfirmed.
+     */
+    private void saveReplicated(
+            ReplicatedWrites writes,
+            ActiveBan ban,
+            long nowMillis,
+            long startedNanos,
+            CompletableFuture<Void> confirmed,
+            int tries) {
+        long now = nowMillis + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
+        byte[][] args = {
+            utf8(member(ban.ban(), ban.key())),
+            utf8(Long.toString(ban.until().toEpochMilli())),
+            utf8(Long.toString(now)),
+            utf8(this.channel)
+        };
+        writes.eval(this.saveSha, SAVE_BYTES, utf8(this.bans), args).toFuture().whenComplete((reply, failure) -> {
+            if (failure == null) {
+                if (tries > 0) {
+                    logger.info("Ban '" + ban.ban() + "' of key " + Bans.hashOf(ban.key())
+                            + " is confirmed by a replica after " + tries + " more tries");
+                }
+                confirmed.complete(null);
+                return;
+            }
+            long later = nowMillis + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
+            if (ban.until().toEpochMilli() <= later) {
+                confirmed.completeExceptionally(failure);
+                return;
+            }
+            if (tries == 0) {
+                logger.warn("Ban '" + ban.ban() + "' of key " + Bans.hashOf(ban.key())
+                        + " is not confirmed by a Redis replica (" + innermost(failure)
+                        + "); storing it again every second until one confirms it");
+            }
+            try {
+                this.retries.schedule(
+                        () -> saveReplicated(writes, ban, nowMillis, startedNanos, confirmed, tries + 1),
+                        1,
+                        TimeUnit.SECONDS);
+            } catch (RejectedExecutionException ex) {
+                confirmed.completeExceptionally(failure);
+            }
+        });
+    }
+
+    private static String innermost(Throwable failure) {
+        Throwable cause = failure;
+        while (cause.getCause() != null && cause.getCause() != cause) {
+            cause = cause.getCause();
+        }
+        return String.valueOf(cause.getMessage());
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     @Override
@@ -171,6 +282,10 @@ public final class RedisSharedBans implements SharedBans {
     public void close() {
         this.listening.shutdownNow();
         this.calls.shutdownNow();
+        this.retries.shutdownNow();
+        if (this.replicated != null) {
+            this.replicated.close();
+        }
         try {
             this.container.destroy();
         } catch (Exception ex) {

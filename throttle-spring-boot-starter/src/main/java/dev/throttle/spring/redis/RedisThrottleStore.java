@@ -221,7 +221,8 @@ public final class RedisThrottleStore implements ThrottleStore {
         }
         this.replicatedWrites = replicatedPolicies.isEmpty()
                 ? null
-                : ReplicatedWrites.of(connectionFactory, timeout, String.join(", ", new TreeSet<>(replicatedPolicies)));
+                : ReplicatedWrites.of(
+                        connectionFactory, timeout, "policies " + String.join(", ", new TreeSet<>(replicatedPolicies)));
         ClusterNodes clusterNodes = ClusterNodes.of(connectionFactory);
         this.connection = new StoreConnection(
                 connectionFactory,

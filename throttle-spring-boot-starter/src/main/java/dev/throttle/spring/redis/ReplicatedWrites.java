@@ -23,7 +23,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import reactor.core.publisher.Mono;
 
@@ -58,28 +57,29 @@ final class ReplicatedWrites {
     /** By connection (the one, or a Cluster master's link), its commands and shared {@code WAIT}s. */
     private final Map<StatefulRedisConnection<byte[], byte[]>, Link> links = new ConcurrentHashMap<>();
 
-    /** The names of the policies whose writes wait for a replica, for the startup check's message. */
-    private final String policies;
+    /** What writes here, for the startup check's message: "policies a, b" or "bans c". */
+    private final String writers;
 
     /** Whether the connection's first look at the master's replicas has run. */
     private volatile boolean replicasChecked;
 
-    ReplicatedWrites(Supplier<AbstractRedisClient> client, Duration timeout, String policies) {
+    ReplicatedWrites(Supplier<AbstractRedisClient> client, Duration timeout, String writers) {
         this.client = client;
         this.waitMillis = Math.max(1, timeout.toMillis() * 3 / 4);
-        this.policies = policies;
+        this.writers = writers;
     }
 
     /**
-     * The writes of a store on {@code connectionFactory}, which must be Lettuce's.
+     * The writes made through {@code connectionFactory}, which must be Lettuce's (reactive or not).
+     * @param writers what writes, for messages: "policies a, b" or "bans c"
      */
-    static ReplicatedWrites of(ReactiveRedisConnectionFactory connectionFactory, Duration timeout, String policies) {
+    static ReplicatedWrites of(Object connectionFactory, Duration timeout, String writers) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
-            throw new IllegalArgumentException(
-                    "durability: replicated needs Spring Boot's Lettuce connection factory, was "
-                            + connectionFactory.getClass().getName());
+            throw new IllegalArgumentException("durability: replicated (" + writers
+                    + ") needs Spring Boot's Lettuce connection factory, was "
+                    + connectionFactory.getClass().getName());
         }
-        return new ReplicatedWrites(lettuce::getRequiredNativeClient, timeout, policies);
+        return new ReplicatedWrites(lettuce::getRequiredNativeClient, timeout, writers);
     }
 
     /** {@code WAIT}'s timeout in milliseconds. */
@@ -204,7 +204,7 @@ final class ReplicatedWrites {
         try {
             String info = connection.sync().info("replication");
             if (info != null && info.contains("connected_slaves:0")) {
-                logger.warn("Throttle policies " + this.policies + " have durability: replicated, but the Redis "
+                logger.warn("Throttle " + this.writers + " have durability: replicated, but the Redis "
                         + "master has no connected replica: each of their writes will wait " + this.waitMillis
                         + "ms for one and then be answered by the failure mode.\n\nAction:\n\nGive the master a "
                         + "replica (Sentinel, or REPLICAOF on another Redis), or remove durability: replicated "

@@ -13,6 +13,7 @@ import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
+import dev.throttle.spring.bans.ActiveBan;
 import dev.throttle.testing.Eventually;
 import dev.throttle.testing.redis.RedisProcess;
 import io.lettuce.core.RedisClient;
@@ -24,9 +25,12 @@ import io.lettuce.core.sentinel.api.sync.RedisSentinelCommands;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -102,30 +106,69 @@ class RedisSentinelFailoverTests {
                 .isLessThanOrEqualTo(failover.allowed);
     }
 
+    @Test
+    void aReplicatedBanStoredWhileTheOldMasterHasNoReplicaIsOnTheNewMasterAfterTheFailover() throws Exception {
+        Topology topology = topology();
+        RedisSharedBans bans = new RedisSharedBans(topology.factory, "throttle", Set.of("durable"), TIMEOUT);
+        this.resources.add(bans::close);
+        Instant until = Instant.now().plus(Duration.ofHours(1));
+        bans.save(new ActiveBan("durable", "before", until), System.currentTimeMillis())
+                .toCompletableFuture()
+                .get(10, TimeUnit.SECONDS);
+
+        assertThat(topology.sentinel.failover(MASTER_NAME)).isEqualTo("OK");
+        within(
+                "Sentinel names the replica as master",
+                Duration.ofSeconds(20),
+                () -> port(topology.sentinel.getMasterAddrByName(MASTER_NAME)) == topology.replica.port());
+        assertThat(replication(topology.master))
+                .as("the old master, not turned yet, takes writes no replica follows")
+                .contains("role:master");
+        long savedAt = System.currentTimeMillis();
+        CompletableFuture<Void> durable =
+                bans.save(new ActiveBan("durable", "mallory", until), savedAt).toCompletableFuture();
+        bans.save(new ActiveBan("plain", "mallory", until), savedAt)
+                .toCompletableFuture()
+                .get(5, TimeUnit.SECONDS);
+        assertThat(durable).as("no replica confirms it on the old master").isNotDone();
+
+        durable.get(40, TimeUnit.SECONDS);
+        RedisCommands<String, String> onNewMaster = commands(topology.replica);
+        assertThat(replication(topology.replica)).contains("role:master");
+        assertThat(onNewMaster.zscore("{throttle}:bans", "durable\nmallory"))
+                .as("the replicated ban, on the new master")
+                .isEqualTo((double) until.toEpochMilli());
+        assertThat(onNewMaster.zscore("{throttle}:bans", "durable\nbefore")).isNotNull();
+        // the plain ban went to the old master only: what a failover can lose without durability
+        System.out.printf(
+                "plain ban after the failover: %s%n",
+                (onNewMaster.zscore("{throttle}:bans", "plain\nmallory") != null) ? "kept" : "lost");
+    }
+
     /**
      * Runs a caller on "mallory" every 10 ms through a graceful failover, until the store decides on
      * the new master again; checks that every call was answered within the timeout and that the
      * failover made at most one outage, logged once each way.
      */
-    private Failover failover(Set<String> replicated) throws Exception {
+    /** A master, its replica and three Sentinels, and a connection factory through the Sentinels. */
+    private Topology topology() {
         RedisProcess master = start(List.of());
         RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
+        RedisCommands<String, String> onReplica = commands(replica);
+        Eventually.until(
+                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
         List<RedisProcess> sentinels = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             RedisProcess sentinel = RedisProcess.startSentinel(MASTER_NAME, master, 2);
             this.resources.add(sentinel::stop);
             sentinels.add(sentinel);
         }
-        RedisCommands<String, String> onReplica = commands(replica);
-        Eventually.until(
-                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
         RedisSentinelCommands<String, String> sentinel = sentinel(sentinels.get(0));
         Eventually.until(
                 "Sentinel knows the replica",
                 () -> sentinel.replicas(MASTER_NAME).stream()
                         .anyMatch((known) -> String.valueOf(replica.port()).equals(known.get("port"))
                                 && !known.get("flags").contains("down")));
-
         RedisSentinelConfiguration configuration = new RedisSentinelConfiguration().master(MASTER_NAME);
         for (RedisProcess node : sentinels) {
             configuration.sentinel("127.0.0.1", node.port());
@@ -134,6 +177,21 @@ class RedisSentinelFailoverTests {
         connectionFactory.afterPropertiesSet();
         connectionFactory.start();
         this.resources.add(connectionFactory::destroy);
+        return new Topology(master, replica, sentinel, connectionFactory);
+    }
+
+    private record Topology(
+            RedisProcess master,
+            RedisProcess replica,
+            RedisSentinelCommands<String, String> sentinel,
+            LettuceConnectionFactory factory) {}
+
+    private Failover failover(Set<String> replicated) throws Exception {
+        Topology topology = topology();
+        RedisProcess master = topology.master;
+        RedisProcess replica = topology.replica;
+        RedisSentinelCommands<String, String> sentinel = topology.sentinel;
+        LettuceConnectionFactory connectionFactory = topology.factory;
         RedisThrottleStore redis = new RedisThrottleStore(
                 connectionFactory, "throttle", TIMEOUT, null, NearCacheSettings.disabled(), true, replicated);
         this.resources.add(redis::close);
