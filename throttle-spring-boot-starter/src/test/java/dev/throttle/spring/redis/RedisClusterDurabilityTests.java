@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -32,6 +33,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * keys is kept and counts on its promoted replica once that has a replica of its own again, while the
  * other masters' keys decide on Redis throughout.
  */
+@Tag("redis-topology")
 class RedisClusterDurabilityTests {
 
     private static final FixedWindowPolicy LOGIN = new FixedWindowPolicy("login", 100_000, Duration.ofHours(1));

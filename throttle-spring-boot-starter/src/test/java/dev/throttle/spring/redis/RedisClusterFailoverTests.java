@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -38,6 +39,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * the dead master's keys are decided on Redis again, with no restart and without a topology refresh
  * configured in Lettuce. One WARN names the dead master; one INFO ends its outage.
  */
+@Tag("redis-topology")
 class RedisClusterFailoverTests {
 
     /** The store's timeout: what a call for a dead master waits until its outage starts. */

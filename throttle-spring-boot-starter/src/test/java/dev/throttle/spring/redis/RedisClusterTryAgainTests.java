@@ -38,6 +38,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -56,6 +57,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * {@code TRYAGAIN} (the actuator answers 503 with it, nothing changed), having stored and numbered
  * nothing, and succeeds again once the keys are on one node.
  */
+@Tag("redis-topology")
 class RedisClusterTryAgainTests {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(3);

@@ -36,6 +36,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -48,6 +49,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * the failure mode at once (an error reply is no timeout: nobody waits for {@code timeout}), one
  * WARN names Redis's own error, and Redis decides again as soon as it can write.
  */
+@Tag("redis-topology")
 class RedisErrorRepliesTests {
 
     private static final FixedWindowPolicy POLICY = new FixedWindowPolicy("api", 1_000_000, Duration.ofHours(1));

@@ -27,6 +27,7 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -38,6 +39,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * and applied to it once a replica confirms writes again, so that nothing the failure mode let in is
  * missing from Redis afterwards; and the outage this makes is one outage, for every policy.
  */
+@Tag("redis-topology")
 class RedisReplicatedDurabilityTests {
 
     private static final FixedWindowPolicy LOGIN = new FixedWindowPolicy("login", 1_000, Duration.ofHours(1));

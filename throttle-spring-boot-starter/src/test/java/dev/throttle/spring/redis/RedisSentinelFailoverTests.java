@@ -37,6 +37,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -50,6 +51,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * master took after the replica left it may be lost; with {@code durability: replicated}, everything
  * any call was allowed counts on the new master afterwards.
  */
+@Tag("redis-topology")
 class RedisSentinelFailoverTests {
 
     private static final String MASTER_NAME = "throttle-master";
