@@ -218,15 +218,16 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
 
     /** The acquire's decision, in a batch when the store batches them; unbounded, as {@link #decide}. */
     private Mono<Decision> acquired(String key, int cost) {
-        DecisionBatches batches = this.batches;
-        if (batches != null) {
-            return Mono.fromFuture(batches.acquire(key, cost)).map(ScriptReply::decision);
-        }
+        // a probe of a policy that is batched waits for a replica too, when the store has replicated policies
         ReplicatedWrites writes = replicatedFor(key);
-        return (writes != null)
-                ? this.script
-                        .evalReplicated(writes, key, PolicyScript.ACQUIRE, cost, null)
-                        .map(ScriptReply::decision)
+        if (writes != null) {
+            return this.script
+                    .evalReplicated(writes, key, PolicyScript.ACQUIRE, cost, null)
+                    .map(ScriptReply::decision);
+        }
+        DecisionBatches batches = this.batches;
+        return (batches != null)
+                ? Mono.fromFuture(batches.acquire(key, cost)).map(ScriptReply::decision)
                 : decide(key, PolicyScript.ACQUIRE, cost);
     }
 
