@@ -3,15 +3,13 @@ package dev.throttle.spring.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Limiter;
 import dev.throttle.SourcedDecision;
 import dev.throttle.SourcedLimiter;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
+import dev.throttle.testing.ThrottleLogs;
 import dev.throttle.testing.redis.RedisClusterProcesses;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -23,12 +21,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
-import org.slf4j.bridge.SLF4JBridgeHandler;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -54,27 +49,11 @@ class RedisClusterFailoverTests {
 
     private final List<AutoCloseable> resources = new ArrayList<>();
 
-    private ListAppender<ILoggingEvent> logs;
-
-    @BeforeAll
-    static void routeJavaLoggingToLogback() {
-        // the failure policy lives in core and logs through System.Logger (java.util.logging here)
-        if (!SLF4JBridgeHandler.isInstalled()) {
-            SLF4JBridgeHandler.removeHandlersForRootLogger();
-            SLF4JBridgeHandler.install();
-        }
-    }
-
-    @BeforeEach
-    void captureLogs() {
-        this.logs = new ListAppender<>();
-        this.logs.start();
-        ((Logger) LoggerFactory.getLogger("dev.throttle")).addAppender(this.logs);
-    }
+    @RegisterExtension
+    final ThrottleLogs logs = new ThrottleLogs();
 
     @AfterEach
     void stopEverything() throws Exception {
-        ((Logger) LoggerFactory.getLogger("dev.throttle")).detachAppender(this.logs);
         for (int i = this.resources.size() - 1; i >= 0; i--) {
             this.resources.get(i).close();
         }
@@ -191,12 +170,12 @@ class RedisClusterFailoverTests {
             Thread.sleep(10);
         }
         assertThat(store.isStoreDown()).as("the dead master's outage ended").isFalse();
-        assertThat(messages(Level.WARN))
+        assertThat(this.logs.messages(Level.WARN))
                 .singleElement()
                 .asString()
                 .startsWith("Throttle store 'redis' (node 127.0.0.1:" + deadPort + " (")
                 .contains("failure-mode closed applies to its keys until it answers again");
-        assertThat(messages(Level.INFO))
+        assertThat(this.logs.messages(Level.INFO))
                 .filteredOn((message) -> message.startsWith("Throttle store 'redis'"))
                 .singleElement()
                 .asString()
@@ -254,7 +233,7 @@ class RedisClusterFailoverTests {
         assertThat(lastDown - promotedAt.get())
                 .as("and came back to Redis soon after the promotion")
                 .isLessThan(TimeUnit.SECONDS.toNanos(2));
-        assertThat(messages(Level.WARN))
+        assertThat(this.logs.messages(Level.WARN))
                 .as("the live master's outage names CLUSTERDOWN")
                 .anySatisfy((message) -> assertThat(message)
                         .doesNotContain(
@@ -311,15 +290,6 @@ class RedisClusterFailoverTests {
             if (slot >= slots[0] && slot <= slots[1]) {
                 return key;
             }
-        }
-    }
-
-    private List<String> messages(Level level) {
-        synchronized (this.logs.list) {
-            return this.logs.list.stream()
-                    .filter((event) -> event.getLevel() == level)
-                    .map(ILoggingEvent::getFormattedMessage)
-                    .toList();
         }
     }
 

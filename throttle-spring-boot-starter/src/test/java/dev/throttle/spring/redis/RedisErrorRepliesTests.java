@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.throttle.BoundPolicy;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
@@ -16,6 +13,7 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.Eventually;
+import dev.throttle.testing.ThrottleLogs;
 import dev.throttle.testing.redis.RedisProcess;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
@@ -34,12 +32,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
-import org.slf4j.bridge.SLF4JBridgeHandler;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -59,27 +54,11 @@ class RedisErrorRepliesTests {
 
     private final List<AutoCloseable> resources = new ArrayList<>();
 
-    private ListAppender<ILoggingEvent> logs;
-
-    @BeforeAll
-    static void routeJavaLoggingToLogback() {
-        // the failure policy lives in core and logs through System.Logger (java.util.logging here)
-        if (!SLF4JBridgeHandler.isInstalled()) {
-            SLF4JBridgeHandler.removeHandlersForRootLogger();
-            SLF4JBridgeHandler.install();
-        }
-    }
-
-    @BeforeEach
-    void captureLogs() {
-        this.logs = new ListAppender<>();
-        this.logs.start();
-        ((Logger) LoggerFactory.getLogger("dev.throttle")).addAppender(this.logs);
-    }
+    @RegisterExtension
+    final ThrottleLogs logs = new ThrottleLogs();
 
     @AfterEach
     void stopEverything() throws Exception {
-        ((Logger) LoggerFactory.getLogger("dev.throttle")).detachAppender(this.logs);
         for (int i = this.resources.size() - 1; i >= 0; i--) {
             this.resources.get(i).close();
         }
@@ -95,7 +74,7 @@ class RedisErrorRepliesTests {
 
         commands.replicaof("127.0.0.1", other.port());
         assertEveryDecisionAnswersAtOnceByTheFailureMode(api, store);
-        assertThat(warnings())
+        assertThat(this.logs.warnings())
                 .singleElement()
                 .satisfies((message) -> assertThat(message).contains("READONLY"));
 
@@ -120,7 +99,7 @@ class RedisErrorRepliesTests {
         ResilientThrottleStore store = store(replica);
         BoundPolicy api = new Throttler(store, List.of(POLICY)).bound("api");
         assertEveryDecisionAnswersAtOnceByTheFailureMode(api, store);
-        assertThat(warnings())
+        assertThat(this.logs.warnings())
                 .singleElement()
                 .satisfies((message) -> assertThat(message).contains("MASTERDOWN"));
     }
@@ -155,7 +134,7 @@ class RedisErrorRepliesTests {
 
         assertThat(reload.get()).isEqualTo("OK");
         assertDecidesOnRedisAgain(api, store);
-        assertThat(warnings())
+        assertThat(this.logs.warnings())
                 .singleElement()
                 .satisfies((message) -> assertThat(message).contains("LOADING"));
     }
@@ -168,7 +147,7 @@ class RedisErrorRepliesTests {
         Duration timeout = Duration.ofSeconds(1);
         ResilientThrottleStore store = store(redis, timeout);
         BoundPolicy api = warmedUp(store);
-        this.logs.list.clear();
+        this.logs.clear();
 
         // Redis keeps the connection but answers nobody: a partition, a stalled server
         commands.clientPause(8_000);
@@ -185,7 +164,7 @@ class RedisErrorRepliesTests {
                 .as("then the failure mode answers at once")
                 .allSatisfy((wait) -> assertThat(wait).isLessThan(timeout.dividedBy(2)));
         assertThat(store.isStoreDown()).isTrue();
-        assertThat(warnings())
+        assertThat(this.logs.warnings())
                 .singleElement()
                 .satisfies((message) -> assertThat(message).contains("no answer within 1000ms"));
 
@@ -200,7 +179,7 @@ class RedisErrorRepliesTests {
         Duration timeout = Duration.ofSeconds(1);
         ResilientThrottleStore store = store(redis, timeout);
         BoundPolicy api = warmedUp(store);
-        this.logs.list.clear();
+        this.logs.clear();
 
         // connected before Redis sleeps: a connection made meanwhile waits for Redis too
         RedisAsyncCommands<String, String> sleeper =
@@ -244,10 +223,10 @@ class RedisErrorRepliesTests {
         Decision onRedis = api.tryAcquire("asleep", 1);
         assertThat(onRedis.remaining()).isEqualTo(POLICY.limit() - 4);
         assertThat(count(commands.get("throttle:{api:asleep}"))).isEqualTo("4");
-        assertThat(warnings())
+        assertThat(this.logs.warnings())
                 .singleElement()
                 .satisfies((message) -> assertThat(message).contains("no answer within 1000ms"));
-        assertThat(messages(Level.INFO))
+        assertThat(this.logs.messages(Level.INFO))
                 .filteredOn((message) -> message.contains("answers again"))
                 .hasSize(1);
     }
@@ -286,7 +265,7 @@ class RedisErrorRepliesTests {
     }
 
     private void assertEveryDecisionAnswersAtOnceByTheFailureMode(BoundPolicy api, ResilientThrottleStore store) {
-        this.logs.list.clear();
+        this.logs.clear();
         for (int i = 0; i < 50; i++) {
             long started = System.nanoTime();
             Decision decision = api.tryAcquire("user-" + (i % 4), 1);
@@ -305,7 +284,7 @@ class RedisErrorRepliesTests {
         });
         Eventually.until(
                 "the end of the outage is logged",
-                () -> messages(Level.INFO).stream().anyMatch((message) -> message.contains("answers again")));
+                () -> this.logs.messages(Level.INFO).stream().anyMatch((message) -> message.contains("answers again")));
     }
 
     private BoundPolicy warmedUp(ResilientThrottleStore store) {
@@ -339,18 +318,5 @@ class RedisErrorRepliesTests {
                 new RedisThrottleStore(connectionFactory, "throttle", timeout),
                 FailureMode.LOCAL,
                 new MemoryThrottleStore(TimeSource.system(), 10_000));
-    }
-
-    private List<String> warnings() {
-        return messages(Level.WARN);
-    }
-
-    private List<String> messages(Level level) {
-        synchronized (this.logs.list) {
-            return this.logs.list.stream()
-                    .filter((event) -> event.getLevel() == level)
-                    .map(ILoggingEvent::getFormattedMessage)
-                    .toList();
-        }
     }
 }

@@ -3,9 +3,6 @@ package dev.throttle.spring.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.throttle.BoundPolicy;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
@@ -16,6 +13,7 @@ import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.Eventually;
+import dev.throttle.testing.ThrottleLogs;
 import dev.throttle.testing.redis.RedisProcess;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -25,12 +23,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
-import org.slf4j.bridge.SLF4JBridgeHandler;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -51,27 +46,11 @@ class RedisReplicatedDurabilityTests {
 
     private final List<AutoCloseable> resources = new ArrayList<>();
 
-    private ListAppender<ILoggingEvent> logs;
-
-    @BeforeAll
-    static void routeJavaLoggingToLogback() {
-        // the failure policy lives in core and logs through System.Logger (java.util.logging here)
-        if (!SLF4JBridgeHandler.isInstalled()) {
-            SLF4JBridgeHandler.removeHandlersForRootLogger();
-            SLF4JBridgeHandler.install();
-        }
-    }
-
-    @BeforeEach
-    void captureLogs() {
-        this.logs = new ListAppender<>();
-        this.logs.start();
-        ((Logger) LoggerFactory.getLogger("dev.throttle")).addAppender(this.logs);
-    }
+    @RegisterExtension
+    final ThrottleLogs logs = new ThrottleLogs();
 
     @AfterEach
     void stopEverything() throws Exception {
-        ((Logger) LoggerFactory.getLogger("dev.throttle")).detachAppender(this.logs);
         for (int i = this.resources.size() - 1; i >= 0; i--) {
             this.resources.get(i).close();
         }
@@ -96,7 +75,7 @@ class RedisReplicatedDurabilityTests {
                     .isEqualTo(1L);
         }
         assertThat(store.isStoreDown()).isFalse();
-        assertThat(messages(Level.WARN)).isEmpty();
+        assertThat(this.logs.messages(Level.WARN)).isEmpty();
     }
 
     @Test
@@ -199,7 +178,7 @@ class RedisReplicatedDurabilityTests {
         });
         Eventually.until(
                 "the end of the outage is logged",
-                () -> messages(Level.INFO).stream().anyMatch((message) -> message.contains("answers again")));
+                () -> this.logs.messages(Level.INFO).stream().anyMatch((message) -> message.contains("answers again")));
         int counted = LOGIN.quota() - store.limiter(LOGIN).peek("mallory").remaining();
         // every call the failure mode let in now counts in Redis. Some count twice, the side the limit
         // is for: the first reached the master before WAIT gave up, and a replay that reached the master
@@ -211,10 +190,10 @@ class RedisReplicatedDurabilityTests {
         assertThat(onReplica.get("throttle:{login:mallory}"))
                 .as("and the replica has it")
                 .isNotNull();
-        assertThat(messages(Level.WARN))
+        assertThat(this.logs.messages(Level.WARN))
                 .singleElement()
                 .satisfies((message) -> assertThat(message).contains("NOTREPLICATED"));
-        assertThat(messages(Level.INFO).stream().filter((message) -> message.contains("answers again")))
+        assertThat(this.logs.messages(Level.INFO).stream().filter((message) -> message.contains("answers again")))
                 .hasSize(1);
     }
 
@@ -286,14 +265,5 @@ class RedisReplicatedDurabilityTests {
         this.resources.add(store::close);
         return new ResilientThrottleStore(
                 store, FailureMode.LOCAL, new MemoryThrottleStore(TimeSource.system(), 10_000));
-    }
-
-    private List<String> messages(Level level) {
-        synchronized (this.logs.list) {
-            return this.logs.list.stream()
-                    .filter((event) -> event.getLevel() == level)
-                    .map(ILoggingEvent::getFormattedMessage)
-                    .toList();
-        }
     }
 }

@@ -3,9 +3,6 @@ package dev.throttle.spring.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.throttle.BoundPolicy;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Throttler;
@@ -15,6 +12,7 @@ import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.bans.ActiveBan;
 import dev.throttle.testing.Eventually;
+import dev.throttle.testing.ThrottleLogs;
 import dev.throttle.testing.redis.RedisProcess;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -35,12 +33,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
-import org.slf4j.bridge.SLF4JBridgeHandler;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -62,26 +57,11 @@ class RedisSentinelFailoverTests {
 
     private final List<AutoCloseable> resources = new ArrayList<>();
 
-    private ListAppender<ILoggingEvent> logs;
-
-    @BeforeAll
-    static void routeJavaLoggingToLogback() {
-        if (!SLF4JBridgeHandler.isInstalled()) {
-            SLF4JBridgeHandler.removeHandlersForRootLogger();
-            SLF4JBridgeHandler.install();
-        }
-    }
-
-    @BeforeEach
-    void captureLogs() {
-        this.logs = new ListAppender<>();
-        this.logs.start();
-        ((Logger) LoggerFactory.getLogger("dev.throttle")).addAppender(this.logs);
-    }
+    @RegisterExtension
+    final ThrottleLogs logs = new ThrottleLogs();
 
     @AfterEach
     void stopEverything() throws Exception {
-        ((Logger) LoggerFactory.getLogger("dev.throttle")).detachAppender(this.logs);
         for (int i = this.resources.size() - 1; i >= 0; i--) {
             try {
                 this.resources.get(i).close();
@@ -242,11 +222,11 @@ class RedisSentinelFailoverTests {
         assertThat(Duration.ofNanos(slowest.get()))
                 .as("the slowest call: answered within the timeout, a reconnect included")
                 .isLessThan(TIMEOUT.plusMillis(500));
-        List<String> warnings = messages(Level.WARN).stream()
+        List<String> warnings = this.logs.messages(Level.WARN).stream()
                 .filter((message) -> message.contains("Throttle store"))
                 .toList();
         assertThat(warnings).as("at most one outage").hasSizeLessThanOrEqualTo(1);
-        assertThat(messages(Level.INFO).stream().filter((message) -> message.contains("answers again")))
+        assertThat(this.logs.messages(Level.INFO).stream().filter((message) -> message.contains("answers again")))
                 .as("its end, logged once")
                 .hasSameSizeAs(warnings);
         assertThat(replication(replica)).contains("role:master");
@@ -324,15 +304,6 @@ class RedisSentinelFailoverTests {
         this.resources.add(() -> client.shutdown(Duration.ZERO, Duration.ofSeconds(1)));
         StatefulRedisSentinelConnection<String, String> connection = client.connectSentinel();
         return connection.sync();
-    }
-
-    private List<String> messages(Level level) {
-        synchronized (this.logs.list) {
-            return this.logs.list.stream()
-                    .filter((event) -> event.getLevel() == level)
-                    .map(ILoggingEvent::getFormattedMessage)
-                    .toList();
-        }
     }
 
     /** What a failover left: calls allowed, and what the new master counts for them. */
