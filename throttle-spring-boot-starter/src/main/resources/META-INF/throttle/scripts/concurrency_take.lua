@@ -13,6 +13,8 @@ if ARGV[1] == 'a' then
   local state = redis.pcall('GET', KEYS[1])
   if state == false or (type(state) == 'string' and string.sub(state, 1, 1) == 'C' and #state > 16
       and (#state - 1) % 16 == 0) then
+    -- as prelude.lua does first: a write after TIME needs effects replication where Redis has a choice
+    if redis.replicate_commands and not redis.REDIS_VERSION_NUM then pcall(redis.replicate_commands) end
     local floor, format, sub, max, min = math.floor, string.format, string.sub, math.max, math.min
     local now = tonumber(ARGV[3])
     if not now then
