@@ -122,7 +122,7 @@ final class RedisThrottleScripts {
      * What runs ahead of the prelude: a concurrency slot's take ({@value #SLOT_TAKE}) and its release by
      * its receipt ({@value #SLOT_RELEASE}), the two calls of every call with a slot.
      */
-    static String ahead(Policy policy) {
+    private static String ahead(Policy policy) {
         return (policy.algorithm() == ConcurrencyPolicy.ALGORITHM) ? text(SLOT_TAKE) + text(SLOT_RELEASE) : "";
     }
 
