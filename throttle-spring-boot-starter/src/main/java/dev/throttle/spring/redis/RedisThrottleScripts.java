@@ -64,6 +64,12 @@ final class RedisThrottleScripts {
      */
     static final String SLOT_RELEASE = "concurrency_release.lua";
 
+    /**
+     * What a concurrency policy's script runs ahead of the prelude too: a slot taken (or refused) with
+     * no helper functions made, deciding as {@code concurrency.lua} does (the file says why).
+     */
+    static final String SLOT_TAKE = "concurrency_take.lua";
+
     /** What follows the algorithm's script (as a function) in the script of a batch of acquires. */
     static final String BATCH = "batch.lua";
 
@@ -112,9 +118,12 @@ final class RedisThrottleScripts {
                 + "\nend\n" + text(SEVERAL);
     }
 
-    /** What runs ahead of the prelude: a concurrency slot's release by its receipt ({@value #SLOT_RELEASE}). */
+    /**
+     * What runs ahead of the prelude: a concurrency slot's take ({@value #SLOT_TAKE}) and its release by
+     * its receipt ({@value #SLOT_RELEASE}), the two calls of every call with a slot.
+     */
     private static String ahead(Policy policy) {
-        return (policy.algorithm() == ConcurrencyPolicy.ALGORITHM) ? text(SLOT_RELEASE) : "";
+        return (policy.algorithm() == ConcurrencyPolicy.ALGORITHM) ? text(SLOT_TAKE) + text(SLOT_RELEASE) : "";
     }
 
     /**
