@@ -5,7 +5,8 @@
 # loopback ports and stops them at the end; its PostgreSQL step (benchmarks/jdbc.sh, which also runs
 # alone) does the same with Debian's postgresql; its reservation step (benchmarks/reserve.sh, which also
 # runs alone) and its batching step (benchmarks/batching.sh, likewise, about 8 minutes) use the run's
-# redis-server. About 30 minutes on 2 quiet cores before the reservation step
+# redis-server; its durability step (benchmarks/durability.sh, about 2 minutes) starts a master and a
+# replica of its own. About 30 minutes on 2 quiet cores before the reservation step
 # (about 12 more); QUICK=1 took 1,797 s with the build on 2 cores at a load average of 12-25 before the
 # PostgreSQL step was added (builds dominate there: ~9 minutes).
 #
