@@ -193,7 +193,7 @@ final class ReplicatedWrites {
     }
 
     /**
-     * Warns once when the master has no replica: every write of these policies then waits out
+     * Warns once when the master has no replica: every write of these policies or bans then waits out
      * {@code WAIT}'s timeout and is answered by the failure mode.
      */
     private void checkReplicas(StatefulRedisConnection<byte[], byte[]> connection) {
@@ -208,7 +208,7 @@ final class ReplicatedWrites {
                         + "master has no connected replica: each of their writes will wait " + this.waitMillis
                         + "ms for one and then be answered by the failure mode.\n\nAction:\n\nGive the master a "
                         + "replica (Sentinel, or REPLICAOF on another Redis), or remove durability: replicated "
-                        + "from these policies.");
+                        + "from them.");
             }
         } catch (RuntimeException ex) {
             // best effort: a write that finds no replica says so in its own failure
