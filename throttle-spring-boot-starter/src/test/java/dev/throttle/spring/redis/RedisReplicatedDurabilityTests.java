@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Level;
 import dev.throttle.BoundPolicy;
 import dev.throttle.Decision;
+import dev.throttle.DecisionSource;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.LockoutPolicy;
+import dev.throttle.SourcedDecision;
+import dev.throttle.SourcedLimiter;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
@@ -43,6 +46,9 @@ class RedisReplicatedDurabilityTests {
     private static final FixedWindowPolicy API = new FixedWindowPolicy("api", 1_000_000, Duration.ofHours(1));
 
     private static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+    /** Who decided a call that Redis decided. */
+    private static final DecisionSource ON_REDIS = DecisionSource.store("redis");
 
     private final List<AutoCloseable> resources = new ArrayList<>();
 
@@ -85,9 +91,10 @@ class RedisReplicatedDurabilityTests {
         RedisCommands<String, String> onReplica = commands(replica);
         Eventually.until(
                 "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
-        ResilientThrottleStore store = store(master, Set.of("login"));
-        BoundPolicy login = new Throttler(store, List.of(LOGIN)).bound("login");
-        assertThat(login.tryAcquire("warm-up", 1).allowed()).isTrue();
+        // a timeout long enough that a loaded host never answers one of these by the failure mode
+        ResilientThrottleStore store = store(master, Set.of("login"), Duration.ofSeconds(10));
+        SourcedLimiter login = (SourcedLimiter) store.limiter(LOGIN);
+        assertThat(login.tryAcquireSourced("warm-up", 1).source()).isEqualTo(ON_REDIS);
         commands(master).configResetstat();
 
         int threads = 8;
@@ -102,7 +109,9 @@ class RedisReplicatedDurabilityTests {
                     int notThere = 0;
                     for (int i = 0; i < each; i++) {
                         String user = "user-" + thread + "-" + i;
-                        assertThat(login.tryAcquire(user, 1).allowed()).isTrue();
+                        SourcedDecision decision = login.tryAcquireSourced(user, 1);
+                        assertThat(decision.decision().allowed()).isTrue();
+                        assertThat(decision.source()).as("decided by Redis").isEqualTo(ON_REDIS);
                         notThere += (reader.exists("throttle:{login:" + user + "}") == 1) ? 0 : 1;
                     }
                     return notThere;
@@ -258,10 +267,14 @@ class RedisReplicatedDurabilityTests {
     }
 
     private ResilientThrottleStore store(RedisProcess redis, Set<String> replicated) {
+        return store(redis, replicated, TIMEOUT);
+    }
+
+    private ResilientThrottleStore store(RedisProcess redis, Set<String> replicated, Duration timeout) {
         LettuceConnectionFactory connectionFactory = redis.endpoint().newConnectionFactory();
         this.resources.add(connectionFactory::destroy);
         RedisThrottleStore store = new RedisThrottleStore(
-                connectionFactory, "throttle", TIMEOUT, null, NearCacheSettings.disabled(), true, replicated);
+                connectionFactory, "throttle", timeout, null, NearCacheSettings.disabled(), true, replicated);
         this.resources.add(store::close);
         return new ResilientThrottleStore(
                 store, FailureMode.LOCAL, new MemoryThrottleStore(TimeSource.system(), 10_000));
