@@ -25,9 +25,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -38,6 +40,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * missing from Redis afterwards; and the outage this makes is one outage, for every policy.
  */
 @Tag("redis-topology")
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
 class RedisReplicatedDurabilityTests {
 
     private static final FixedWindowPolicy LOGIN = new FixedWindowPolicy("login", 1_000, Duration.ofHours(1));

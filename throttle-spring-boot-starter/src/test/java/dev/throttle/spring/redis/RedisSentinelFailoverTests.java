@@ -35,6 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -47,6 +48,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * any call was allowed counts on the new master afterwards.
  */
 @Tag("redis-topology")
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
 class RedisSentinelFailoverTests {
 
     private static final String MASTER_NAME = "throttle-master";
@@ -300,7 +302,8 @@ class RedisSentinelFailoverTests {
 
     private RedisCommands<String, String> commands(RedisProcess redis) {
         RedisClient client = redis.endpoint().newClient();
-        this.resources.add(() -> client.shutdown(Duration.ZERO, Duration.ofSeconds(1)));
+        // bounded: a client whose connections a Sentinel closed can take long to shut down
+        this.resources.add(() -> client.shutdownAsync(0, 1, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS));
         StatefulRedisConnection<String, String> connection = client.connect();
         return connection.sync();
     }
@@ -310,17 +313,13 @@ class RedisSentinelFailoverTests {
      * a master it turns into a replica.
      */
     private static String replication(RedisProcess redis) {
-        RedisClient client = redis.endpoint().newClient();
-        try (StatefulRedisConnection<String, String> connection = client.connect()) {
-            return connection.sync().info("replication");
-        } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-        }
+        return redis.info("replication");
     }
 
     private RedisSentinelCommands<String, String> sentinel(RedisProcess sentinel) {
         RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", sentinel.port()));
-        this.resources.add(() -> client.shutdown(Duration.ZERO, Duration.ofSeconds(1)));
+        // bounded: a client whose connections a Sentinel closed can take long to shut down
+        this.resources.add(() -> client.shutdownAsync(0, 1, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS));
         StatefulRedisSentinelConnection<String, String> connection = client.connectSentinel();
         return connection.sync();
     }

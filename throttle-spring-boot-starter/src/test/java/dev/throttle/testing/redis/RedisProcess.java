@@ -126,6 +126,38 @@ public final class RedisProcess implements AutoCloseable {
     }
 
     /**
+     * {@code INFO <section>} of this server over a plain socket, bounded by a second to connect and two
+     * to answer: for tests that poll a server while it is failed over, whose clients a Sentinel closes
+     * (a Lettuce client made and shut down per poll can hang in its shutdown then).
+     * @param section the INFO section, for example {@code replication}
+     * @return the answer, or an empty string when the server did not give one
+     */
+    public String info(String section) {
+        try (java.net.Socket socket = new java.net.Socket()) {
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", this.port), 1_000);
+            socket.setSoTimeout(2_000);
+            String command = "*2\r\n$4\r\nINFO\r\n$" + section.length() + "\r\n" + section + "\r\n";
+            socket.getOutputStream().write(command.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+            StringBuilder header = new StringBuilder();
+            for (int b = in.read(); b != '\n'; b = in.read()) {
+                if (b < 0) {
+                    return "";
+                }
+                header.append((char) b);
+            }
+            if (header.charAt(0) != '$') {
+                return "";
+            }
+            byte[] body = new byte[Integer.parseInt(header.substring(1).trim())];
+            in.readFully(body);
+            return new String(body, java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IOException | RuntimeException ex) {
+            return "";
+        }
+    }
+
+    /**
      * Returns this server as an endpoint.
      * @return {@code redis://127.0.0.1:<port>}
      */
