@@ -16,23 +16,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-RESULTS=benchmarks/results
-JAR=benchmarks/target/benchmarks.jar
-OUT="$RESULTS/batching.txt"
-STARTED=$(date +%s)
-if [[ "${QUICK:-0}" == 1 ]]; then
-  TIMES=(1 0.3 2)      # JVM warm-up per variant, each case (seconds), rounds
-else
-  TIMES=(3 2 5)
-fi
-mkdir -p "$RESULTS"
-log() { printf '\n== %s  [%ss]\n' "$*" "$(( $(date +%s) - STARTED ))"; }
-
-if [[ "${FROM_RUN:-0}" != 1 && "${SKIP_BUILD:-0}" != 1 ]]; then
-  log "build: benchmarks jar"
-  ./mvnw -B -ntp -q -Pbench -pl benchmarks -am -DskipTests package
-fi
-test -f "$JAR" || { echo "no $JAR: build it with ./mvnw -Pbench -pl benchmarks -am -DskipTests package" >&2; exit 1; }
+OUT="benchmarks/results/batching.txt"
+source benchmarks/redis-ab.sh
 
 REDIS_PID=""
 trap '[[ -n "$REDIS_PID" ]] && kill "$REDIS_PID" 2>/dev/null; true' EXIT

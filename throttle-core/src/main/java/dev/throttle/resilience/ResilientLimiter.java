@@ -81,6 +81,9 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
         this.calls = new StoreCalls(policy, store, healths, listener);
         this.settle = new SettlementCalls(policy, store, this.calls);
         this.keepsUnconfirmed = store.keepsUnconfirmedAcquires();
+        if (this.keepsUnconfirmed) {
+            healths.probeThrough(store);
+        }
     }
 
     @Override

@@ -182,14 +182,14 @@ final class SettlementCalls {
 
     /**
      * Reports a settlement that missed the store and keeps it for the store, except a refund whose
-     * call was sent and got no answer in time: the store may have carried it out, and a refund applied
+     * call was sent and got no answer in time (or whose caller was interrupted while it waited): the store may have carried it out, and a refund applied
      * twice would hand out a unit that nobody gave back (a reset applied twice is one reset; a charge
      * applied twice takes too much, which errs on the side the limit is for).
      */
     private void missed(
             StoreHealth health, RuntimeException error, boolean sent, String key, Kind kind, int cost, long receipt) {
         this.calls.report(error);
-        if (kind != Kind.REFUND || !sent || !StoreHealth.isTimeout(error)) {
+        if (kind != Kind.REFUND || !sent || !(StoreHealth.isTimeout(error) || StoreCalls.isInterrupt(error))) {
             owed(health).keep(key, kind, cost, receipt);
         }
     }

@@ -89,7 +89,7 @@ final class StoreCalls {
             }
             return null;
         }
-        health.probe(this.store);
+        health.probe(this.healths.prober(this.store));
         return health.unavailable();
     }
 
@@ -100,9 +100,21 @@ final class StoreCalls {
         }
     }
 
+    /**
+     * Counts a failed call against the store, unless the caller's own thread was interrupted while
+     * it waited: the caller gave up, the store did not fail, and one interrupted request must not
+     * put every call of the instance on the failure mode.
+     */
     static RuntimeException failed(StoreHealth health, RuntimeException error) {
-        health.failed(error);
+        if (!isInterrupt(error)) {
+            health.failed(error);
+        }
         return error;
+    }
+
+    /** Whether an {@link InterruptedException} is among the failure's causes. */
+    static boolean isInterrupt(Throwable error) {
+        return StoreHealth.causedBy(error, InterruptedException.class);
     }
 
     private <T> T answerInstead(RuntimeException error, Supplier<T> fallback) {

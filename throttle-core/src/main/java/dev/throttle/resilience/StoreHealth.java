@@ -137,8 +137,12 @@ final class StoreHealth {
                     new StoreUnavailableException(
                             "throttle store " + name() + " is down; failure-mode " + this.mode + " applies" + scope(),
                             error));
-            if (this.outage.compareAndSet(null, started)) {
-                this.outages.incrementAndGet();
+            // counted before it is set, so that a call answered by the failure mode finds the store
+            // reported down
+            this.outages.incrementAndGet();
+            if (!this.outage.compareAndSet(null, started)) {
+                this.outages.decrementAndGet();
+            } else {
                 logger.log(
                         Level.WARNING,
                         "Throttle store " + name() + " failed (" + error.getMessage() + "); failure-mode " + this.mode
@@ -181,10 +185,15 @@ final class StoreHealth {
      * causes (the Redis store's timeout, Reactor's, a future's).
      */
     static boolean isTimeout(Throwable error) {
+        return causedBy(error, TimeoutException.class);
+    }
+
+    /** Whether an exception of {@code type} is among the failure's causes. */
+    static boolean causedBy(Throwable error, Class<? extends Throwable> type) {
         // a few levels are enough for any store's wrapping, and bound a chain that loops
         Throwable cause = error;
         for (int depth = 0; cause != null && depth < 10; depth++, cause = cause.getCause()) {
-            if (cause instanceof TimeoutException) {
+            if (type.isInstance(cause)) {
                 return true;
             }
         }
@@ -276,7 +285,8 @@ final class StoreHealth {
 
     private void recovered(int applied, boolean moved) {
         this.timeouts.set(0);
-        Outage ended = this.outage.getAndSet(null);
+        // only a probe ends an outage, one probe at a time, and nothing else replaces one in progress
+        Outage ended = this.outage.get();
         if (ended != null) {
             long millis =
                     Duration.ofNanos(System.nanoTime() - ended.startNanos()).toMillis();
@@ -291,8 +301,10 @@ final class StoreHealth {
                                     + "; decisions on them use the store again"
                             : "Throttle store " + name() + " answers again after " + millis + " ms" + settled
                                     + "; decisions use it again");
-            // after the INFO: whoever sees the store answer again finds it logged
+            // after the INFO, and reported over before it is over: a call that the store decides again
+            // finds it logged and finds the store reported up
             this.outages.decrementAndGet();
+            this.outage.set(null);
         }
     }
 

@@ -44,6 +44,14 @@ final class StoreHealths {
 
     private final Map<Object, StoreHealth> partitions = new ConcurrentHashMap<>();
 
+    /**
+     * The first limiter bound whose acquires count only once the store confirms them
+     * ({@link Limiter#keepsUnconfirmedAcquires()}), or null: every probe goes through it, so that an
+     * outage does not end on a store that answers writes but cannot confirm them (a Redis master
+     * without a replica), which every such call would start again.
+     */
+    private volatile @Nullable Limiter confirmingProber;
+
     /** Every health, the whole store's first: read where all are visited (reports, probes). */
     private final AtomicReference<StoreHealth[]> all;
 
@@ -88,6 +96,19 @@ final class StoreHealths {
         }
     }
 
+    /** Probes go through {@code limiter} from now on, unless a confirming limiter was bound before. */
+    void probeThrough(Limiter limiter) {
+        if (this.confirmingProber == null) {
+            this.confirmingProber = limiter;
+        }
+    }
+
+    /** The limiter that probes for a call of {@code asking}: the confirming one when there is one. */
+    Limiter prober(Limiter asking) {
+        Limiter confirming = this.confirmingProber;
+        return (confirming != null) ? confirming : asking;
+    }
+
     /** Whether any partition, or the whole store, is in an outage. */
     boolean isDown() {
         return this.outages.get() != 0;
@@ -100,7 +121,7 @@ final class StoreHealths {
     void probeOthers(StoreHealth asked, Limiter store) {
         for (StoreHealth health : this.all.get()) {
             if (health != asked && health.isDown()) {
-                health.probe(store);
+                health.probe(prober(store));
             }
         }
     }

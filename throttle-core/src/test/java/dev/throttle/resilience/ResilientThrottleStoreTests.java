@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -210,6 +212,60 @@ class ResilientThrottleStoreTests {
         assertThat(this.logs)
                 .allSatisfy((record) ->
                         assertThat(record.getMessage()).doesNotContain("alice").contains("Throttle store 'flaky'"));
+    }
+
+    @Test
+    void aCallThatTheStoreDecidesAgainFindsTheOutageLoggedAndTheStoreReportedUp() throws Exception {
+        Throttler throttler = throttler(FailureMode.CLOSED);
+        this.flaky.holdProbes(true);
+        this.flaky.goDown();
+        // the first call fails and starts the outage; the second starts a probe
+        throttler.tryAcquire("login", "alice");
+        throttler.tryAcquire("login", "alice");
+        Eventually.until("a probe started", () -> !this.flaky.heldProbes().isEmpty());
+        this.flaky.comeBack();
+        // the INFO that ends the outage is held while the test calls
+        CountDownLatch logging = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Handler holdInfo = new Handler() {
+
+            @Override
+            public void publish(LogRecord record) {
+                if (record.getLevel() == Level.INFO) {
+                    logging.countDown();
+                    try {
+                        release.await(10, TimeUnit.SECONDS);
+                    } catch (InterruptedException ex) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        this.log.addHandler(holdInfo);
+        try {
+            Thread answering = new Thread(() -> this.flaky.heldProbes().get(0).complete(Decision.allow(3, 3, 0)));
+            answering.start();
+            assertThat(logging.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(throttler.tryAcquire("login", "bob").allowed())
+                    .as("answered by the failure mode while the outage is being ended")
+                    .isFalse();
+            assertThat(this.heard.sources).last().isEqualTo(DecisionSource.failureMode("flaky", "closed"));
+            assertThat(this.store.isStoreDown()).isTrue();
+            release.countDown();
+            answering.join(10_000);
+        } finally {
+            release.countDown();
+            this.log.removeHandler(holdInfo);
+        }
+        assertThat(throttler.tryAcquire("login", "bob").allowed()).isTrue();
+        assertThat(this.heard.sources).last().isEqualTo(FLAKY);
+        assertThat(this.store.isStoreDown()).isFalse();
     }
 
     @Test

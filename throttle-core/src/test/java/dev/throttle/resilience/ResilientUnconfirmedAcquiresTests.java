@@ -3,13 +3,18 @@ package dev.throttle.resilience;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.throttle.BoundPolicy;
+import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
+import dev.throttle.Limiter;
 import dev.throttle.LockoutPolicy;
 import dev.throttle.ManualTimeSource;
+import dev.throttle.Policy;
+import dev.throttle.ThrottleStore;
 import dev.throttle.Throttler;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.testing.Eventually;
 import dev.throttle.testing.FlakyStore;
+import dev.throttle.testing.ForwardingLimiter;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -96,6 +101,84 @@ class ResilientUnconfirmedAcquiresTests {
         assertThat(this.primary.limiter(LOGIN).peek("carol").allowed())
                 .as("carol's attempt after her unlock counts after it, not before")
                 .isFalse();
+    }
+
+    @Test
+    void anOutageEndsOnlyWhenTheStoreConfirmsAgainWhicheverPolicyStartsTheProbes() throws Exception {
+        this.flaky = new FlakyStore(this.primary, "flaky");
+        Confirming confirming = new Confirming(this.flaky, LOGIN.name());
+        // closed: nothing is kept for the store, so no owed acquire holds the outage open by failing
+        this.store = new ResilientThrottleStore(confirming, FailureMode.CLOSED, this.local, this.clock);
+        Throttler throttler = new Throttler(this.store, List.of(API, LOGIN));
+        BoundPolicy login = throttler.bound("login");
+        BoundPolicy api = throttler.bound("api");
+        confirming.confirms = false;
+        assertThat(login.tryAcquire("mallory", 1).allowed())
+                .as("refused by the failure mode")
+                .isFalse();
+        assertThat(this.store.isStoreDown()).isTrue();
+
+        // the other policy's writes would succeed, but probes go through the policy that needs them confirmed
+        for (int i = 0; i < 20; i++) {
+            api.tryAcquire("alice", 1);
+            Thread.sleep(10);
+            assertThat(this.store.isStoreDown())
+                    .as("still down while nothing is confirmed")
+                    .isTrue();
+        }
+
+        confirming.confirms = true;
+        storeComesBack(api);
+        assertThat(login.tryAcquire("mallory", 1).allowed())
+                .as("decided by the store again")
+                .isTrue();
+    }
+
+    /**
+     * A store whose limiter of one policy asks for its acquires to be confirmed and fails every call
+     * while it cannot confirm them (a Redis master without a replica); the other policies' calls go
+     * through.
+     */
+    private static final class Confirming implements ThrottleStore {
+
+        private final ThrottleStore store;
+
+        private final String confirmed;
+
+        volatile boolean confirms = true;
+
+        Confirming(ThrottleStore store, String confirmed) {
+            this.store = store;
+            this.confirmed = confirmed;
+        }
+
+        @Override
+        public Limiter limiter(Policy policy) {
+            Limiter limiter = this.store.limiter(policy);
+            if (!policy.name().equals(this.confirmed)) {
+                return limiter;
+            }
+            return new ForwardingLimiter(limiter) {
+
+                @Override
+                public boolean keepsUnconfirmedAcquires() {
+                    return true;
+                }
+
+                @Override
+                public Decision tryAcquire(String key, int cost) {
+                    if (!Confirming.this.confirms) {
+                        throw new IllegalStateException("not confirmed");
+                    }
+                    return super.tryAcquire(key, cost);
+                }
+            };
+        }
+
+        @Override
+        public String kind() {
+            return this.store.kind();
+        }
     }
 
     @Test

@@ -76,12 +76,8 @@ final class CallBounds {
      * otherwise the failure's own message.
      */
     private static String reason(Throwable ex) {
-        for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-            if (cause instanceof io.lettuce.core.RedisCommandExecutionException && cause.getMessage() != null) {
-                return cause.getMessage();
-            }
-        }
-        return String.valueOf(ex.getMessage());
+        String reply = RedisErrorReplies.message(ex);
+        return (reply != null) ? reply : String.valueOf(ex.getMessage());
     }
 
     /** Whether Redis answered with an error (the connection works; obtaining it again cannot help). */

@@ -103,16 +103,6 @@ final class RedisCalls {
         return this.replicatedPolicies.contains(policy) ? this.replicatedWrites : null;
     }
 
-    /**
-     * The writes that wait for a replica when any policy has {@code durability: replicated}, else null:
-     * an outage's probes then wait for one too, so that an outage of those policies does not end while
-     * the master still has no replica to confirm their writes (every one of them would start it again).
-     */
-    @Nullable
-    ReplicatedWrites probeWrites() {
-        return this.replicatedWrites;
-    }
-
     /** Whether acquires that wait at the same moment are sent together ({@link DecisionBatches}). */
     boolean batching() {
         return this.batching;

@@ -25,9 +25,6 @@ import reactor.core.publisher.Mono;
  */
 final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
 
-    /** How an outage's probe keys start (see {@code StoreHealth}): no caller's key starts with a NUL. */
-    private static final String PROBE_KEY = "\u0000probe:";
-
     private final Policy policy;
 
     private final RedisCalls calls;
@@ -60,9 +57,6 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
      */
     private final @Nullable ReplicatedWrites replicated;
 
-    /** As {@link #replicated}, for an outage's probes when any policy of the store has it; else null. */
-    private final @Nullable ReplicatedWrites probes;
-
     /**
      * @param nearCache the policy's remembered refusals, null without a near cache
      * @param nearCacheSettings the near cache's settings, which say whether it answers this policy
@@ -83,7 +77,6 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
         this.nearCacheSource = DecisionSource.nearCache(RedisCalls.KIND);
         this.tag = ClusterNodes.TagStart.of(PolicyScript.keyStart(calls.keyPrefix(), policy.name()), policy.name());
         this.replicated = calls.replicatedWrites(policy.name());
-        this.probes = calls.probeWrites();
         // on a Cluster, a batch could only hold keys of one slot: acquires are sent one by one there;
         // a write that waits for a replica has a connection of its own
         @SuppressWarnings("rawtypes")
@@ -112,16 +105,6 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     @Override
     public boolean keepsUnconfirmedAcquires() {
         return this.replicated != null;
-    }
-
-    /**
-     * The writes that wait for a replica for this call: the policy's, or, for an outage's probe (a key
-     * no caller can name), the store's when any of its policies has them.
-     */
-    private @Nullable ReplicatedWrites replicatedFor(String key) {
-        return (this.replicated != null || this.probes == null || !key.startsWith(PROBE_KEY))
-                ? this.replicated
-                : this.probes;
     }
 
     @Override
@@ -218,16 +201,15 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
 
     /** The acquire's decision, in a batch when the store batches them; unbounded, as {@link #decide}. */
     private Mono<Decision> acquired(String key, int cost) {
-        // a probe of a policy that is batched waits for a replica too, when the store has replicated policies
-        ReplicatedWrites writes = replicatedFor(key);
-        if (writes != null) {
-            return this.script
-                    .evalReplicated(writes, key, PolicyScript.ACQUIRE, cost, null)
-                    .map(ScriptReply::decision);
-        }
         DecisionBatches batches = this.batches;
-        return (batches != null)
-                ? Mono.fromFuture(batches.acquire(key, cost)).map(ScriptReply::decision)
+        if (batches != null) {
+            return Mono.fromFuture(batches.acquire(key, cost)).map(ScriptReply::decision);
+        }
+        ReplicatedWrites writes = this.replicated;
+        return (writes != null)
+                ? this.script
+                        .evalReplicated(writes, key, PolicyScript.ACQUIRE, cost, null)
+                        .map(ScriptReply::decision)
                 : decide(key, PolicyScript.ACQUIRE, cost);
     }
 

@@ -196,7 +196,7 @@ public final class RedisSharedBans implements SharedBans {
             }
             if (tries == 0) {
                 logger.warn("Ban '" + ban.ban() + "' of key " + Bans.hashOf(ban.key())
-                        + " is not confirmed by a Redis replica (" + innermost(failure)
+                        + " is not confirmed by a Redis replica (" + reason(failure)
                         + "); storing it again every second until one confirms it");
             }
             try {
@@ -210,12 +210,10 @@ public final class RedisSharedBans implements SharedBans {
         });
     }
 
-    private static String innermost(Throwable failure) {
-        Throwable cause = failure;
-        while (cause.getCause() != null && cause.getCause() != cause) {
-            cause = cause.getCause();
-        }
-        return String.valueOf(cause.getMessage());
+    /** Redis's own reply where there is one ("NOTREPLICATED…"), else the failure's message. */
+    private static String reason(Throwable failure) {
+        String reply = RedisErrorReplies.message(failure);
+        return (reply != null) ? reply : String.valueOf(failure.getMessage());
     }
 
     private static byte[] utf8(String text) {

@@ -30,7 +30,6 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
-import org.springframework.util.ClassUtils;
 
 /**
  * The fleet's policy changes in Redis: one hash, {@code {<key-prefix>}:policy-changes}, holds each
@@ -55,12 +54,6 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
             """;
 
     private static final String REVERT = "-";
-
-    /**
-     * Lettuce's exception for an error reply, looked up by name: these changes take any
-     * {@code RedisConnectionFactory}, Jedis's too, and an error must not fail on a missing class.
-     */
-    private static final @Nullable Class<?> LETTUCE_ERROR_REPLY = lettuceErrorReply();
 
     /**
      * The longest a save or a read waits for Redis: these calls are an operator's change and a start,
@@ -192,7 +185,7 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
                 // The client's own command timeout may fire first: the same silence, told the same way.
                 throw new IllegalStateException("Redis did not answer " + what, timedOut);
             }
-            String refusal = refusal(ex.getCause());
+            String refusal = RedisErrorReplies.message(ex.getCause());
             if (refusal != null) {
                 // Spring's translation of Lettuce's error says only "Error in execution": the operator is
                 // told Redis's own words instead ("TRYAGAIN Multiple keys request during rehashing of
@@ -203,26 +196,6 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
                     ? failure
                     : new IllegalStateException(what + " failed", ex.getCause());
         }
-    }
-
-    private static @Nullable Class<?> lettuceErrorReply() {
-        String name = "io.lettuce.core.RedisCommandExecutionException";
-        ClassLoader loader = RedisSharedPolicyChanges.class.getClassLoader();
-        return ClassUtils.isPresent(name, loader) ? ClassUtils.resolveClassName(name, loader) : null;
-    }
-
-    /** Redis's own error reply in {@code failure}'s causes, or null when Redis sent none (or Lettuce is absent). */
-    private static @Nullable String refusal(@Nullable Throwable failure) {
-        Class<?> errorReply = LETTUCE_ERROR_REPLY;
-        if (errorReply == null) {
-            return null;
-        }
-        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (errorReply.isInstance(cause) && cause.getMessage() != null) {
-                return cause.getMessage();
-            }
-        }
-        return null;
     }
 
     /** Settings as lines of {@code name=value}; a value holds no line break (YAML values of a policy never do). */

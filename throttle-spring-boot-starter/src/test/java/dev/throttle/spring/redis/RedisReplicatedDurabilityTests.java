@@ -18,15 +18,13 @@ import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.Eventually;
 import dev.throttle.testing.ThrottleLogs;
 import dev.throttle.testing.redis.RedisProcess;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
+import dev.throttle.testing.redis.RedisServers;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -53,25 +51,18 @@ class RedisReplicatedDurabilityTests {
     /** Who decided a call that Redis decided. */
     private static final DecisionSource ON_REDIS = DecisionSource.store("redis");
 
-    private final List<AutoCloseable> resources = new ArrayList<>();
+    @RegisterExtension
+    final RedisServers servers = new RedisServers();
 
     @RegisterExtension
     final ThrottleLogs logs = new ThrottleLogs();
 
-    @AfterEach
-    void stopEverything() throws Exception {
-        for (int i = this.resources.size() - 1; i >= 0; i--) {
-            this.resources.get(i).close();
-        }
-    }
-
     @Test
     void aReplicatedDecisionIsOnTheReplicaWhenItIsAnswered() {
-        RedisProcess master = start(List.of());
-        RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
-        RedisCommands<String, String> onReplica = commands(replica);
-        Eventually.until(
-                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+        RedisServers.MasterAndReplica pair = this.servers.masterWithReplica();
+        RedisProcess master = pair.master();
+        RedisProcess replica = pair.replica();
+        RedisCommands<String, String> onReplica = this.servers.commands(replica);
         ResilientThrottleStore store = store(master, Set.of("login"));
         BoundPolicy login = new Throttler(store, List.of(LOGIN)).bound("login");
 
@@ -89,16 +80,14 @@ class RedisReplicatedDurabilityTests {
 
     @Test
     void decisionsMadeAtOnceShareWaitsAndAreEachOnTheReplicaWhenAnswered() throws Exception {
-        RedisProcess master = start(List.of());
-        RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
-        RedisCommands<String, String> onReplica = commands(replica);
-        Eventually.until(
-                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+        RedisServers.MasterAndReplica pair = this.servers.masterWithReplica();
+        RedisProcess master = pair.master();
+        RedisProcess replica = pair.replica();
         // a timeout long enough that a loaded host never answers one of these by the failure mode
         ResilientThrottleStore store = store(master, Set.of("login"), Duration.ofSeconds(10));
         SourcedLimiter login = (SourcedLimiter) store.limiter(LOGIN);
         assertThat(login.tryAcquireSourced("warm-up", 1).source()).isEqualTo(ON_REDIS);
-        commands(master).configResetstat();
+        this.servers.commands(master).configResetstat();
 
         int threads = 8;
         int each = 40;
@@ -107,7 +96,7 @@ class RedisReplicatedDurabilityTests {
             List<java.util.concurrent.Future<Integer>> missing = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int thread = t;
-                RedisCommands<String, String> reader = commands(replica);
+                RedisCommands<String, String> reader = this.servers.commands(replica);
                 missing.add(pool.submit(() -> {
                     int notThere = 0;
                     for (int i = 0; i < each; i++) {
@@ -129,7 +118,7 @@ class RedisReplicatedDurabilityTests {
             pool.shutdownNow();
         }
         assertThat(store.isStoreDown()).isFalse();
-        String stats = commands(master).info("commandstats");
+        String stats = this.servers.commands(master).info("commandstats");
         long waits = Long.parseLong(stats.replaceAll("(?s).*cmdstat_wait:calls=(\\d+).*", "$1"));
         assertThat(waits)
                 .as("WAITs for %d decisions made at once by %d callers", threads * each, threads)
@@ -138,11 +127,10 @@ class RedisReplicatedDurabilityTests {
 
     @Test
     void aDecisionNoReplicaConfirmsIsAnsweredByTheFailureModeAndCountsInRedisOnceAReplicaConfirmsAgain() {
-        RedisProcess master = start(List.of());
-        RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
-        RedisCommands<String, String> onReplica = commands(replica);
-        Eventually.until(
-                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+        RedisServers.MasterAndReplica pair = this.servers.masterWithReplica();
+        RedisProcess master = pair.master();
+        RedisProcess replica = pair.replica();
+        RedisCommands<String, String> onReplica = this.servers.commands(replica);
         ResilientThrottleStore store = store(master, Set.of("login"));
         Throttler throttler = new Throttler(store, List.of(LOGIN, API));
         BoundPolicy login = throttler.bound("login");
@@ -156,7 +144,7 @@ class RedisReplicatedDurabilityTests {
         onReplica.replicaofNoOne();
         Eventually.until(
                 "the master sees no replica",
-                () -> commands(master).info("replication").contains("connected_slaves:0"));
+                () -> this.servers.commands(master).info("replication").contains("connected_slaves:0"));
         long started = System.nanoTime();
         assertThat(login.tryAcquire("mallory", 1).allowed())
                 .as("answered by the failure mode (local)")
@@ -211,11 +199,10 @@ class RedisReplicatedDurabilityTests {
 
     @Test
     void aLockoutAndItsResetMadeWhileNoReplicaConfirmsHoldInRedisAfterwards() {
-        RedisProcess master = start(List.of());
-        RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
-        RedisCommands<String, String> onReplica = commands(replica);
-        Eventually.until(
-                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+        RedisServers.MasterAndReplica pair = this.servers.masterWithReplica();
+        RedisProcess master = pair.master();
+        RedisProcess replica = pair.replica();
+        RedisCommands<String, String> onReplica = this.servers.commands(replica);
         LockoutPolicy lockout = LockoutPolicy.of("lock", List.of(Duration.ofHours(1)));
         ResilientThrottleStore store = store(master, Set.of("lock"));
         BoundPolicy lock = new Throttler(store, List.of(lockout)).bound("lock");
@@ -224,7 +211,7 @@ class RedisReplicatedDurabilityTests {
         onReplica.replicaofNoOne();
         Eventually.until(
                 "the master sees no replica",
-                () -> commands(master).info("replication").contains("connected_slaves:0"));
+                () -> this.servers.commands(master).info("replication").contains("connected_slaves:0"));
         // mallory is locked out and carol unlocked while the failure mode answers
         int guesses = 0;
         while (lock.tryAcquire("mallory", 1).allowed()) {
@@ -255,30 +242,16 @@ class RedisReplicatedDurabilityTests {
         }
     }
 
-    private RedisProcess start(List<String> args) {
-        RedisProcess redis = new RedisProcess(RedisProcess.freePort(false), args);
-        redis.start();
-        this.resources.add(redis::stop);
-        return redis;
-    }
-
-    private RedisCommands<String, String> commands(RedisProcess redis) {
-        RedisClient client = redis.endpoint().newClient();
-        this.resources.add(() -> client.shutdown(Duration.ZERO, Duration.ofSeconds(1)));
-        StatefulRedisConnection<String, String> connection = client.connect();
-        return connection.sync();
-    }
-
     private ResilientThrottleStore store(RedisProcess redis, Set<String> replicated) {
         return store(redis, replicated, TIMEOUT);
     }
 
     private ResilientThrottleStore store(RedisProcess redis, Set<String> replicated, Duration timeout) {
         LettuceConnectionFactory connectionFactory = redis.endpoint().newConnectionFactory();
-        this.resources.add(connectionFactory::destroy);
+        this.servers.closeAfter(connectionFactory::destroy);
         RedisThrottleStore store = new RedisThrottleStore(
                 connectionFactory, "throttle", timeout, null, NearCacheSettings.disabled(), true, replicated);
-        this.resources.add(store::close);
+        this.servers.closeAfter(store::close);
         return new ResilientThrottleStore(
                 store, FailureMode.LOCAL, new MemoryThrottleStore(TimeSource.system(), 10_000));
     }

@@ -14,9 +14,9 @@ import dev.throttle.spring.bans.ActiveBan;
 import dev.throttle.testing.Eventually;
 import dev.throttle.testing.ThrottleLogs;
 import dev.throttle.testing.redis.RedisProcess;
+import dev.throttle.testing.redis.RedisServers;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 import io.lettuce.core.sentinel.api.sync.RedisSentinelCommands;
@@ -32,7 +32,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -57,21 +56,11 @@ class RedisSentinelFailoverTests {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(1);
 
-    private final List<AutoCloseable> resources = new ArrayList<>();
+    @RegisterExtension
+    final RedisServers servers = new RedisServers();
 
     @RegisterExtension
     final ThrottleLogs logs = new ThrottleLogs();
-
-    @AfterEach
-    void stopEverything() throws Exception {
-        for (int i = this.resources.size() - 1; i >= 0; i--) {
-            try {
-                this.resources.get(i).close();
-            } catch (Exception ex) {
-                // a server already gone
-            }
-        }
-    }
 
     @Test
     void withReplicatedDurabilityEveryAllowedCallCountsOnTheNewMasterAfterAGracefulFailover() throws Exception {
@@ -94,7 +83,7 @@ class RedisSentinelFailoverTests {
     void aReplicatedBanStoredWhileTheOldMasterHasNoReplicaIsOnTheNewMasterAfterTheFailover() throws Exception {
         Topology topology = topology();
         RedisSharedBans bans = new RedisSharedBans(topology.factory, "throttle", Set.of("durable"), TIMEOUT);
-        this.resources.add(bans::close);
+        this.servers.closeAfter(bans::close);
         Instant until = Instant.now().plus(Duration.ofHours(1));
         bans.save(new ActiveBan("durable", "before", until), System.currentTimeMillis())
                 .toCompletableFuture()
@@ -117,7 +106,7 @@ class RedisSentinelFailoverTests {
         assertThat(durable).as("no replica confirms it on the old master").isNotDone();
 
         durable.get(40, TimeUnit.SECONDS);
-        RedisCommands<String, String> onNewMaster = commands(topology.replica);
+        RedisCommands<String, String> onNewMaster = this.servers.commands(topology.replica);
         assertThat(replication(topology.replica)).contains("role:master");
         assertThat(onNewMaster.zscore("{throttle}:bans", "durable\nmallory"))
                 .as("the replicated ban, on the new master")
@@ -155,15 +144,13 @@ class RedisSentinelFailoverTests {
 
     /** A master, its replica and three Sentinels, and a connection factory through the Sentinels. */
     private Topology topology() {
-        RedisProcess master = start(List.of());
-        RedisProcess replica = start(List.of("--replicaof", "127.0.0.1 " + master.port()));
-        RedisCommands<String, String> onReplica = commands(replica);
-        Eventually.until(
-                "the replica is in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+        RedisServers.MasterAndReplica pair = this.servers.masterWithReplica();
+        RedisProcess master = pair.master();
+        RedisProcess replica = pair.replica();
         List<RedisProcess> sentinels = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             RedisProcess sentinel = RedisProcess.startSentinel(MASTER_NAME, master, 2);
-            this.resources.add(sentinel::stop);
+            this.servers.closeAfter(sentinel::stop);
             sentinels.add(sentinel);
         }
         RedisSentinelCommands<String, String> sentinel = sentinel(sentinels.get(0));
@@ -179,7 +166,7 @@ class RedisSentinelFailoverTests {
         LettuceConnectionFactory connectionFactory = new LettuceConnectionFactory(configuration);
         connectionFactory.afterPropertiesSet();
         connectionFactory.start();
-        this.resources.add(connectionFactory::destroy);
+        this.servers.closeAfter(connectionFactory::destroy);
         return new Topology(master, replica, sentinel, connectionFactory);
     }
 
@@ -197,7 +184,7 @@ class RedisSentinelFailoverTests {
         LettuceConnectionFactory connectionFactory = topology.factory;
         RedisThrottleStore redis = new RedisThrottleStore(
                 connectionFactory, "throttle", TIMEOUT, null, NearCacheSettings.disabled(), true, replicated);
-        this.resources.add(redis::close);
+        this.servers.closeAfter(redis::close);
         ResilientThrottleStore store = new ResilientThrottleStore(
                 redis, FailureMode.LOCAL, new MemoryThrottleStore(TimeSource.system(), 10_000));
         BoundPolicy login = new Throttler(store, List.of(LOGIN)).bound("login");
@@ -293,21 +280,6 @@ class RedisSentinelFailoverTests {
         }
     }
 
-    private RedisProcess start(List<String> args) {
-        RedisProcess redis = new RedisProcess(RedisProcess.freePort(false), args);
-        redis.start();
-        this.resources.add(redis::stop);
-        return redis;
-    }
-
-    private RedisCommands<String, String> commands(RedisProcess redis) {
-        RedisClient client = redis.endpoint().newClient();
-        // bounded: a client whose connections a Sentinel closed can take long to shut down
-        this.resources.add(() -> client.shutdownAsync(0, 1, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS));
-        StatefulRedisConnection<String, String> connection = client.connect();
-        return connection.sync();
-    }
-
     /**
      * {@code INFO replication} of a server, on a connection of its own: Sentinel closes the clients of
      * a master it turns into a replica.
@@ -319,7 +291,8 @@ class RedisSentinelFailoverTests {
     private RedisSentinelCommands<String, String> sentinel(RedisProcess sentinel) {
         RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", sentinel.port()));
         // bounded: a client whose connections a Sentinel closed can take long to shut down
-        this.resources.add(() -> client.shutdownAsync(0, 1, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS));
+        this.servers.closeAfter(
+                () -> client.shutdownAsync(0, 1, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS));
         StatefulRedisSentinelConnection<String, String> connection = client.connectSentinel();
         return connection.sync();
     }
