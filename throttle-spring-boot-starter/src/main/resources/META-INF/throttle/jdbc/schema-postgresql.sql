@@ -1091,9 +1091,18 @@ DECLARE
     any_write boolean := false;
     any_state boolean := false;
     plen int;
+    locked boolean := p_op NOT IN ('a', 'w');
+    read_st bigint[];
 BEGIN
-    -- the key's row, locked (a peek reads without a lock and writes nothing)
-    IF p_op = 'p' THEN
+    -- An acquire or a reservation is first decided on the key's row read without a lock: a refusal
+    -- writes nothing, so it is answered from that read (a decision as of the last write committed),
+    -- without the row lock and the commit's WAL flush that a lock costs; a key flooded with calls it
+    -- refuses then costs the database reads. A call the read allows is decided again on the locked
+    -- row, which only a write committed in between makes differ from what was read.
+    <<passes>>
+    LOOP
+    -- the key's row, locked (a peek, and an acquire's first pass, read without a lock)
+    IF p_op = 'p' OR NOT locked THEN
         SELECT state, expires_at INTO st, expires FROM throttle_state
             WHERE policy_name = p_policy AND limit_key = p_key;
         found_row := FOUND;
@@ -1126,6 +1135,19 @@ BEGIN
     IF NOT found_row OR expires <= now_ms THEN
         st := '{}';
     END IF;
+    -- the locked row holds what the first pass read: its decision stands
+    EXIT passes WHEN locked AND read_st IS NOT NULL AND st = read_st;
+    nlim := 0;
+    pos := 1;
+    lim_at := '{}';
+    part_at := '{}';
+    replies := '{}';
+    ws := '{}';
+    news := '{}';
+    new_at := '{}';
+    new_len := '{}';
+    ttls := '{}';
+    allowed := true;
 
     -- where each limit's numbers and each part of the state start
     WHILE pos <= coalesce(cardinality(p_limits), 0) LOOP
@@ -1211,6 +1233,10 @@ BEGIN
         END IF;
         RETURN replies;
     END IF;
+    EXIT passes WHEN locked;
+    locked := true;
+    read_st := st;
+    END LOOP passes;
 
     IF p_op <> 'p' THEN
         FOR i IN 1..nlim LOOP

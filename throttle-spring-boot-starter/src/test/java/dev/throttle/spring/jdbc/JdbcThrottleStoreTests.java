@@ -1,6 +1,7 @@
 package dev.throttle.spring.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import dev.throttle.FixedWindowPolicy;
@@ -16,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What the jdbc store does beyond the store contract: keys PostgreSQL's text cannot hold as they
- * are, the purge of expired rows, and its settings.
+ * are, refusals that do not wait for a key's row lock, the purge of expired rows, and its settings.
  */
 class JdbcThrottleStoreTests {
 
@@ -39,6 +40,32 @@ class JdbcThrottleStoreTests {
             limiter.reset("a\u0000b");
             assertThat(limiter.tryAcquire("a\u0000b", 1).allowed()).isTrue();
             assertThat(limiter.tryAcquire("a\\0b", 1).allowed()).isFalse();
+        }
+    }
+
+    @Test
+    void aRefusalIsAnsweredWhileAnotherCallHoldsTheKeysRowLockAndAnAllowedCallWaitsForIt() throws Exception {
+        FixedWindowPolicy window = new FixedWindowPolicy("window", 1, Duration.ofHours(1));
+        TokenBucketPolicy bucket = TokenBucketPolicy.of("bucket", 2, Duration.ofHours(1));
+        try (JdbcThrottleStore store = new JdbcThrottleStore(
+                        SharedPostgres.dataSource(), "throttle_", Duration.ofSeconds(2), 2, null, null, 0);
+                Connection holder = SharedPostgres.dataSource().getConnection();
+                Statement statement = holder.createStatement()) {
+            assertThat(store.limiter(window).tryAcquire("k", 1).allowed()).isTrue();
+            assertThat(store.limiter(bucket).tryAcquire("k", 1).allowed()).isTrue();
+            holder.setAutoCommit(false);
+            // a transaction holds both rows' locks, as a decision on them does while it runs
+            statement.execute("SELECT 1 FROM throttle_state FOR UPDATE");
+            try {
+                assertThat(store.limiter(window).tryAcquire("k", 1).allowed())
+                        .as("a refusal, answered from the row as last committed")
+                        .isFalse();
+                assertThatExceptionOfType(JdbcStoreException.class)
+                        .as("a call the row allows is decided on the locked row: it waits, here past the timeout")
+                        .isThrownBy(() -> store.limiter(bucket).tryAcquire("k", 1));
+            } finally {
+                holder.rollback();
+            }
         }
     }
 
