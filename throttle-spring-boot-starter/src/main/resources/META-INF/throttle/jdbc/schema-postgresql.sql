@@ -6,10 +6,11 @@
 -- Flyway or Liquibase instead, copy this file into a migration (replacing "throttle_" there when you
 -- set another prefix) and leave initialize-schema at its default.
 --
--- Why functions: a decision is one call, throttle_decide(...), one round trip. It locks the key's row
--- (SELECT ... FOR UPDATE, after INSERT ... ON CONFLICT DO NOTHING for a key seen the first time), so
--- calls on one key wait for each other on the row lock and each reads what the previous one wrote:
--- exact under any contention, with no retry loop. It reads the database's clock
+-- Why functions: a decision is one call, throttle_decide(...), one round trip. It decides on the key's
+-- row as last committed and writes only if the row still holds that (a refusal writes nothing); a
+-- call that finds the row changed is decided once more on the locked row (SELECT ... FOR UPDATE,
+-- after INSERT ... ON CONFLICT DO NOTHING for a key seen the first time), which reads what the
+-- previous call wrote: exact under any contention, with no retry loop. It reads the database's clock
 -- (clock_timestamp()), never the application's. The algorithms are the PL/pgSQL twins of the Java
 -- transitions (dev.throttle.*Policy.Transition) and of the Redis store's Lua scripts
 -- (META-INF/throttle/scripts/*.lua), function for function; the store contract suite holds all three
@@ -1093,12 +1094,15 @@ DECLARE
     plen int;
     locked boolean := p_op NOT IN ('a', 'w');
     read_st bigint[];
+    read_expires bigint;
+    written boolean;
 BEGIN
     -- An acquire or a reservation is first decided on the key's row read without a lock: a refusal
     -- writes nothing, so it is answered from that read (a decision as of the last write committed),
     -- without the row lock and the commit's WAL flush that a lock costs; a key flooded with calls it
-    -- refuses then costs the database reads. A call the read allows is decided again on the locked
-    -- row, which only a write committed in between makes differ from what was read.
+    -- refuses then costs the database reads. A call the read allows writes its new state only if
+    -- the row still holds what was read (the UPDATE locks the row and checks it again on the latest
+    -- version); when another call wrote in between, it is decided again on the locked row, once.
     <<passes>>
     LOOP
     -- the key's row, locked (a peek, and an acquire's first pass, read without a lock)
@@ -1109,6 +1113,7 @@ BEGIN
     ELSE
         -- at most three turns: a second only when the row was deleted (a reset, a purge) between
         -- the INSERT that found it and the SELECT that would lock it
+        found_row := false;
         FOR attempt IN 1..3 LOOP
             SELECT state, expires_at INTO st, expires FROM throttle_state
                 WHERE policy_name = p_policy AND limit_key = p_key FOR UPDATE;
@@ -1132,11 +1137,11 @@ BEGIN
             RAISE EXCEPTION 'throttle: the row of a key was deleted three times while being locked';
         END IF;
     END IF;
+    read_st := st;
+    read_expires := expires;
     IF NOT found_row OR expires <= now_ms THEN
         st := '{}';
     END IF;
-    -- the locked row holds what the first pass read: its decision stands
-    EXIT passes WHEN locked AND read_st IS NOT NULL AND st = read_st;
     nlim := 0;
     pos := 1;
     lim_at := '{}';
@@ -1233,11 +1238,13 @@ BEGIN
         END IF;
         RETURN replies;
     END IF;
-    EXIT passes WHEN locked;
-    locked := true;
-    read_st := st;
-    END LOOP passes;
 
+    -- what to write: each limit's new part, or the part it keeps
+    whole := '{}';
+    px := 0;
+    kept := false;
+    any_write := false;
+    any_state := false;
     IF p_op <> 'p' THEN
         FOR i IN 1..nlim LOOP
             IF ws[i] = 0 THEN
@@ -1257,12 +1264,43 @@ BEGIN
                 any_state := any_state OR new_len[i] > 0;
             END IF;
         END LOOP;
+        IF any_write AND kept THEN
+            -- a part left as it was lives as long as the row does now
+            px := greatest(px, expires - now_ms);
+            any_state := true;
+        END IF;
+    END IF;
+    EXIT passes WHEN locked;
+
+    -- the first pass allowed the call: written only where the row holds what was read
+    IF NOT any_write THEN
+        written := true;
+    ELSIF found_row THEN
+        IF NOT any_state THEN
+            DELETE FROM throttle_state WHERE policy_name = p_policy AND limit_key = p_key
+                AND state = read_st AND expires_at = read_expires;
+            written := FOUND;
+        ELSIF px > 0 THEN
+            UPDATE throttle_state SET state = whole, expires_at = now_ms + px
+                WHERE policy_name = p_policy AND limit_key = p_key AND state = read_st AND expires_at = read_expires;
+            written := FOUND;
+        ELSE
+            written := true;
+        END IF;
+    ELSIF any_state AND px > 0 THEN
+        INSERT INTO throttle_state (policy_name, limit_key, state, expires_at)
+            VALUES (p_policy, p_key, whole, now_ms + px) ON CONFLICT DO NOTHING;
+        written := FOUND;
+    ELSE
+        written := true;
+    END IF;
+    EXIT passes WHEN written;
+    -- another call wrote the row since it was read: decided again on the locked row
+    locked := true;
+    END LOOP passes;
+
+    IF locked AND p_op <> 'p' THEN
         IF any_write THEN
-            IF kept THEN
-                -- a part left as it was lives as long as the row does now
-                px := greatest(px, expires - now_ms);
-                any_state := true;
-            END IF;
             IF NOT any_state THEN
                 DELETE FROM throttle_state WHERE policy_name = p_policy AND limit_key = p_key;
             ELSIF px > 0 THEN
