@@ -4,14 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Limiter;
 import dev.throttle.TokenBucketPolicy;
+import dev.throttle.testing.Eventually;
 import dev.throttle.testing.jdbc.SharedPostgres;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -70,6 +77,37 @@ class JdbcThrottleStoreTests {
     }
 
     @Test
+    void anAllowedCallWhoseRowAnotherCallWroteAfterItsReadIsDecidedAgainOnTheRowAsWritten() throws Exception {
+        FixedWindowPolicy window = new FixedWindowPolicy("window", 2, Duration.ofHours(1));
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        try (JdbcThrottleStore store = new JdbcThrottleStore(
+                        SharedPostgres.dataSource(), "throttle_", Duration.ofSeconds(20), 2, null, null, 0);
+                Connection holder = SharedPostgres.dataSource().getConnection();
+                Statement statement = holder.createStatement()) {
+            Limiter limiter = store.limiter(window);
+            assertThat(limiter.tryAcquire("k", 1).allowed()).isTrue();
+            // what a key holds after both of its calls
+            limiter.tryAcquire("both", 1);
+            limiter.tryAcquire("both", 1);
+            holder.setAutoCommit(false);
+            statement.execute("SELECT 1 FROM throttle_state WHERE limit_key = 'k' FOR UPDATE");
+            // the call reads one of two taken, which allows it, and waits to write over what it read
+            Future<Decision> second = caller.submit(() -> limiter.tryAcquire("k", 1));
+            Eventually.until("the call waits for the row's lock", () -> callsWaitingForALock() == 1);
+            // meanwhile another instance's call takes the second
+            statement.execute("UPDATE throttle_state SET state = b.state, expires_at = b.expires_at"
+                    + " FROM throttle_state b WHERE throttle_state.limit_key = 'k' AND b.limit_key = 'both'");
+            holder.commit();
+            assertThat(second.get(20, TimeUnit.SECONDS).allowed())
+                    .as("decided again on the row as the other call wrote it")
+                    .isFalse();
+            assertThat(limiter.peek("k").remaining()).isZero();
+        } finally {
+            caller.shutdownNow();
+        }
+    }
+
+    @Test
     void thePurgeDeletesExpiredRowsOnTheDatabasesClockInBatchesAndKeepsTheLiveOnes() throws Exception {
         FixedWindowPolicy window = new FixedWindowPolicy("window", 5, Duration.ofMinutes(1));
         // a store whose clock is two minutes behind writes rows that expired a minute ago on the database's
@@ -120,6 +158,18 @@ class JdbcThrottleStoreTests {
                         Duration.ofMinutes(1),
                         0))
                 .withMessageContaining("throttle.store.jdbc.purge-batch-size");
+    }
+
+    private static long callsWaitingForALock() {
+        try (Connection connection = SharedPostgres.dataSource().getConnection();
+                Statement statement = connection.createStatement();
+                ResultSet result = statement.executeQuery("SELECT count(*) FROM pg_stat_activity"
+                        + " WHERE wait_event_type = 'Lock' AND query LIKE '%throttle_decide%'")) {
+            result.next();
+            return result.getLong(1);
+        } catch (SQLException ex) {
+            throw new IllegalStateException(ex);
+        }
     }
 
     private static long rows() throws Exception {
