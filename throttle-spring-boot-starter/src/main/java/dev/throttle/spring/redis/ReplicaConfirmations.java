@@ -1,7 +1,9 @@
 package dev.throttle.spring.redis;
 
 import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.netty.util.concurrent.FastThreadLocalThread;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -49,6 +51,27 @@ final class ReplicaConfirmations {
         if (!this.waiting.compareAndSet(false, true)) {
             return;
         }
+        if (Thread.currentThread() instanceof FastThreadLocalThread) {
+            // a command sent from the connection's event loop (where the previous WAIT's answer
+            // arrives) is written at once, ahead of the writes other threads have queued to that loop:
+            // a WAIT sent there could overtake a write of its own group and confirm it unsent
+            try {
+                ForkJoinPool.commonPool().execute(this::send);
+            } catch (RuntimeException ex) {
+                this.next.getAndSet(new Group()).replicas.completeExceptionally(ex);
+                this.waiting.set(false);
+            }
+            return;
+        }
+        send();
+    }
+
+    /**
+     * Sends the {@code WAIT} of the writes that joined the next group, from a thread that is not the
+     * connection's event loop: there it is queued behind every write queued before the group was
+     * taken, which every write of the group was.
+     */
+    private void send() {
         Group group = this.next.getAndSet(new Group());
         try {
             this.commands.waitForReplication(1, this.waitMillis).whenComplete((replicas, failure) -> {
