@@ -189,7 +189,7 @@ final class SettlementCalls {
     private void missed(
             StoreHealth health, RuntimeException error, boolean sent, String key, Kind kind, int cost, long receipt) {
         this.calls.report(error);
-        if (kind != Kind.REFUND || !sent || !(StoreHealth.isTimeout(error) || StoreCalls.isInterrupt(error))) {
+        if (kind != Kind.REFUND || !sent || !(StoreHealth.isTimeout(error) || StoreHealth.isInterrupt(error))) {
             owed(health).keep(key, kind, cost, receipt);
         }
     }

@@ -106,15 +106,10 @@ final class StoreCalls {
      * put every call of the instance on the failure mode.
      */
     static RuntimeException failed(StoreHealth health, RuntimeException error) {
-        if (!isInterrupt(error)) {
+        if (!StoreHealth.isInterrupt(error)) {
             health.failed(error);
         }
         return error;
-    }
-
-    /** Whether an {@link InterruptedException} is among the failure's causes. */
-    static boolean isInterrupt(Throwable error) {
-        return StoreHealth.causedBy(error, InterruptedException.class);
     }
 
     private <T> T answerInstead(RuntimeException error, Supplier<T> fallback) {

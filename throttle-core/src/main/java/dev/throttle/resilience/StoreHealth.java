@@ -188,8 +188,16 @@ final class StoreHealth {
         return causedBy(error, TimeoutException.class);
     }
 
+    /**
+     * Whether a failure is the caller's own thread interrupted while it waited (an
+     * {@link InterruptedException} among its causes): the caller gave up, the store did not fail.
+     */
+    static boolean isInterrupt(Throwable error) {
+        return causedBy(error, InterruptedException.class);
+    }
+
     /** Whether an exception of {@code type} is among the failure's causes. */
-    static boolean causedBy(Throwable error, Class<? extends Throwable> type) {
+    private static boolean causedBy(Throwable error, Class<? extends Throwable> type) {
         // a few levels are enough for any store's wrapping, and bound a chain that loops
         Throwable cause = error;
         for (int depth = 0; cause != null && depth < 10; depth++, cause = cause.getCause()) {

@@ -3,7 +3,7 @@ package dev.throttle.spring.redis;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.netty.util.concurrent.FastThreadLocalThread;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -24,15 +24,19 @@ final class ReplicaConfirmations {
 
     private final long waitMillis;
 
+    /** Where a {@code WAIT} that the connection's event loop would send is sent from instead. */
+    private final Executor sender;
+
     /** The writes that the next {@code WAIT} confirms. */
     private final AtomicReference<Group> next = new AtomicReference<>(new Group());
 
     /** Whether a {@code WAIT} is on its way. */
     private final AtomicBoolean waiting = new AtomicBoolean();
 
-    ReplicaConfirmations(RedisAsyncCommands<byte[], byte[]> commands, long waitMillis) {
+    ReplicaConfirmations(RedisAsyncCommands<byte[], byte[]> commands, long waitMillis, Executor sender) {
         this.commands = commands;
         this.waitMillis = waitMillis;
+        this.sender = sender;
     }
 
     /**
@@ -56,7 +60,7 @@ final class ReplicaConfirmations {
             // arrives) is written at once, ahead of the writes other threads have queued to that loop:
             // a WAIT sent there could overtake a write of its own group and confirm it unsent
             try {
-                ForkJoinPool.commonPool().execute(this::send);
+                this.sender.execute(this::send);
             } catch (RuntimeException ex) {
                 this.next.getAndSet(new Group()).replicas.completeExceptionally(ex);
                 this.waiting.set(false);

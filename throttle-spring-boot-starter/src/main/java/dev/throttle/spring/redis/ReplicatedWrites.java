@@ -19,6 +19,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
@@ -59,6 +63,18 @@ final class ReplicatedWrites {
 
     /** What writes here, for the startup check's message: "policies a, b" or "bans c". */
     private final String writers;
+
+    /**
+     * Sends the {@code WAIT}s that a previous {@code WAIT}'s answer calls for, off the connection's
+     * event loop: one thread, in order, started when there is one to send and gone when idle (not the
+     * common pool, which an application's own tasks can fill).
+     */
+    private final ExecutorService waitSender =
+            new ThreadPoolExecutor(0, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), (task) -> {
+                Thread thread = new Thread(task, "throttle-redis-wait");
+                thread.setDaemon(true);
+                return thread;
+            });
 
     /** Whether the connection's first look at the master's replicas has run. */
     private volatile boolean replicasChecked;
@@ -138,7 +154,7 @@ final class ReplicatedWrites {
                 ? link
                 : this.links.computeIfAbsent(connection, (opened) -> {
                     RedisAsyncCommands<byte[], byte[]> commands = opened.async();
-                    return new Link(commands, new ReplicaConfirmations(commands, this.waitMillis));
+                    return new Link(commands, new ReplicaConfirmations(commands, this.waitMillis, this.waitSender));
                 });
     }
 
@@ -215,8 +231,9 @@ final class ReplicatedWrites {
         }
     }
 
-    /** Closes the connection, if one was opened. */
+    /** Closes the connection, if one was opened, and stops sending {@code WAIT}s. */
     void close() {
+        this.waitSender.shutdown();
         CompletableFuture<StatefulConnection<byte[], byte[]>> opened = this.connection.getAndSet(null);
         if (opened != null) {
             opened.thenAccept(StatefulConnection::closeAsync);
