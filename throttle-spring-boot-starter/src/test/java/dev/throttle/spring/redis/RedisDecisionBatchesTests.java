@@ -1,6 +1,7 @@
 package dev.throttle.spring.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
@@ -23,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -174,6 +176,130 @@ class RedisDecisionBatchesTests {
                     .count();
             assertThat(calls).as("calls for 300 decisions").isBetween(2L, 30L);
         }
+    }
+
+    /**
+     * The calls of a batch on one key read it from Redis once and write it once, as the last of them
+     * left it: a batch of many decisions on a hot key costs Redis one GET and one SET, not one each.
+     */
+    @Test
+    void callsOfABatchOnOneKeyReadItOnceAndWriteItOnce(RedisEndpoint endpoint) throws Exception {
+        RedisThrottleStore store = store("batch", true);
+        GcraPolicy policy = new GcraPolicy("many", 1_000, Duration.ofHours(1));
+        Limiter limiter = store.limiter(policy);
+        // the policy's script and its batch script loaded, so that no call below is answered NOSCRIPT
+        // (a call that is, and sent again, would count as a script that wrote nothing)
+        limiter.tryAcquire("warm-up", 1);
+        this.redis.scriptLoad(RedisThrottleScripts.batchOf(policy).getScriptAsString());
+        try (RedisMonitor monitor = new RedisMonitor(endpoint)) {
+            this.redis.echo("start");
+            monitor.awaitMarker("start");
+            monitor.clear();
+            List<CompletableFuture<Decision>> made = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                made.add(limiter.tryAcquireAsync("k", 1).toCompletableFuture());
+            }
+            List<Decision> decisions =
+                    made.stream().map(CompletableFuture::join).toList();
+            this.redis.echo("end");
+            monitor.awaitMarker("end");
+            assertThat(decisions)
+                    .extracting(Decision::remaining)
+                    .as("each decided after the ones before it")
+                    .isEqualTo(
+                            IntStream.range(0, 300).map((i) -> 999 - i).boxed().toList());
+            List<RedisMonitor.Command> commands = monitor.commands();
+            List<RedisMonitor.Command> calls = commands.stream()
+                    .filter(RedisMonitor.Command::isTopLevel)
+                    .filter((command) -> command.name().startsWith("EVAL"))
+                    .toList();
+            long scripts = calls.size();
+            assertThat(scripts).as("batched").isLessThan(100);
+            assertThat(commands.stream()
+                            .filter((command) -> !command.isTopLevel())
+                            .filter((command) -> command.name().equals("SET")))
+                    .as("one write per call of the store: %s", calls)
+                    .hasSize((int) scripts);
+            assertThat(commands.stream()
+                            .filter((command) -> !command.isTopLevel())
+                            .filter((command) -> command.name().equals("GET")))
+                    .as("one read per call of the store")
+                    .hasSize((int) scripts);
+        }
+        assertThat(this.redis.pttl("batch:{many:k}"))
+                .as("the key expires as the last call's write says")
+                .isPositive();
+    }
+
+    /**
+     * Acquires, and refunds by receipt of calls made before, queued at once on one key are decided
+     * as one by one in the order made: the state each call sees is what the call before it left.
+     */
+    @Test
+    void acquiresAndRefundsMadeAtOnceOnOneKeyAreDecidedAsOneByOne() {
+        RedisThrottleStore batched = store("batch", true);
+        RedisThrottleStore single = store("batchoff", false);
+        for (Policy policy : POLICIES) {
+            Limiter together = batched.limiter(policy);
+            Limiter apart = single.limiter(policy);
+            List<Decision> first = new ArrayList<>();
+            List<Decision> firstApart = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                first.add(together.tryAcquire("k", 1));
+                firstApart.add(apart.tryAcquire("k", 1));
+            }
+            List<CompletableFuture<?>> made = new ArrayList<>();
+            List<String> expected = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                if (i % 3 == 2 && first.get(i / 3).allowed()) {
+                    made.add(together.refundAsync("k", 1, first.get(i / 3)).toCompletableFuture());
+                    apart.refund("k", 1, firstApart.get(i / 3));
+                    expected.add("refund");
+                } else {
+                    made.add(together.tryAcquireAsync("k", 1).toCompletableFuture());
+                    Decision decision = apart.tryAcquire("k", 1);
+                    expected.add(decision.allowed() + " " + decision.remaining() + " " + decision.retryAfterMillis());
+                }
+            }
+            List<String> actual = made.stream()
+                    .map(CompletableFuture::join)
+                    .map((done) -> (done instanceof Decision decision)
+                            ? decision.allowed() + " " + decision.remaining() + " " + decision.retryAfterMillis()
+                            : "refund")
+                    .toList();
+            assertThat(actual).as(policy.name()).isEqualTo(expected);
+            assertThat(this.redis.get("batch:{" + policy.name() + ":k}"))
+                    .as(policy.name() + ": the same state")
+                    .isEqualTo(this.redis.get("batchoff:{" + policy.name() + ":k}"));
+            assertThat(this.redis.pttl("batch:{" + policy.name() + ":k}"))
+                    .as(policy.name() + ": the same expiry")
+                    .isCloseTo(this.redis.pttl("batchoff:{" + policy.name() + ":k}"), within(1_000L));
+        }
+    }
+
+    /**
+     * A slot's release that is the only write of its key in a batch keeps the expiry the key had
+     * ({@code SET ... KEEPTTL}, written when the batch ends), as it does alone.
+     */
+    @Test
+    void aReleaseThatIsItsKeysOnlyWriteInABatchKeepsTheKeysExpiry() {
+        Limiter slots = store("batch", true).limiter(new ConcurrencyPolicy("slots", 5, Duration.ofSeconds(10)));
+        Decision held = slots.tryAcquire("k", 1);
+        Decision more = slots.tryAcquire("k", 1);
+        long expiry = this.redis.pttl("batch:{slots:k}");
+        // the first on its way alone; the rest, the releases last, queue behind it and leave together
+        List<CompletableFuture<?>> made = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            made.add(slots.tryAcquireAsync("warm-up", 1).toCompletableFuture());
+        }
+        made.add(slots.refundAsync("k", 1, held).toCompletableFuture());
+        made.add(slots.refundAsync("k", 1, more).toCompletableFuture());
+        made.forEach(CompletableFuture::join);
+        assertThat(slots.peek("k").remaining()).isEqualTo(5);
+        assertThat(this.redis.pttl("batch:{slots:k}"))
+                .as("the expiry the key had")
+                .isPositive()
+                .isLessThanOrEqualTo(expiry);
     }
 
     /** A caller alone is sent at once, as the one call of the policy's own script it would be without batching. */
