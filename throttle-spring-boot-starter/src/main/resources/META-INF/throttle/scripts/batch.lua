@@ -3,9 +3,7 @@
 -- in one call. RedisThrottleScripts builds it as
 --   local P = {...}                            the policy's numbers
 --   local BATCH_KEYS, BATCH_ARGV = KEYS, ARGV
---   batch_writes.lua                           what the calls see of Redis: a key read once, written once
---   local function decideOne(KEYS, ARGV) [concurrency_take.lua concurrency_release.lua] prelude.lua,
---     the algorithm's script end
+--   local function decideOne(KEYS, ARGV) [concurrency_release.lua] prelude.lua, the algorithm's script end
 --   this driver
 -- so each call runs the policy's own script, unchanged, in the order the calls were queued, and each
 -- sees what the ones before it wrote (several on one key are applied one after the other, as
@@ -39,9 +37,5 @@ for i = 1, #BATCH_KEYS do
   for j = 1, 6 do
     replies[#replies + 1] = reply[j] or 0
   end
-end
--- each key the calls wrote, as the last of them left it (batch_writes.lua)
-for i = 1, writtenCount do
-  writeHeld(written[i])
 end
 return replies

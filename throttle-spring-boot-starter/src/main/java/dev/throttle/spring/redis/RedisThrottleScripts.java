@@ -73,12 +73,6 @@ final class RedisThrottleScripts {
     /** What follows the algorithm's script (as a function) in the script of a batch of acquires. */
     static final String BATCH = "batch.lua";
 
-    /**
-     * What precedes the algorithm's function in the script of a batch: the {@code redis} its calls
-     * see, which reads a key once per batch and writes it once, at the end.
-     */
-    static final String BATCH_WRITES = "batch_writes.lua";
-
     /** Script texts by file name, each read once. */
     private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
 
@@ -146,7 +140,7 @@ final class RedisThrottleScripts {
             return null;
         }
         return RedisScript.of(
-                parameterLine(policy) + "local BATCH_KEYS, BATCH_ARGV = KEYS, ARGV\n" + text(BATCH_WRITES)
+                parameterLine(policy) + "local BATCH_KEYS, BATCH_ARGV = KEYS, ARGV\n"
                         + "local function decideOne(KEYS, ARGV)\n" + ahead(policy) + text(PRELUDE)
                         + text(fileName(policy)) + "\nend\n" + text(BATCH),
                 List.class);

@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -176,59 +175,6 @@ class RedisDecisionBatchesTests {
                     .count();
             assertThat(calls).as("calls for 300 decisions").isBetween(2L, 30L);
         }
-    }
-
-    /**
-     * The calls of a batch on one key read it from Redis once and write it once, as the last of them
-     * left it: a batch of many decisions on a hot key costs Redis one GET and one SET, not one each.
-     */
-    @Test
-    void callsOfABatchOnOneKeyReadItOnceAndWriteItOnce(RedisEndpoint endpoint) throws Exception {
-        RedisThrottleStore store = store("batch", true);
-        GcraPolicy policy = new GcraPolicy("many", 1_000, Duration.ofHours(1));
-        Limiter limiter = store.limiter(policy);
-        // the policy's script and its batch script loaded, so that no call below is answered NOSCRIPT
-        // (a call that is, and sent again, would count as a script that wrote nothing)
-        limiter.tryAcquire("warm-up", 1);
-        this.redis.scriptLoad(RedisThrottleScripts.batchOf(policy).getScriptAsString());
-        try (RedisMonitor monitor = new RedisMonitor(endpoint)) {
-            this.redis.echo("start");
-            monitor.awaitMarker("start");
-            monitor.clear();
-            List<CompletableFuture<Decision>> made = new ArrayList<>();
-            for (int i = 0; i < 300; i++) {
-                made.add(limiter.tryAcquireAsync("k", 1).toCompletableFuture());
-            }
-            List<Decision> decisions =
-                    made.stream().map(CompletableFuture::join).toList();
-            this.redis.echo("end");
-            monitor.awaitMarker("end");
-            assertThat(decisions)
-                    .extracting(Decision::remaining)
-                    .as("each decided after the ones before it")
-                    .isEqualTo(
-                            IntStream.range(0, 300).map((i) -> 999 - i).boxed().toList());
-            List<RedisMonitor.Command> commands = monitor.commands();
-            List<RedisMonitor.Command> calls = commands.stream()
-                    .filter(RedisMonitor.Command::isTopLevel)
-                    .filter((command) -> command.name().startsWith("EVAL"))
-                    .toList();
-            long scripts = calls.size();
-            assertThat(scripts).as("batched").isLessThan(100);
-            assertThat(commands.stream()
-                            .filter((command) -> !command.isTopLevel())
-                            .filter((command) -> command.name().equals("SET")))
-                    .as("one write per call of the store: %s", calls)
-                    .hasSize((int) scripts);
-            assertThat(commands.stream()
-                            .filter((command) -> !command.isTopLevel())
-                            .filter((command) -> command.name().equals("GET")))
-                    .as("one read per call of the store")
-                    .hasSize((int) scripts);
-        }
-        assertThat(this.redis.pttl("batch:{many:k}"))
-                .as("the key expires as the last call's write says")
-                .isPositive();
     }
 
     /**
