@@ -88,27 +88,9 @@ final class DecisionBatches {
         return queue(key, PolicyScript.ACQUIRE, cost, null);
     }
 
-    /**
-     * A refund of exactly what the call with {@code receipt} took; its reply means nothing. Queued
-     * while a call is on its way or queued (it leaves with the next batch); otherwise sent at once,
-     * on its own, without holding back the call made next: a slot's release is not waited for
-     * ({@link dev.throttle.Slot#close()}), and the caller's next acquire, written behind it on the
-     * connection, leaves at once rather than wait for the release's answer, and is decided after it.
-     */
+    /** A refund of exactly what the call with {@code receipt} took, queued; its reply means nothing. */
     CompletableFuture<List<Object>> refund(String key, int cost, long receipt) {
-        byte[] receiptArgument = PolicyScript.ascii(Long.toString(receipt));
-        if (this.queued.isEmpty() && !onItsWay()) {
-            return this.single
-                    .eval(key, PolicyScript.REFUND, cost, receiptArgument)
-                    .toFuture();
-        }
-        return queue(key, PolicyScript.REFUND, cost, receiptArgument);
-    }
-
-    /** Whether a call is on its way (and has not outlived the timeout). */
-    private boolean onItsWay() {
-        long since = this.onItsWaySince.get();
-        return since != 0 && System.nanoTime() - since < this.timeoutNanos;
+        return queue(key, PolicyScript.REFUND, cost, PolicyScript.ascii(Long.toString(receipt)));
     }
 
     private CompletableFuture<List<Object>> queue(String key, byte[] operation, int cost, byte @Nullable [] receipt) {

@@ -102,15 +102,6 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     }
 
     /** With {@code durability: replicated}: an acquire not confirmed by a replica is kept for the store. */
-    /**
-     * True: a key's calls go on one connection (one per node on a Cluster), which Redis reads in the
-     * order they were written, and a call is written before the method that makes it returns.
-     */
-    @Override
-    public boolean decidesInOrderMade() {
-        return true;
-    }
-
     @Override
     public boolean keepsUnconfirmedAcquires() {
         return this.replicated != null;

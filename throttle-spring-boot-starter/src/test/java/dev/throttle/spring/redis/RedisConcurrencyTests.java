@@ -137,69 +137,6 @@ class RedisConcurrencyTests {
     }
 
     /**
-     * Closing a slot sends its release and does not wait for Redis's answer: with Redis paused for
-     * writes, {@code close()} returns at once, and the slot is free once Redis runs the release.
-     */
-    @Test
-    void aSlotsCloseDoesNotWaitForRedis() {
-        ConcurrencyPolicy one = new ConcurrencyPolicy("one", 1, Duration.ofMinutes(1));
-        // a Redis of its own: a pause would hold every other test's calls on the shared one
-        RedisProcess process = RedisProcess.startStandalone();
-        RedisClient client = process.endpoint().newClient();
-        LettuceConnectionFactory factory = process.endpoint().newConnectionFactory();
-        try (RedisThrottleStore store = new RedisThrottleStore(factory, "conc", Duration.ofSeconds(5))) {
-            RedisCommands<String, String> redis = client.connect().sync();
-            Throttler throttler = new Throttler(store, List.of(one));
-            Slot slot = throttler.enter("one", "k");
-            redis.clientPause(1_500);
-            long start = System.nanoTime();
-            slot.close();
-            long closedMillis = Duration.ofNanos(System.nanoTime() - start).toMillis();
-            assertThat(closedMillis).as("close() waited for the paused Redis").isLessThan(1_000);
-            Eventually.until("the release ran", () -> throttler.peek("one", "k").allowed());
-        } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-            factory.destroy();
-            process.close();
-        }
-    }
-
-    /**
-     * A slot's release is not waited for, yet the same instance's next call on the key, made right
-     * after {@code close()}, finds the slot free: it is written behind the release on the connection,
-     * so Redis decides it after the release. A slot of one, taken and closed 500 times in a row, is
-     * never refused; so too with a second caller on another key keeping the policy's calls batched.
-     */
-    @Test
-    void theNextCallAfterASlotsCloseFindsItFree() throws Exception {
-        ConcurrencyPolicy one = new ConcurrencyPolicy("one", 1, Duration.ofMinutes(1));
-        try (RedisThrottleStore store = store(connectionFactory)) {
-            Throttler throttler = new Throttler(store, List.of(one));
-            throttler.reset("one", "k");
-            throttler.reset("one", "other");
-            AtomicInteger otherRefused = new AtomicInteger();
-            Thread other = new Thread(() -> {
-                for (int i = 0; i < 500; i++) {
-                    try (Slot slot = throttler.enter("one", "other")) {
-                        assertThat(slot.decision().allowed()).isTrue();
-                    } catch (ThrottledException refused) {
-                        otherRefused.incrementAndGet();
-                    }
-                }
-            });
-            other.start();
-            for (int i = 0; i < 500; i++) {
-                try (Slot slot = throttler.enter("one", "k")) {
-                    assertThat(slot.decision().remaining()).isZero();
-                }
-            }
-            other.join();
-            assertThat(otherRefused).as("refusals on the other key").hasValue(0);
-            assertThat(throttler.peek("one", "k").allowed()).isTrue();
-        }
-    }
-
-    /**
      * A release by its receipt, the end of almost every call with a slot, runs ahead of the script's
      * prelude: a GET and a SET that keeps the key's expiry, no TIME, so that it costs Redis less than
      * taking the slot did.
