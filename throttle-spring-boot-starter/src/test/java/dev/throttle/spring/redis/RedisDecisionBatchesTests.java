@@ -225,7 +225,7 @@ class RedisDecisionBatchesTests {
 
     /**
      * A slot's release that is the only write of its key in a batch keeps the expiry the key had
-     * ({@code SET ... KEEPTTL}, written when the batch ends), as it does alone.
+     * ({@code SET ... KEEPTTL}), as it does alone.
      */
     @Test
     void aReleaseThatIsItsKeysOnlyWriteInABatchKeepsTheKeysExpiry() {
