@@ -518,6 +518,24 @@ public final class BoundPolicy {
     }
 
     /**
+     * Releases a concurrency slot that {@code taken} took: without waiting for the store's answer
+     * where the store decides calls in the order they were made ({@link Limiter#decidesInOrderMade()}),
+     * so that the caller's next call, sent after it, finds the slot free; otherwise as
+     * {@link #refund(String, int, Decision)}, blocking. A release that fails is the store's failure
+     * policy's to report and keep, as for any refund.
+     * @param key the key the slot was taken for
+     * @param taken the decision that took it
+     */
+    void releaseSlot(@Nullable String key, Decision taken) {
+        PolicyBinding.Numbers numbers = numbers();
+        if (!numbers.limiter.decidesInOrderMade()) {
+            refund(key, 1, taken);
+            return;
+        }
+        refundAsync(key, 1, taken);
+    }
+
+    /**
      * Like {@link #refund(String, int, Decision)}, without blocking the calling thread.
      * @param key the key the call used
      * @param cost units the call took

@@ -194,6 +194,20 @@ public interface Limiter {
     }
 
     /**
+     * Whether this limiter decides calls in the order they were made on one thread even when the
+     * caller did not wait for the earlier ones' answers: a call made after another one returned is
+     * decided after it (one connection that carries calls in order, as Redis's does; a store whose
+     * calls complete before they return). Then a concurrency slot is released without waiting for
+     * the store ({@link Slot#close()}): the caller's next call on the key finds it free all the same.
+     * False by default: a store that runs its calls on a pool of threads may decide a later call
+     * first.
+     * @return whether calls are decided in the order they were made
+     */
+    default boolean decidesInOrderMade() {
+        return false;
+    }
+
+    /**
      * Whether an acquire of this limiter counts only once the store confirms that it will survive the
      * store's failover (a Redis policy with {@code durability: replicated}). A failure policy
      * ({@link dev.throttle.resilience.ResilientThrottleStore}) then keeps for the store every call it

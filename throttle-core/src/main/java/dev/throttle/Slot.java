@@ -33,13 +33,16 @@ public final class Slot implements AutoCloseable {
     }
 
     /**
-     * Releases the slot, the first time only. A store that cannot be reached leaves the slot to free
-     * itself when its lease runs out.
+     * Releases the slot, the first time only. On a store that decides calls in the order they were
+     * made (Redis) the release is sent and not waited for: this instance's later calls are decided
+     * after it, so the next {@link Throttler#enter} finds the slot free. A store that cannot be
+     * reached leaves the slot to free itself when its lease runs out (or the failure policy gives it
+     * back when the store answers again).
      */
     @Override
     public void close() {
         if (this.released.compareAndSet(false, true)) {
-            this.policy.refund(this.key, 1, this.decision);
+            this.policy.releaseSlot(this.key, this.decision);
         }
     }
 }

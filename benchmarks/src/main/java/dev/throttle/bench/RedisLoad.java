@@ -373,11 +373,16 @@ public final class RedisLoad {
                 }
                 Caller caller;
                 if (takeRelease) {
-                    // a slot taken and given back by its receipt, as a Slot closes: two calls of the store
+                    // a slot taken and given back by its receipt, as a Slot closes: two calls of the store,
+                    // the release not waited for where the store decides calls in the order made (Redis)
                     caller = (key) -> {
                         Decision decision = limiter.tryAcquire(key, 1);
                         if (decision.allowed()) {
-                            limiter.refund(key, 1, decision);
+                            if (limiter.decidesInOrderMade()) {
+                                limiter.refundAsync(key, 1, decision);
+                            } else {
+                                limiter.refund(key, 1, decision);
+                            }
                         }
                         return decision.allowed();
                     };

@@ -97,6 +97,12 @@ final class ResilientLimiter implements SourcedLimiter, RememberedRefusals {
         return this.store.partition(key);
     }
 
+    /** The store's: during an outage a release is kept, or given to the local store, without waiting either way. */
+    @Override
+    public boolean decidesInOrderMade() {
+        return this.store.decidesInOrderMade();
+    }
+
     @Override
     public Decision tryAcquire(String key, int cost) {
         if (this.sourcedStore != null) {

@@ -1,5 +1,7 @@
 package dev.throttle.spring.redis;
 
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -8,6 +10,7 @@ import java.util.Queue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
@@ -88,9 +91,27 @@ final class DecisionBatches {
         return queue(key, PolicyScript.ACQUIRE, cost, null);
     }
 
-    /** A refund of exactly what the call with {@code receipt} took, queued; its reply means nothing. */
+    /**
+     * A refund of exactly what the call with {@code receipt} took; its reply means nothing. Queued
+     * while a call is on its way or queued (it leaves with the next batch); otherwise sent at once,
+     * on its own, without holding back the call made next: a slot's release is not waited for
+     * ({@link dev.throttle.Slot#close()}), and the caller's next acquire, written behind it on the
+     * connection, leaves at once rather than wait for the release's answer, and is decided after it.
+     */
     CompletableFuture<List<Object>> refund(String key, int cost, long receipt) {
-        return queue(key, PolicyScript.REFUND, cost, PolicyScript.ascii(Long.toString(receipt)));
+        byte[] receiptArgument = PolicyScript.ascii(Long.toString(receipt));
+        if (this.queued.isEmpty() && !onItsWay()) {
+            return this.single
+                    .eval(key, PolicyScript.REFUND, cost, receiptArgument)
+                    .toFuture();
+        }
+        return queue(key, PolicyScript.REFUND, cost, receiptArgument);
+    }
+
+    /** Whether a call is on its way (and has not outlived the timeout). */
+    private boolean onItsWay() {
+        long since = this.onItsWaySince.get();
+        return since != 0 && System.nanoTime() - since < this.timeoutNanos;
     }
 
     private CompletableFuture<List<Object>> queue(String key, byte[] operation, int cost, byte @Nullable [] receipt) {
@@ -120,13 +141,33 @@ final class DecisionBatches {
                 this.onItsWaySince.compareAndSet(stamp, 0);
                 continue;
             }
+            EventExecutor loop = ThreadExecutorMap.currentExecutor();
+            if (loop == null) {
+                sendOrFail(batch, stamp);
+                return;
+            }
+            // On an event loop (a reply's, most often), a command is written at once, ahead of the
+            // commands other threads wrote before and that wait in the loop's task queue: a slot's
+            // release sent by its caller's thread, then that caller's next acquire polled here. Sent
+            // from a task queued now, the batch is written behind every command written before its
+            // calls were queued, so each of them is decided after what its caller sent earlier.
+            long claimed = stamp;
             try {
-                send(batch, stamp);
-            } catch (RuntimeException ex) {
-                // never left: every later acquire of the policy would otherwise queue behind it
-                fail(batch, stamp, ex);
+                loop.execute(() -> sendOrFail(batch, claimed));
+            } catch (RejectedExecutionException ex) {
+                // the loop is shutting down: sent from here, the batch fails as the connection does
+                sendOrFail(batch, stamp);
             }
             return;
+        }
+    }
+
+    private void sendOrFail(List<Pending> batch, long stamp) {
+        try {
+            send(batch, stamp);
+        } catch (RuntimeException ex) {
+            // never left: every later acquire of the policy would otherwise queue behind it
+            fail(batch, stamp, ex);
         }
     }
 

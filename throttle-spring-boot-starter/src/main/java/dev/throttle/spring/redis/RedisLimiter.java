@@ -1,5 +1,6 @@
 package dev.throttle.spring.redis;
 
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.DecisionSource;
 import dev.throttle.Policy;
@@ -99,6 +100,19 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     @Override
     public Policy policy() {
         return this.policy;
+    }
+
+    /**
+     * True unless the policy's acquires wait for a replica: a key's calls go on one connection (one per
+     * node on a Cluster), which Redis reads in the order they were written, and a call is handed to the
+     * connection before the method that makes it returns; a batch sent from the connection's event
+     * loop is queued behind what other threads handed over before ({@link DecisionBatches}). A policy
+     * with {@code durability: replicated} sends its acquires on a connection of their own, which a
+     * release on the store's connection could reach after the next acquire.
+     */
+    @Override
+    public boolean decidesInOrderMade() {
+        return this.replicated == null;
     }
 
     /** With {@code durability: replicated}: an acquire not confirmed by a replica is kept for the store. */
@@ -376,6 +390,13 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     public CompletionStage<Void> refundAsync(String key, int cost, long receipt) {
         if (receipt == 0) {
             return refundAsync(key, cost);
+        }
+        NearCache.Entries entries = this.nearCache;
+        if (entries != null && this.policy.algorithm() == ConcurrencyPolicy.ALGORITHM) {
+            // a slot's release is not waited for: a refusal remembered while the slot was held must
+            // not answer the caller's next call, made before Redis answers the release (the key is
+            // forgotten again once it does, with what was remembered meanwhile)
+            entries.forget(key);
         }
         return this.bounds
                 .bounded(

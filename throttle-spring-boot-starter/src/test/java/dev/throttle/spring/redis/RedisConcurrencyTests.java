@@ -137,6 +137,111 @@ class RedisConcurrencyTests {
     }
 
     /**
+     * Closing a slot sends its release and does not wait for Redis's answer: with Redis paused for
+     * writes, {@code close()} returns at once, and the slot is free once Redis runs the release.
+     */
+    @Test
+    void aSlotsCloseDoesNotWaitForRedis() {
+        ConcurrencyPolicy one = new ConcurrencyPolicy("one", 1, Duration.ofMinutes(1));
+        // a Redis of its own: a pause would hold every other test's calls on the shared one
+        RedisProcess process = RedisProcess.startStandalone();
+        RedisClient client = process.endpoint().newClient();
+        LettuceConnectionFactory factory = process.endpoint().newConnectionFactory();
+        try (RedisThrottleStore store = new RedisThrottleStore(factory, "conc", Duration.ofSeconds(5))) {
+            RedisCommands<String, String> redis = client.connect().sync();
+            Throttler throttler = new Throttler(store, List.of(one));
+            Slot slot = throttler.enter("one", "k");
+            redis.clientPause(1_500);
+            long start = System.nanoTime();
+            slot.close();
+            long closedMillis = Duration.ofNanos(System.nanoTime() - start).toMillis();
+            assertThat(closedMillis).as("close() waited for the paused Redis").isLessThan(1_000);
+            Eventually.until("the release ran", () -> throttler.peek("one", "k").allowed());
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            factory.destroy();
+            process.close();
+        }
+    }
+
+    /**
+     * A slot's release is not waited for, yet the same instance's next call on the key, made right
+     * after {@code close()}, finds the slot free: it is written behind the release on the connection,
+     * so Redis decides it after the release. A slot of one, taken and closed 500 times in a row, is
+     * never refused; so too with three other callers on keys of their own keeping the policy's calls
+     * batched (their batches' answers, on the connection's event loop, send the next batch).
+     */
+    @Test
+    void theNextCallAfterASlotsCloseFindsItFree() throws Exception {
+        ConcurrencyPolicy one = new ConcurrencyPolicy("one", 1, Duration.ofMinutes(1));
+        try (RedisThrottleStore store = store(connectionFactory)) {
+            Throttler throttler = new Throttler(store, List.of(one));
+            throttler.reset("one", "k");
+            throttler.reset("one", "other");
+            AtomicInteger othersRefused = new AtomicInteger();
+            List<Thread> others = new ArrayList<>();
+            for (int t = 0; t < 3; t++) {
+                String key = "other-" + t;
+                throttler.reset("one", key);
+                Thread other = new Thread(() -> {
+                    for (int i = 0; i < 500; i++) {
+                        try (Slot slot = throttler.enter("one", key)) {
+                            assertThat(slot.decision().allowed()).isTrue();
+                        } catch (ThrottledException refused) {
+                            othersRefused.incrementAndGet();
+                        }
+                    }
+                });
+                others.add(other);
+                other.start();
+            }
+            int refused = 0;
+            for (int i = 0; i < 500; i++) {
+                try (Slot slot = throttler.enter("one", "k")) {
+                    assertThat(slot.decision().remaining()).isZero();
+                } catch (ThrottledException ex) {
+                    refused++;
+                }
+            }
+            for (Thread other : others) {
+                other.join();
+            }
+            assertThat(refused).as("refusals on the key").isZero();
+            assertThat(othersRefused).as("refusals on the other keys").hasValue(0);
+            assertThat(throttler.peek("one", "k").allowed()).isTrue();
+        }
+    }
+
+    /**
+     * With the near cache, a refusal remembered while a slot was held (the key's second call, refused
+     * and remembered for its {@code Retry-After}) does not answer the call made right after the slot's
+     * close: the release is not waited for, and the key is forgotten as it is sent.
+     */
+    @Test
+    void aRefusalRememberedWhileTheSlotWasHeldDoesNotAnswerTheCallAfterItsClose() {
+        ConcurrencyPolicy one = new ConcurrencyPolicy("one", 1, Duration.ofMinutes(1));
+        try (RedisThrottleStore store = new RedisThrottleStore(
+                connectionFactory,
+                "conc",
+                Duration.ofSeconds(2),
+                null,
+                NearCacheSettings.of(1000, Duration.ofMillis(50)))) {
+            Throttler throttler = new Throttler(store, List.of(one));
+            throttler.reset("one", "k");
+            for (int i = 0; i < 200; i++) {
+                Slot held = throttler.enter("one", "k");
+                assertThat(throttler.tryAcquire("one", "k").allowed())
+                        .as("a second call while the slot is held")
+                        .isFalse();
+                held.close();
+                try (Slot next = throttler.enter("one", "k")) {
+                    assertThat(next.decision().allowed()).isTrue();
+                }
+            }
+        }
+    }
+
+    /**
      * A release by its receipt, the end of almost every call with a slot, runs ahead of the script's
      * prelude: a GET and a SET that keeps the key's expiry, no TIME, so that it costs Redis less than
      * taking the slot did.
