@@ -96,7 +96,12 @@ public final class SharedPostgres {
      */
     public static EmbeddedPostgres startOwn() {
         try {
-            return EmbeddedPostgres.builder().start();
+            // a test database: no fsync, so that a checkpoint's syncs (the contract suite truncates
+            // its tables before every test, thousands of files) do not stall the calls under test
+            return EmbeddedPostgres.builder()
+                    .setServerConfig("fsync", "off")
+                    .setServerConfig("full_page_writes", "off")
+                    .start();
         } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
