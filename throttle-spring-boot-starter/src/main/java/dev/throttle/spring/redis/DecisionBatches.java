@@ -73,6 +73,12 @@ final class DecisionBatches {
     private final long timeoutNanos;
 
     /**
+     * Releases sent on their own ({@link #refund}) that have not answered yet: while there are any, a
+     * batch sent from an event loop waits behind them ({@link #sendNext}).
+     */
+    private final AtomicInteger releasesOnTheirWay = new AtomicInteger();
+
+    /**
      * @param calls what the store's limiters share
      * @param script the policy's batch script ({@link RedisThrottleScripts#batchOf})
      * @param single the policy's script, for an acquire that leaves alone
@@ -101,9 +107,19 @@ final class DecisionBatches {
     CompletableFuture<List<Object>> refund(String key, int cost, long receipt) {
         byte[] receiptArgument = PolicyScript.ascii(Long.toString(receipt));
         if (this.queued.isEmpty() && !onItsWay()) {
-            return this.single
-                    .eval(key, PolicyScript.REFUND, cost, receiptArgument)
-                    .toFuture();
+            // counted before it is handed over, so that a batch polled with the caller's next acquire sees it
+            this.releasesOnTheirWay.incrementAndGet();
+            CompletableFuture<List<Object>> released;
+            try {
+                released = this.single
+                        .eval(key, PolicyScript.REFUND, cost, receiptArgument)
+                        .toFuture();
+            } catch (RuntimeException ex) {
+                this.releasesOnTheirWay.decrementAndGet();
+                throw ex;
+            }
+            released.whenComplete((reply, failure) -> this.releasesOnTheirWay.decrementAndGet());
+            return released;
         }
         return queue(key, PolicyScript.REFUND, cost, receiptArgument);
     }
@@ -141,16 +157,19 @@ final class DecisionBatches {
                 this.onItsWaySince.compareAndSet(stamp, 0);
                 continue;
             }
-            EventExecutor loop = ThreadExecutorMap.currentExecutor();
+            // On an event loop (a reply's, most often), a command is written at once, ahead of the
+            // commands other threads handed over before and that wait in the loop's task queue: a
+            // release sent on its own by its caller's thread, then that caller's next acquire polled
+            // here. While such a release is on its way (counted before this poll could see the acquire
+            // made after it), the batch leaves from a task queued now, behind every command handed
+            // over before its calls were queued. Otherwise it is written at once, so that Redis works
+            // on it while this batch's callers are woken (measured: a task for every batch cost a
+            // third of the batched decisions per second at 16 callers).
+            EventExecutor loop = (this.releasesOnTheirWay.get() > 0) ? ThreadExecutorMap.currentExecutor() : null;
             if (loop == null) {
                 sendOrFail(batch, stamp);
                 return;
             }
-            // On an event loop (a reply's, most often), a command is written at once, ahead of the
-            // commands other threads wrote before and that wait in the loop's task queue: a slot's
-            // release sent by its caller's thread, then that caller's next acquire polled here. Sent
-            // from a task queued now, the batch is written behind every command written before its
-            // calls were queued, so each of them is decided after what its caller sent earlier.
             long claimed = stamp;
             try {
                 loop.execute(() -> sendOrFail(batch, claimed));

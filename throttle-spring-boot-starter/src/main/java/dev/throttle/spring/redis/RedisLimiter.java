@@ -106,7 +106,8 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
      * True unless the policy's acquires wait for a replica: a key's calls go on one connection (one per
      * node on a Cluster), which Redis reads in the order they were written, and a call is handed to the
      * connection before the method that makes it returns; a batch sent from the connection's event
-     * loop is queued behind what other threads handed over before ({@link DecisionBatches}). A policy
+     * loop while a release is on its way is queued behind what other threads handed over before
+     * ({@link DecisionBatches}). A policy
      * with {@code durability: replicated} sends its acquires on a connection of their own, which a
      * release on the store's connection could reach after the next acquire.
      */
