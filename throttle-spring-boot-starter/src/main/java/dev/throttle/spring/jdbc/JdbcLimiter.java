@@ -4,12 +4,9 @@ import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.util.StringJoiner;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -17,7 +14,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One policy's keys in the database: every decision, refund and peek is one call of
- * {@code <prefix>decide(...)} (one round trip), a reset one {@code DELETE}. The policy's numbers
+ * {@code <prefix>decide(...)} (one round trip, shared with the calls that wait beside it:
+ * {@link JdbcCalls#decide}), a reset one {@code DELETE}. The policy's numbers
  * are written once, here, as the array literal every call sends. Thread-safe.
  */
 final class JdbcLimiter implements Limiter {
@@ -34,8 +32,6 @@ final class JdbcLimiter implements Limiter {
     /** A fixed window of the calendar's numbers with the boundaries around the application's time; else null. */
     private final @Nullable CalendarLimits calendar;
 
-    private final String decideSql;
-
     private final String resetSql;
 
     JdbcLimiter(JdbcCalls calls, Policy policy) {
@@ -46,7 +42,6 @@ final class JdbcLimiter implements Limiter {
         this.calendar = (policy instanceof FixedWindowPolicy window && window.calendar() != null)
                 ? new CalendarLimits(window)
                 : null;
-        this.decideSql = "SELECT " + calls.tablePrefix() + "decide(?, ?, ?, ?::bigint[], ?, ?, ?, ?::bigint[])";
         this.resetSql = "DELETE FROM " + calls.tablePrefix() + "state WHERE policy_name = ? AND limit_key = ?";
     }
 
@@ -73,7 +68,7 @@ final class JdbcLimiter implements Limiter {
         if (cost > this.policy.maxCost()) {
             return Decision.neverAllowed(this.policy.quota());
         }
-        return this.calls.await((c) -> decide(c, key, "a", cost, null), "tryAcquire", this.policy.name());
+        return this.calls.decideNow(call(key, "a", cost, null), JdbcLimiter::decision, "tryAcquire");
     }
 
     @Override
@@ -81,7 +76,7 @@ final class JdbcLimiter implements Limiter {
         if (cost > this.policy.maxCost()) {
             return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
         }
-        return this.calls.bounded((c) -> decide(c, key, "a", cost, null), "tryAcquire", this.policy.name());
+        return this.calls.decide(call(key, "a", cost, null), JdbcLimiter::decision, "tryAcquire");
     }
 
     /**
@@ -96,8 +91,7 @@ final class JdbcLimiter implements Limiter {
         if (cost > this.policy.maxCost()) {
             return Decision.neverAllowed(this.policy.quota());
         }
-        return this.calls.await(
-                (c) -> decide(c, key, "w", cost, "{" + maxWaitMillis + "}"), "reserve", this.policy.name());
+        return this.calls.decideNow(call(key, "w", cost, "{" + maxWaitMillis + "}"), JdbcLimiter::decision, "reserve");
     }
 
     @Override
@@ -108,15 +102,14 @@ final class JdbcLimiter implements Limiter {
         if (cost > this.policy.maxCost()) {
             return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
         }
-        return this.calls.bounded(
-                (c) -> decide(c, key, "w", cost, "{" + maxWaitMillis + "}"), "reserve", this.policy.name());
+        return this.calls.decide(call(key, "w", cost, "{" + maxWaitMillis + "}"), JdbcLimiter::decision, "reserve");
     }
 
     /** One call of the function's charge, on every limit. */
     @Override
     public int charge(String key, int units, int maxDebt) {
         checkCharges();
-        return this.calls.await((c) -> debt(c, key, units, maxDebt), "charge", this.policy.name());
+        return this.calls.decideNow(call(key, "c", units, "{" + maxDebt + "}"), JdbcLimiter::debt, "charge");
     }
 
     @Override
@@ -126,7 +119,7 @@ final class JdbcLimiter implements Limiter {
         } catch (UnsupportedOperationException ex) {
             return CompletableFuture.failedFuture(ex);
         }
-        return this.calls.bounded((c) -> debt(c, key, units, maxDebt), "charge", this.policy.name());
+        return this.calls.decide(call(key, "c", units, "{" + maxDebt + "}"), JdbcLimiter::debt, "charge");
     }
 
     private void checkCharges() {
@@ -137,8 +130,7 @@ final class JdbcLimiter implements Limiter {
         }
     }
 
-    private Integer debt(Connection connection, String key, int units, int maxDebt) throws SQLException {
-        Object[] reply = call(connection, key, "c", units, "{" + maxDebt + "}");
+    private static Integer debt(Object[] reply) throws SQLException {
         if (reply.length != 1) {
             throw new SQLException("unexpected reply of " + reply.length + " numbers to a charge");
         }
@@ -147,12 +139,12 @@ final class JdbcLimiter implements Limiter {
 
     @Override
     public Decision peek(String key) {
-        return this.calls.await((c) -> decide(c, key, "p", 1, null), "peek", this.policy.name());
+        return this.calls.decideNow(call(key, "p", 1, null), JdbcLimiter::decision, "peek");
     }
 
     @Override
     public CompletionStage<Decision> peekAsync(String key) {
-        return this.calls.bounded((c) -> decide(c, key, "p", 1, null), "peek", this.policy.name());
+        return this.calls.decide(call(key, "p", 1, null), JdbcLimiter::decision, "peek");
     }
 
     @Override
@@ -187,14 +179,12 @@ final class JdbcLimiter implements Limiter {
 
     private void refundWith(String key, int cost, @Nullable String receipts) {
         int given = Math.min(cost, this.policy.maxCost());
-        this.calls.await((c) -> decide(c, key, "r", given, receipts), "refund", this.policy.name());
+        this.calls.decideNow(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
     }
 
     private CompletionStage<Void> refundLater(String key, int cost, @Nullable String receipts) {
         int given = Math.min(cost, this.policy.maxCost());
-        return this.calls
-                .bounded((c) -> decide(c, key, "r", given, receipts), "refund", this.policy.name())
-                .thenApply((decision) -> null);
+        return this.calls.decide(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
     }
 
     /**
@@ -245,41 +235,23 @@ final class JdbcLimiter implements Limiter {
         return key.replace("\\", "\\\\").replace("\0", "\\0");
     }
 
-    /** One call of the decide function; a refund answers null. */
-    private @Nullable Decision decide(
-            Connection connection, String key, String operation, int cost, @Nullable String receipts)
-            throws SQLException {
-        Object[] numbers = call(connection, key, operation, cost, receipts);
-        return (operation.equals("r")) ? null : decision(numbers);
+    /** One call of the decide function on a key, as the store sends it. */
+    private JdbcCalls.Decide call(String key, String operation, int cost, @Nullable String receipts) {
+        CalendarLimits calendar = this.calendar;
+        return new JdbcCalls.Decide(
+                this.policy.name(),
+                storedKey(key),
+                this.algorithm,
+                (calendar != null) ? calendar.at(this.calls.applicationTime()) : this.limits,
+                operation,
+                cost,
+                this.calls.now(),
+                receipts);
     }
 
-    /** One call of the decide function: its numbers. */
-    private Object[] call(Connection connection, String key, String operation, int cost, @Nullable String receipts)
-            throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(this.decideSql)) {
-            statement.setQueryTimeout(this.calls.queryTimeoutSeconds());
-            statement.setString(1, this.policy.name());
-            statement.setString(2, storedKey(key));
-            statement.setString(3, this.algorithm);
-            CalendarLimits calendar = this.calendar;
-            statement.setString(4, (calendar != null) ? calendar.at(this.calls.applicationTime()) : this.limits);
-            statement.setString(5, operation);
-            statement.setLong(6, cost);
-            Long now = this.calls.now();
-            if (now != null) {
-                statement.setLong(7, now);
-            } else {
-                statement.setNull(7, Types.BIGINT);
-            }
-            statement.setString(8, receipts);
-            try (ResultSet result = statement.executeQuery()) {
-                if (!result.next()) {
-                    throw new SQLException("no row from " + this.decideSql);
-                }
-                Array array = result.getArray(1);
-                return (array != null) ? (Object[]) array.getArray() : new Object[0];
-            }
-        }
+    /** A refund's reply: nothing. */
+    private static @Nullable Void nothing(Object[] numbers) {
+        return null;
     }
 
     /**

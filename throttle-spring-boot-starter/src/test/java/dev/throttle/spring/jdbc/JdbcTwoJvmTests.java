@@ -27,10 +27,6 @@ class JdbcTwoJvmTests {
 
     private static final int CALLS = 40;
 
-    static long hammer(Limiter limiter, int threads, int calls) throws Exception {
-        return JdbcSecondJvm.run(limiter, threads, calls);
-    }
-
     @Test
     void twoJvmsOfThirtyTwoThreadsOnOneKeyNeverPassMoreThanThePolicy() throws Exception {
         SharedPostgres.clear();
@@ -58,8 +54,11 @@ class JdbcTwoJvmTests {
                 seen.append(line).append('\n');
             }
             assertThat(line).as("the second JVM's output:\n" + seen).isEqualTo("ready");
-            SharedPostgres.execute("INSERT INTO throttle_state VALUES ('" + JdbcSecondJvm.GO + "', 'go', '{}', 0)");
-            long here = hammer(limiter, THREADS, CALLS);
+            // both JVMs start half a second after the go, on the machine's clock
+            long startAt = System.currentTimeMillis() + 500;
+            SharedPostgres.execute(
+                    "INSERT INTO throttle_state VALUES ('" + JdbcSecondJvm.GO + "', 'go', '{}', " + startAt + ")");
+            long here = JdbcSecondJvm.run(limiter, THREADS, CALLS, startAt);
             long there = -1;
             while ((line = out.readLine()) != null) {
                 if (line.startsWith("passed ")) {
