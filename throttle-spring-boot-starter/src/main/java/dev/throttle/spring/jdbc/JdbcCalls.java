@@ -284,7 +284,8 @@ final class JdbcCalls {
         try {
             this.executor.execute(this::decideWaiting);
         } catch (RejectedExecutionException ex) {
-            // the store is closed: the calls queued fail as their callers stop waiting
+            // the store closed, or its threads' queue full of other work: the calls waiting are taken
+            // by the next call's try, or fail as their callers stop waiting
             this.deciding.decrementAndGet();
         }
     }

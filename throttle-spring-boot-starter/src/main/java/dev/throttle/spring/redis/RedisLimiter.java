@@ -107,8 +107,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
      * node on a Cluster), which Redis reads in the order they were written, and a call is handed to the
      * connection before the method that makes it returns; a batch sent from the connection's event
      * loop while a release is on its way is queued behind what other threads handed over before
-     * ({@link DecisionBatches}). A policy
-     * with {@code durability: replicated} sends its acquires on a connection of their own, which a
+     * ({@link DecisionBatches}). A policy with {@code durability: replicated} sends its acquires on a connection of their own, which a
      * release on the store's connection could reach after the next acquire.
      */
     @Override

@@ -130,6 +130,32 @@ class JdbcBatchingTests {
     }
 
     @Test
+    void aCallWhoseCallerStoppedWaitingWhileQueuedIsNeverSent() throws Exception {
+        DataSource pool = pool(1);
+        JdbcCalls calls = new JdbcCalls(pool, "throttle_", Duration.ofSeconds(1), 1, null);
+        this.closing.add(calls::close);
+        String limits = JdbcLimiter.limitsOf(TokenBucketPolicy.of("batched", 5, Duration.ofDays(1)));
+        CountDownLatch held = holdNextConnection();
+        CompletableFuture<Decision> first = calls.decide(acquire("a", limits), JdbcLimiter::decision, "tryAcquire");
+        assertThat(this.asked.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThatThrownBy(() -> calls.decideNow(acquire("gave-up", limits), JdbcLimiter::decision, "tryAcquire"))
+                .isInstanceOf(JdbcStoreException.class)
+                .hasMessageContaining("no answer within 1000ms");
+        held.countDown();
+
+        // the first call was on its way: its caller gave up too, but it is decided
+        assertThatThrownBy(() -> first.get(30, TimeUnit.SECONDS)).hasMessageContaining("no answer within 1000ms");
+        // a call queued now is taken after the one given up, which is so either dropped or sent by then
+        assertThat(calls.decideNow(acquire("after", limits), JdbcLimiter::decision, "tryAcquire")
+                        .remaining())
+                .isEqualTo(4);
+        Limiter limiter = new JdbcLimiter(calls, TokenBucketPolicy.of("batched", 5, Duration.ofDays(1)));
+        assertThat(limiter.peek("a").remaining()).isEqualTo(4);
+        assertThat(limiter.peek("gave-up").remaining()).isEqualTo(5);
+        assertThat(count("unnest(")).isZero();
+    }
+
+    @Test
     void batchesOfTwoInstancesOnKeysInCommonNeverDeadlockAndStayExact() throws Exception {
         JdbcThrottleStore first = store(4);
         JdbcThrottleStore second = store(4);

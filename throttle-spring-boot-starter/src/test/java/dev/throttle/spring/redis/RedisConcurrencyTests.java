@@ -177,7 +177,6 @@ class RedisConcurrencyTests {
         try (RedisThrottleStore store = store(connectionFactory)) {
             Throttler throttler = new Throttler(store, List.of(one));
             throttler.reset("one", "k");
-            throttler.reset("one", "other");
             AtomicInteger othersRefused = new AtomicInteger();
             List<Thread> others = new ArrayList<>();
             for (int t = 0; t < 3; t++) {
