@@ -97,6 +97,49 @@ class JdbcBatchingTests {
     }
 
     @Test
+    void keysThatArrayLiteralsQuoteAreEachTheirOwnKeyInABatch() throws Exception {
+        JdbcThrottleStore store = store(1);
+        Limiter limiter = store.limiter(TokenBucketPolicy.of("batched", 5, Duration.ofDays(1)));
+        List<String> keys = List.of(
+                "NULL",
+                "null",
+                "a\"b",
+                "a\\b",
+                "{x,y}",
+                "a,b",
+                " spaced ",
+                "",
+                "ünï 鍵",
+                "a\0b",
+                "a\\0b",
+                "\0",
+                "'; DROP");
+        CountDownLatch held = holdNextConnection();
+        CompletableFuture<Decision> first = limiter.tryAcquireAsync("first", 1).toCompletableFuture();
+        assertThat(this.asked.await(30, TimeUnit.SECONDS)).isTrue();
+        List<CompletableFuture<Decision>> batch = new ArrayList<>();
+        for (String key : keys) {
+            batch.add(limiter.tryAcquireAsync(key, 1).toCompletableFuture());
+        }
+        // the same keys again, in the same batch: each key is charged twice, and only its own row
+        for (String key : keys) {
+            batch.add(limiter.tryAcquireAsync(key, 1).toCompletableFuture());
+        }
+        held.countDown();
+
+        assertThat(first.get(30, TimeUnit.SECONDS).allowed()).isTrue();
+        for (int i = 0; i < batch.size(); i++) {
+            assertThat(batch.get(i).get(30, TimeUnit.SECONDS).remaining())
+                    .as("call %d on key '%s'", i, keys.get(i % keys.size()))
+                    .isEqualTo((i < keys.size()) ? 4 : 3);
+        }
+        assertThat(count("unnest(")).isEqualTo(1);
+        for (String key : keys) {
+            assertThat(limiter.peek(key).remaining()).as("key '%s'", key).isEqualTo(3);
+        }
+    }
+
+    @Test
     void aCallTheDatabaseRefusesInABatchFailsAloneAndTheOthersAreDecided() throws Exception {
         DataSource pool = pool(1);
         JdbcCalls calls = new JdbcCalls(pool, "throttle_", Duration.ofSeconds(30), 1, null);
