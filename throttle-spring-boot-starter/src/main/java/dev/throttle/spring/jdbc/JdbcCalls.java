@@ -192,7 +192,11 @@ final class JdbcCalls {
      * @return its result, or a failure ({@link JdbcStoreException}) once the timeout has passed
      */
     <T> CompletableFuture<T> bounded(Work<T> work, String operation, String policy) {
-        CompletableFuture<T> call = submit(work, operation, policy);
+        return boundedResult(submit(work, operation, policy), operation, policy);
+    }
+
+    /** The call's result, or its failure ({@link JdbcStoreException}), at most the timeout later. */
+    private <T> CompletableFuture<T> boundedResult(CompletableFuture<T> call, String operation, String policy) {
         CompletableFuture<T> answer = new CompletableFuture<>();
         call.orTimeout(this.timeoutNanos, TimeUnit.NANOSECONDS).whenComplete((value, ex) -> {
             if (ex == null) {
@@ -237,16 +241,7 @@ final class JdbcCalls {
      * @return the caller's reply, or a failure ({@link JdbcStoreException}) once the timeout has passed
      */
     <T> CompletableFuture<T> decide(Decide call, Reply<T> reply, String operation) {
-        CompletableFuture<T> queued = enqueue(call, reply);
-        CompletableFuture<T> answer = new CompletableFuture<>();
-        queued.orTimeout(this.timeoutNanos, TimeUnit.NANOSECONDS).whenComplete((value, ex) -> {
-            if (ex == null) {
-                answer.complete(value);
-            } else {
-                answer.completeExceptionally(failure(operation, call.policy(), ex));
-            }
-        });
-        return answer;
+        return boundedResult(enqueue(call, reply), operation, call.policy());
     }
 
     /**

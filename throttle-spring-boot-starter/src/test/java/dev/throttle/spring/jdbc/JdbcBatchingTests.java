@@ -41,6 +41,8 @@ import org.junit.jupiter.api.Test;
  */
 class JdbcBatchingTests {
 
+    private static final TokenBucketPolicy BATCHED = TokenBucketPolicy.of("batched", 5, Duration.ofDays(1));
+
     private final List<AutoCloseable> closing = new ArrayList<>();
 
     private final Map<String, AtomicInteger> statements = new ConcurrentHashMap<>();
@@ -68,7 +70,7 @@ class JdbcBatchingTests {
     @Test
     void decisionsThatWaitTogetherLeaveInOneStatementAndStayExactOnTheirKey() throws Exception {
         JdbcThrottleStore store = store(1);
-        Limiter limiter = store.limiter(TokenBucketPolicy.of("batched", 5, Duration.ofDays(1)));
+        Limiter limiter = store.limiter(BATCHED);
         CountDownLatch held = holdNextConnection();
         CompletableFuture<Decision> first = limiter.tryAcquireAsync("hot", 1).toCompletableFuture();
         assertThat(this.asked.await(30, TimeUnit.SECONDS)).isTrue();
@@ -99,7 +101,7 @@ class JdbcBatchingTests {
     @Test
     void keysThatArrayLiteralsQuoteAreEachTheirOwnKeyInABatch() throws Exception {
         JdbcThrottleStore store = store(1);
-        Limiter limiter = store.limiter(TokenBucketPolicy.of("batched", 5, Duration.ofDays(1)));
+        Limiter limiter = store.limiter(BATCHED);
         List<String> keys = List.of(
                 "NULL",
                 "null",
@@ -141,10 +143,8 @@ class JdbcBatchingTests {
 
     @Test
     void aCallTheDatabaseRefusesInABatchFailsAloneAndTheOthersAreDecided() throws Exception {
-        DataSource pool = pool(1);
-        JdbcCalls calls = new JdbcCalls(pool, "throttle_", Duration.ofSeconds(30), 1, null);
-        this.closing.add(calls::close);
-        String limits = JdbcLimiter.limitsOf(TokenBucketPolicy.of("batched", 5, Duration.ofDays(1)));
+        JdbcCalls calls = callsOfOneConnection(Duration.ofSeconds(30));
+        String limits = JdbcLimiter.limitsOf(BATCHED);
         CountDownLatch held = holdNextConnection();
         CompletableFuture<Decision> first = calls.decide(acquire("a", limits), JdbcLimiter::decision, "tryAcquire");
         assertThat(this.asked.await(30, TimeUnit.SECONDS)).isTrue();
@@ -167,17 +167,15 @@ class JdbcBatchingTests {
                 .singleElement()
                 .satisfies((ex) -> assertThat(ex.getSQLState()).isEqualTo("22P02"));
         // the batch rolled back whole, then each call went alone: b and d were charged once
-        Limiter limiter = new JdbcLimiter(calls, TokenBucketPolicy.of("batched", 5, Duration.ofDays(1)));
+        Limiter limiter = new JdbcLimiter(calls, BATCHED);
         assertThat(limiter.peek("b").remaining()).isEqualTo(4);
         assertThat(limiter.peek("d").remaining()).isEqualTo(4);
     }
 
     @Test
     void aCallWhoseCallerStoppedWaitingWhileQueuedIsNeverSent() throws Exception {
-        DataSource pool = pool(1);
-        JdbcCalls calls = new JdbcCalls(pool, "throttle_", Duration.ofSeconds(1), 1, null);
-        this.closing.add(calls::close);
-        String limits = JdbcLimiter.limitsOf(TokenBucketPolicy.of("batched", 5, Duration.ofDays(1)));
+        JdbcCalls calls = callsOfOneConnection(Duration.ofSeconds(1));
+        String limits = JdbcLimiter.limitsOf(BATCHED);
         CountDownLatch held = holdNextConnection();
         CompletableFuture<Decision> first = calls.decide(acquire("a", limits), JdbcLimiter::decision, "tryAcquire");
         assertThat(this.asked.await(30, TimeUnit.SECONDS)).isTrue();
@@ -192,7 +190,7 @@ class JdbcBatchingTests {
         assertThat(calls.decideNow(acquire("after", limits), JdbcLimiter::decision, "tryAcquire")
                         .remaining())
                 .isEqualTo(4);
-        Limiter limiter = new JdbcLimiter(calls, TokenBucketPolicy.of("batched", 5, Duration.ofDays(1)));
+        Limiter limiter = new JdbcLimiter(calls, BATCHED);
         assertThat(limiter.peek("a").remaining()).isEqualTo(4);
         assertThat(limiter.peek("gave-up").remaining()).isEqualTo(5);
         assertThat(count("unnest(")).isZero();
@@ -246,6 +244,12 @@ class JdbcBatchingTests {
         assertThat(total).isEqualTo(keys * 300L);
         assertThat(count("unnest(")).isPositive();
         assertThat(this.batchFailures).isEmpty();
+    }
+
+    private JdbcCalls callsOfOneConnection(Duration timeout) {
+        JdbcCalls calls = new JdbcCalls(pool(1), "throttle_", timeout, 1, null);
+        this.closing.add(calls::close);
+        return calls;
     }
 
     private CountDownLatch holdNextConnection() {

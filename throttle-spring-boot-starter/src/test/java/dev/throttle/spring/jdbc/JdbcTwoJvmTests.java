@@ -54,8 +54,9 @@ class JdbcTwoJvmTests {
                 seen.append(line).append('\n');
             }
             assertThat(line).as("the second JVM's output:\n" + seen).isEqualTo("ready");
-            // both JVMs start half a second after the go, on the machine's clock
-            long startAt = System.currentTimeMillis() + 500;
+            // both JVMs start two seconds after the go, on the machine's clock: time for the second to
+            // see it on a busy machine
+            long startAt = System.currentTimeMillis() + 2_000;
             SharedPostgres.execute(
                     "INSERT INTO throttle_state VALUES ('" + JdbcSecondJvm.GO + "', 'go', '{}', " + startAt + ")");
             long here = JdbcSecondJvm.run(limiter, THREADS, CALLS, startAt);
