@@ -14,12 +14,18 @@ import dev.throttle.spring.jdbc.JdbcSharedBans;
 import dev.throttle.spring.jdbc.JdbcSharedPolicyChanges;
 import dev.throttle.spring.jdbc.JdbcThrottleStore;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -41,6 +47,9 @@ import org.springframework.context.annotation.Configuration;
 class JdbcStoreConfiguration {
 
     private static final Log logger = LogFactory.getLog(JdbcStoreConfiguration.class);
+
+    /** The longest the start waits for the database to answer its first question. */
+    static final Duration REACH_BOUND = Duration.ofSeconds(10);
 
     @Bean
     @ConditionalOnMissingBean(ThrottleStore.class)
@@ -138,10 +147,17 @@ class JdbcStoreConfiguration {
     static void checkDatabase(DataSource dataSource, ThrottleProperties.Jdbc jdbc) {
         String product;
         try {
-            product = JdbcSchema.productName(dataSource);
+            product = productName(dataSource);
         } catch (SQLException ex) {
             logger.warn("throttle: the jdbc store could not reach its database at startup (" + ex.getMessage()
                     + "); its schema is not checked, and the failure mode applies until it answers");
+            return;
+        }
+        if (product == null) {
+            logger.warn("throttle: the jdbc store's database did not answer within " + REACH_BOUND.toSeconds()
+                    + " s at startup; its schema is not checked, and the failure mode applies until it answers"
+                    + " (a database that takes connections and never answers holds a connect for the driver's"
+                    + " loginTimeout and socketTimeout, which PostgreSQL's driver does not bound by default)");
             return;
         }
         if (!JdbcSchema.POSTGRESQL.equals(product)) {
@@ -169,6 +185,43 @@ class JdbcStoreConfiguration {
             throw new ThrottleConfigurationException(
                     "throttle.store.type=jdbc: the store's schema could not be checked or created: " + ex.getMessage(),
                     ex);
+        }
+    }
+
+    /**
+     * The database's product name, or null when it did not answer within {@link #REACH_BOUND}: asked on
+     * a thread of its own, since PostgreSQL's driver waits for a login without bound by default, and a
+     * database that takes connections and never answers (frozen, or behind a dead proxy) must not hold
+     * the start forever. That thread is left to its connect.
+     */
+    private static @Nullable String productName(DataSource dataSource) throws SQLException {
+        CompletableFuture<String> asked = new CompletableFuture<>();
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        asked.complete(JdbcSchema.productName(dataSource));
+                    } catch (SQLException | RuntimeException | Error ex) {
+                        asked.completeExceptionally(ex);
+                    }
+                },
+                "throttle-jdbc-check");
+        thread.setDaemon(true);
+        thread.start();
+        try {
+            return asked.get(REACH_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException ex) {
+            return null;
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (ExecutionException ex) {
+            if (ex.getCause() instanceof SQLException failure) {
+                throw failure;
+            }
+            if (ex.getCause() instanceof RuntimeException failure) {
+                throw failure;
+            }
+            throw new IllegalStateException("throttle: asking the database its name failed", ex.getCause());
         }
     }
 

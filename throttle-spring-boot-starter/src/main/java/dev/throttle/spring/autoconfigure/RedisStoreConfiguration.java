@@ -45,7 +45,8 @@ class RedisStoreConfiguration {
     ResilientThrottleStore throttleStore(
             ObjectProvider<ReactiveRedisConnectionFactory> connectionFactory,
             ThrottleProperties properties,
-            TimeSource throttleTimeSource) {
+            TimeSource throttleTimeSource,
+            RedisConnectsStop connectsStop) {
         ThrottleProperties.Redis redis = properties.getStore().getRedis();
         // checked whatever the failure mode, so that one setting gets one answer on every store type
         long localMaximumKeys = MemoryStoreConfiguration.maximumKeys(properties);
@@ -69,6 +70,7 @@ class RedisStoreConfiguration {
         } catch (IllegalArgumentException ex) {
             throw new ThrottleConfigurationException(ex.getMessage(), ex);
         }
+        connectsStop.add(store::stopConnecting);
         if (!clientClock) {
             checkServerClock(store);
         }
@@ -132,9 +134,11 @@ class RedisStoreConfiguration {
     @ConditionalOnMissingBean(SharedPolicyChanges.class)
     @ConditionalOnBean(RedisConnectionFactory.class)
     SharedPolicyChanges throttleSharedPolicyChanges(
-            RedisConnectionFactory connectionFactory, ThrottleProperties properties) {
-        return new RedisSharedPolicyChanges(
+            RedisConnectionFactory connectionFactory, ThrottleProperties properties, RedisConnectsStop connectsStop) {
+        RedisSharedPolicyChanges changes = new RedisSharedPolicyChanges(
                 connectionFactory, properties.getStore().getRedis().getKeyPrefix());
+        connectsStop.add(changes::close);
+        return changes;
     }
 
     /**
@@ -143,12 +147,21 @@ class RedisStoreConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(SharedBans.class)
     @ConditionalOnBean(RedisConnectionFactory.class)
-    SharedBans throttleSharedBans(RedisConnectionFactory connectionFactory, ThrottleProperties properties) {
-        return new RedisSharedBans(
+    SharedBans throttleSharedBans(
+            RedisConnectionFactory connectionFactory, ThrottleProperties properties, RedisConnectsStop connectsStop) {
+        RedisSharedBans bans = new RedisSharedBans(
                 connectionFactory,
                 properties.getStore().getRedis().getKeyPrefix(),
                 PolicyDurability.replicatedBans(properties),
                 properties.getStore().getRedis().getTimeout());
+        // the fleet's plumbing, not decisions: closed whole once the web server is stopped
+        connectsStop.add(bans::close);
+        return bans;
+    }
+
+    @Bean
+    static RedisConnectsStop throttleRedisConnectsStop() {
+        return new RedisConnectsStop();
     }
 
     @Bean

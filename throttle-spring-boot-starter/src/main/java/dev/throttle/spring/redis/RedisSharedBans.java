@@ -30,8 +30,6 @@ import org.springframework.data.redis.connection.SubscriptionListener;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.ZSetOperations;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
-import org.springframework.data.redis.listener.ChannelTopic;
-import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
  * The fleet's active bans in Redis: one sorted set, {@code {<key-prefix>}:bans}, whose members are
@@ -90,7 +88,10 @@ public final class RedisSharedBans implements SharedBans {
 
     private final String channel;
 
-    private final RedisMessageListenerContainer container;
+    private final RedisConnectionFactory connectionFactory;
+
+    /** The subscription to the channel, once {@link #listen} was called. */
+    private volatile @Nullable RedisSubscription subscription;
 
     /** Runs what the listener does with a message, in order, off the subscription's (I/O) thread. */
     private final ExecutorService listening = Executors.newSingleThreadExecutor((task) -> {
@@ -137,10 +138,7 @@ public final class RedisSharedBans implements SharedBans {
         this.redis = new StringRedisTemplate(connectionFactory);
         this.bans = "{" + keyPrefix + "}:bans";
         this.channel = keyPrefix + ":bans";
-        this.container = new RedisMessageListenerContainer();
-        this.container.setConnectionFactory(connectionFactory);
-        this.container.setTaskExecutor(Runnable::run);
-        this.container.setBeanName("throttle-bans");
+        this.connectionFactory = connectionFactory;
     }
 
     @Override
@@ -260,20 +258,10 @@ public final class RedisSharedBans implements SharedBans {
 
     @Override
     public void listen(Listener listener) {
-        this.container.addMessageListener(new Messages(listener, this.listening), new ChannelTopic(this.channel));
-        this.container.afterPropertiesSet();
-        // subscribed on a thread of its own: a Redis that is down at startup must not hold the start up
-        Thread thread = new Thread(
-                () -> {
-                    try {
-                        this.container.start();
-                    } catch (RuntimeException ex) {
-                        logger.debug("Subscription to " + this.channel + " not made yet", ex);
-                    }
-                },
-                "throttle-bans");
-        thread.setDaemon(true);
-        thread.start();
+        RedisSubscription subscription = new RedisSubscription(
+                this.connectionFactory, this.channel, "throttle-bans", new Messages(listener, this.listening));
+        this.subscription = subscription;
+        subscription.start();
     }
 
     @Override
@@ -284,10 +272,9 @@ public final class RedisSharedBans implements SharedBans {
         if (this.replicated != null) {
             this.replicated.close();
         }
-        try {
-            this.container.destroy();
-        } catch (Exception ex) {
-            logger.debug("Stopping the subscription to " + this.channel + " failed", ex);
+        RedisSubscription subscription = this.subscription;
+        if (subscription != null) {
+            subscription.stop();
         }
     }
 

@@ -28,8 +28,6 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.SubscriptionListener;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
-import org.springframework.data.redis.listener.ChannelTopic;
-import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
  * The fleet's policy changes in Redis: one hash, {@code {<key-prefix>}:policy-changes}, holds each
@@ -72,7 +70,10 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
 
     private final String channel;
 
-    private final RedisMessageListenerContainer container;
+    private final RedisConnectionFactory connectionFactory;
+
+    /** The subscription to the channel, once {@link #listen} was called. */
+    private volatile @Nullable RedisSubscription subscription;
 
     /**
      * Runs what the listener does with a message, one at a time and in order, off the subscription's
@@ -101,10 +102,7 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
         this.hash = "{" + keyPrefix + "}:policy-changes";
         this.counter = this.hash + ":version";
         this.channel = keyPrefix + ":policy-changes";
-        this.container = new RedisMessageListenerContainer();
-        this.container.setConnectionFactory(connectionFactory);
-        this.container.setTaskExecutor(Runnable::run);
-        this.container.setBeanName("throttle-policy-changes");
+        this.connectionFactory = connectionFactory;
     }
 
     @Override
@@ -141,31 +139,22 @@ public final class RedisSharedPolicyChanges implements SharedPolicyChanges {
 
     @Override
     public void listen(Listener listener) {
-        this.container.addMessageListener(new Messages(listener, this.listening), new ChannelTopic(this.channel));
-        this.container.afterPropertiesSet();
-        // subscribed on a thread of its own: a Redis that is down at startup must not hold the start up
-        Thread thread = new Thread(
-                () -> {
-                    try {
-                        this.container.start();
-                    } catch (RuntimeException ex) {
-                        // the container keeps trying on its own, with its back-off
-                        logger.debug("Subscription to " + this.channel + " not made yet", ex);
-                    }
-                },
-                "throttle-policy-changes");
-        thread.setDaemon(true);
-        thread.start();
+        RedisSubscription subscription = new RedisSubscription(
+                this.connectionFactory,
+                this.channel,
+                "throttle-policy-changes",
+                new Messages(listener, this.listening));
+        this.subscription = subscription;
+        subscription.start();
     }
 
     @Override
     public void close() {
         this.listening.shutdownNow();
         this.calls.shutdownNow();
-        try {
-            this.container.destroy();
-        } catch (Exception ex) {
-            logger.debug("Stopping the subscription to " + this.channel + " failed", ex);
+        RedisSubscription subscription = this.subscription;
+        if (subscription != null) {
+            subscription.stop();
         }
     }
 

@@ -2,20 +2,16 @@ package dev.throttle.spring.redis;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiConsumer;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.SubscriptionListener;
-import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
@@ -34,19 +30,12 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  */
 final class RedisThrottleEvents implements MessageListener, SubscriptionListener {
 
-    private static final Log logger = LogFactory.getLog(RedisThrottleEvents.class);
-
-    /** The longest {@link #stop} waits for the subscription to stop. */
-    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
-
     private final NearCache nearCache;
 
     /** The store's name in the messages it sends, {@link #newSender()}. */
     private final String sender;
 
-    private final String channel;
-
-    private final RedisMessageListenerContainer container;
+    private final RedisSubscription subscription;
 
     private final CompletableFuture<Void> subscribed = new CompletableFuture<>();
 
@@ -59,29 +48,12 @@ final class RedisThrottleEvents implements MessageListener, SubscriptionListener
     RedisThrottleEvents(RedisConnectionFactory connectionFactory, String channel, NearCache nearCache, String sender) {
         this.nearCache = nearCache;
         this.sender = sender;
-        this.channel = channel;
-        this.container = new RedisMessageListenerContainer();
-        this.container.setConnectionFactory(connectionFactory);
-        this.container.setTaskExecutor(Runnable::run);
-        this.container.setBeanName("throttle-events");
-        this.container.addMessageListener(this, new ChannelTopic(channel));
-        this.container.afterPropertiesSet();
+        this.subscription = new RedisSubscription(connectionFactory, channel, "throttle-redis-events", this);
     }
 
     /** Subscribes on a background thread: a Redis that is down at startup must not hold the start up. */
     void start() {
-        Thread thread = new Thread(
-                () -> {
-                    try {
-                        this.container.start();
-                    } catch (RuntimeException ex) {
-                        // the container keeps trying on its own, with its back-off
-                        logger.debug("Subscription to " + this.channel + " not made yet", ex);
-                    }
-                },
-                "throttle-redis-events");
-        thread.setDaemon(true);
-        thread.start();
+        this.subscription.start();
     }
 
     /** Completes once the channel is subscribed for the first time. */
@@ -89,32 +61,11 @@ final class RedisThrottleEvents implements MessageListener, SubscriptionListener
         return this.subscribed;
     }
 
-    /**
-     * Stops listening, waiting at most {@link #STOP_TIMEOUT}: the container's {@code destroy} waits
-     * for a subscription still being made (a Redis that does not answer), and an application that shuts
-     * down must not hang on it. The container then finishes stopping on its own daemon thread.
-     */
+    /** Stops listening, waiting at most {@link RedisSubscription#STOP_TIMEOUT}. */
     void stop() {
-        Thread stopping = new Thread(
-                () -> {
-                    try {
-                        this.container.destroy();
-                    } catch (Exception ex) {
-                        logger.debug("Stopping the subscription to " + this.channel + " failed", ex);
-                    }
-                },
-                "throttle-redis-events-stop");
-        stopping.setDaemon(true);
-        stopping.start();
-        try {
-            stopping.join(STOP_TIMEOUT.toMillis());
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        }
-        if (stopping.isAlive()) {
-            logger.debug("The subscription to " + this.channel + " did not stop within " + STOP_TIMEOUT
-                    + "; it stops on its own thread");
-        }
+        // nothing is heard from here on: no refusal is answered from the near cache
+        this.listening = false;
+        this.subscription.stop();
     }
 
     @Override

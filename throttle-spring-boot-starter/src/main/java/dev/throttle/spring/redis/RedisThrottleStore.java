@@ -400,15 +400,27 @@ public final class RedisThrottleStore implements ThrottleStore {
     }
 
     /**
+     * Stops every connect to Redis that the store has under way or would start, ahead of the
+     * connection factory's own stop: a connect to a Redis that takes connections but does not answer
+     * holds the factory's lock for the client's timeout (a minute by default), and the factory takes
+     * that lock to stop. Calls made after this one still decide on a connection obtained before it;
+     * without one they get the failure mode. {@link #close} does this too.
+     */
+    public void stopConnecting() {
+        if (this.events != null) {
+            this.events.stop();
+        }
+        this.connection.stop();
+    }
+
+    /**
      * Releases the store's reactive connection handle and its events subscription. With Lettuce's
      * shared native connection (the default) the connection itself stays open: it belongs to the
      * application's connection factory.
      */
     @Override
     public void close() {
-        if (this.events != null) {
-            this.events.stop();
-        }
+        stopConnecting();
         this.connection.close();
         if (this.replicatedWrites != null) {
             this.replicatedWrites.close();

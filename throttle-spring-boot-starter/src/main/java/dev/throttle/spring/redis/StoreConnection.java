@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import reactor.core.publisher.Mono;
@@ -43,6 +44,12 @@ final class StoreConnection {
 
     /** The connection the warm-up loaded scripts on; null until it has pinged Redis. */
     private volatile ReactiveRedisConnection warmConnection;
+
+    /** Set once the application stops: no connect is started after it. */
+    private volatile boolean stopped;
+
+    /** The thread of the connect under way, if one is. */
+    private final AtomicReference<@Nullable Thread> connectingThread = new AtomicReference<>();
 
     /** Runs on the connecting thread once a connection is obtained (a Cluster's topology is read then). */
     private final Runnable connected;
@@ -81,6 +88,10 @@ final class StoreConnection {
             if (pending != null && !pending.isCompletedExceptionally()) {
                 return pending;
             }
+            if (this.stopped) {
+                return CompletableFuture.failedFuture(
+                        new IllegalStateException("The application is stopping: no connect to Redis is started"));
+            }
             CompletableFuture<ReactiveRedisConnection> attempt = new CompletableFuture<>();
             if (this.connecting.compareAndSet(pending, attempt)) {
                 Thread thread = new Thread(
@@ -97,11 +108,17 @@ final class StoreConnection {
                                 }
                             } catch (RuntimeException | Error ex) {
                                 attempt.completeExceptionally(ex);
+                            } finally {
+                                this.connectingThread.compareAndSet(Thread.currentThread(), null);
                             }
                         },
                         "throttle-redis-connect");
                 thread.setDaemon(true);
+                this.connectingThread.set(thread);
                 thread.start();
+                if (this.stopped) {
+                    thread.interrupt();
+                }
                 return attempt;
             }
         }
@@ -154,8 +171,23 @@ final class StoreConnection {
         }
     }
 
+    /**
+     * Starts no connect from now on and gives up the one under way: a connect to a Redis that takes
+     * connections but does not answer holds the connection factory's lock for the client's timeout (a
+     * minute by default), and the factory takes that lock to stop, so the application's shutdown would
+     * wait for it. A connection obtained already is kept for the calls still being made.
+     */
+    void stop() {
+        this.stopped = true;
+        Thread thread = this.connectingThread.get();
+        if (thread != null) {
+            thread.interrupt();
+        }
+    }
+
     /** Releases the reactive connection handle; a shared native connection stays open (it is the factory's). */
     void close() {
+        stop();
         CompletableFuture<ReactiveRedisConnection> pending = this.connecting.getAndSet(null);
         this.connection.set(null);
         this.warmConnection = null;
