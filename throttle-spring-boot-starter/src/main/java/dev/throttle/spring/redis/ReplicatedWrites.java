@@ -177,7 +177,7 @@ final class ReplicatedWrites {
     private Mono<StatefulConnection<byte[], byte[]>> connection() {
         CompletableFuture<StatefulConnection<byte[], byte[]>> ready = this.connection.get();
         if (ready != null && !ready.isCompletedExceptionally()) {
-            return Mono.fromFuture(ready, true);
+            return StoreConnection.awaiting(ready);
         }
         CompletableFuture<StatefulConnection<byte[], byte[]>> attempt = new CompletableFuture<>();
         if (!this.connection.compareAndSet(ready, attempt)) {
@@ -205,7 +205,7 @@ final class ReplicatedWrites {
                 "throttle-redis-replicated-connect");
         thread.setDaemon(true);
         thread.start();
-        return Mono.fromFuture(attempt, true);
+        return StoreConnection.awaiting(attempt);
     }
 
     /**

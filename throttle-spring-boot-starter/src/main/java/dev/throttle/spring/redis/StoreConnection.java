@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
@@ -63,10 +64,23 @@ final class StoreConnection {
         this.connected = connected;
     }
 
-    /** The connection; obtained once (on a background thread, since a connect may block) and then reused. */
+    /**
+     * The connection; obtained once (on a background thread, since a connect may block) and then reused.
+     * A caller waiting for the connect is given a future of its own ({@link #awaiting}).
+     */
     Mono<ReactiveRedisConnection> get() {
         Mono<ReactiveRedisConnection> ready = this.connection.get();
-        return (ready != null) ? ready : Mono.fromFuture(connect(), true);
+        return (ready != null) ? ready : awaiting(connect());
+    }
+
+    /**
+     * Waits for a connect that other callers share, through a future of this caller's own: a caller
+     * that gives up (its timeout) cancels only that future, and the connect's failure, when it comes,
+     * is not reported to Reactor as an error dropped after a cancel (logged at ERROR with its stack,
+     * once for every caller that gave up, while Redis does not answer).
+     */
+    static <T> Mono<T> awaiting(CompletableFuture<T> shared) {
+        return Mono.fromFuture(shared.thenApply(Function.identity()));
     }
 
     /**

@@ -1,7 +1,13 @@
 package dev.throttle.spring.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.throttle.Limiter;
+import dev.throttle.TokenBucketPolicy;
 import dev.throttle.spring.bans.ActiveBan;
 import dev.throttle.spring.bans.SharedBans;
 import dev.throttle.spring.fleet.SharedPolicyChanges;
@@ -12,6 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -20,11 +27,12 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * Closing what listens on a Redis channel (the shared bans, the fleet's policy changes) while the
- * server takes connections but never answers, as a Redis behind a dead link or a full network does:
- * an application that shuts down then must not wait for the subscription that is still being made.
+ * A Redis that takes connections and never answers (frozen, or behind a proxy whose far side is
+ * gone): closing what listens on its channels (the shared bans, the fleet's policy changes) and a
+ * whole application on the Redis store must not wait for the connects still being made, and callers
+ * that gave up on a connect leave no error behind when it fails.
  */
-class RedisSilentServerCloseTests {
+class RedisSilentServerTests {
 
     private SilentServer silent;
 
@@ -101,6 +109,30 @@ class RedisSilentServerCloseTests {
         // it took over four minutes: each connect to the silent server held the connection factory's
         // lock for a minute, and the factory takes that lock to stop
         assertThat(closed).isLessThan(Duration.ofSeconds(15));
+    }
+
+    @Test
+    void callersThatGaveUpOnAConnectLeaveNoErrorBehindWhenItFails() throws Exception {
+        ListAppender<ILoggingEvent> dropped = new ListAppender<>();
+        dropped.start();
+        Logger operators = (Logger) LoggerFactory.getLogger("reactor.core.publisher.Operators");
+        operators.addAppender(dropped);
+        try {
+            RedisThrottleStore store =
+                    new RedisThrottleStore(this.connectionFactory, "throttle", Duration.ofMillis(200));
+            Limiter limiter = store.limiter(TokenBucketPolicy.of("api", 10, Duration.ofSeconds(1)));
+            for (int i = 0; i < 5; i++) {
+                assertThat(catchThrowable(() -> limiter.tryAcquire("k", 1)))
+                        .as("no answer within the timeout")
+                        .isNotNull();
+            }
+            // the connect under way is given up: it fails now, after its five callers gave up on it
+            store.close();
+            Thread.sleep(500);
+            assertThat(dropped.list).as("errors Reactor dropped after a cancel").isEmpty();
+        } finally {
+            operators.detachAppender(dropped);
+        }
     }
 
     @SpringBootConfiguration
