@@ -80,6 +80,10 @@ final class StoreConnection {
      * once for every caller that gave up, while Redis does not answer).
      */
     static <T> Mono<T> awaiting(CompletableFuture<T> shared) {
+        if (shared.isDone() && !shared.isCompletedExceptionally()) {
+            // connected: nothing to wait for, nor to cancel (durability: replicated asks once per write)
+            return Mono.just(shared.join());
+        }
         return Mono.fromFuture(shared.thenApply(Function.identity()));
     }
 
