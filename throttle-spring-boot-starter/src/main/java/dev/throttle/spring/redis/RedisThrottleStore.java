@@ -407,10 +407,11 @@ public final class RedisThrottleStore implements ThrottleStore {
      * without one they get the failure mode. {@link #close} does this too.
      */
     public void stopConnecting() {
+        // the store's connect first: it may hold the factory's lock that the subscription waits for
+        this.connection.stop();
         if (this.events != null) {
             this.events.stop();
         }
-        this.connection.stop();
     }
 
     /**
