@@ -20,8 +20,10 @@ import org.jspecify.annotations.Nullable;
  * <li>case folding: upper-cased, then lower-cased, with {@link Locale#ROOT}, which folds what
  * lower-casing alone does not ({@code ß} and {@code SS}, the final sigma) and is the same in every
  * server locale (a Turkish server does not fold {@code I} to a dotless {@code ı});</li>
- * <li>marks and format characters dropped (after a canonical decomposition): accents, and
- * invisible characters such as a zero-width space, a soft hyphen or a variation selector;</li>
+ * <li>marks, format and control characters dropped (after a canonical decomposition): accents,
+ * invisible characters such as a zero-width space, a soft hyphen or a variation selector, and
+ * control characters anywhere in the name (a store that looks names up after {@link String#trim()}
+ * drops {@code U+0001} at either end, which {@link String#strip()} keeps);</li>
  * <li>composed again (NFC) and trimmed.</li>
  * </ol>
  * Dropping marks is the one step that merges names a store may keep apart ({@code jose} and
@@ -31,8 +33,11 @@ import org.jspecify.annotations.Nullable;
  */
 final class LoginNames {
 
-    /** Marks (accents, combining and enclosing) and format characters (zero-width, soft hyphen, bidi). */
-    private static final Pattern IGNORED = Pattern.compile("[\\p{M}\\p{Cf}]+");
+    /**
+     * Marks (accents, combining and enclosing), format characters (zero-width, soft hyphen, bidi) and
+     * control characters (U+0000 to U+001F, U+007F to U+009F).
+     */
+    private static final Pattern IGNORED = Pattern.compile("[\\p{M}\\p{Cf}\\p{Cc}]+");
 
     private LoginNames() {}
 

@@ -99,6 +99,23 @@ class FoldingUserStoreHttpTests {
     }
 
     @Test
+    void guessesWithControlCharactersAroundTheNameShareItsLockout() throws Exception {
+        // HTTP Basic passes the name on as sent; the store's trim() finds alice for each of these
+        assertThat(this.client.basic("/api/me", "alice\u0001", "guess").statusCode())
+                .isEqualTo(401);
+        for (String spelling :
+                new String[] {"alice", "alice\u0001", "\u0002alice\u0002", "alice\u001b", "alice\u0000"}) {
+            assertThat(this.client.basic("/api/me", spelling, "wonderland").statusCode())
+                    .as("%s locked out by the first guess", spelling.replaceAll("\\p{Cc}", "^"))
+                    .isEqualTo(429);
+        }
+        this.clock.advance(Duration.ofMinutes(1));
+        assertThat(this.client.basic("/api/me", "\u0001alice", "wonderland").statusCode())
+                .as("the store finds alice under this spelling")
+                .isEqualTo(200);
+    }
+
+    @Test
     void aSuccessUnderAnySpellingEndsTheLockoutOfEverySpelling() throws Exception {
         assertThat(this.client.basic("/api/me", "ALICE", "guess").statusCode()).isEqualTo(401);
         this.clock.advance(Duration.ofMinutes(1));
@@ -153,12 +170,16 @@ class FoldingUserStoreHttpTests {
                     .build();
         }
 
-        /** The store's own folding, written apart from the throttle's: what a collation ignores. */
+        /**
+         * The store's own folding, written apart from the throttle's: what a collation ignores, and
+         * {@link String#trim()}, which drops control characters at either end as well as spaces.
+         */
         static String fold(String name) {
             return Normalizer.normalize(name, Normalizer.Form.NFKD)
                     .replaceAll("[\\p{M}\\p{Cf}]", "")
                     .toLowerCase(Locale.ROOT)
-                    .strip();
+                    .strip()
+                    .trim();
         }
 
         @RestController

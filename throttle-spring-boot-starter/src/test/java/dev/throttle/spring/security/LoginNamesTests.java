@@ -31,6 +31,20 @@ class LoginNamesTests {
     }
 
     @Test
+    void controlCharactersAnywhereInTheNameAreDropped() {
+        // a store that looks names up after String.trim() drops every one of these at either end
+        List<String> spellings = new java.util.ArrayList<>();
+        for (char control = 0; control < 0x20; control++) {
+            spellings.add("alice" + control);
+            spellings.add(control + "alice" + control + control);
+            spellings.add("al" + control + "ice");
+        }
+        spellings.add("alice\u007f");
+        spellings.add("\u0085alice\u009f");
+        assertThat(spellings).extracting(LoginNames::key).containsOnly("alice");
+    }
+
+    @Test
     void foldsWhatLowerCasingAloneDoesNot() {
         assertThat(LoginNames.key("STRASSE"))
                 .isEqualTo(LoginNames.key("stra\u00dfe"))
