@@ -38,13 +38,14 @@ class LoginController {
 
     /**
      * Hello, throttled by the {@code api} policy: per API key under the key's plan ({@code free-key}
-     * is on {@code free}, {@code pro-key} on {@code pro}, see {@link ApiKeys}); a key without a plan
-     * gets the base numbers; without a key, per client address under the base numbers.
+     * is on {@code free}, {@code pro-key} on {@code pro}, see {@link ApiKeys}); without a key, or with
+     * one the application does not know, per client address under the base numbers (a made-up key
+     * must not buy a bucket of its own).
      */
     @GetMapping("/api/hello")
     @Throttled(
             policy = "api",
-            key = "#apiKey != null && !#apiKey.isBlank() ? 'key:' + #apiKey : #ip",
+            key = "@apiKeys.planOf(#apiKey) != null ? 'key:' + #apiKey : #ip",
             plan = "@apiKeys.planOf(#apiKey)")
     public Map<String, String> hello(@RequestHeader(name = "X-Api-Key", required = false) String apiKey) {
         return Map.of("message", "Hello!");

@@ -184,12 +184,21 @@ class SampleApplicationTests {
     }
 
     @Test
-    void helloWithAnotherApiKeyIsThrottledPerThatKeyUnderTheBaseNumbers() throws Exception {
+    void helloWithAKeyTheApplicationDoesNotKnowSharesTheAddressBucket() throws Exception {
         HttpResponse<String> other = hello("someone-else");
         assertThat(other.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=100;w=60");
         assertThat(other.headers().firstValue("RateLimit")).hasValue("\"api\";r=99;t=1");
-        assertThat(hello("someone-else").headers().firstValue("RateLimit")).hasValue("\"api\";r=98;t=1");
-        assertThat(get("/api/hello").headers().firstValue("RateLimit")).hasValue("\"api\";r=99;t=1");
+        assertThat(hello("made-up-" + 1).headers().firstValue("RateLimit"))
+                .as("a made-up key buys no bucket of its own")
+                .hasValue("\"api\";r=98;t=1");
+        assertThat(get("/api/hello").headers().firstValue("RateLimit")).hasValue("\"api\";r=97;t=1");
+    }
+
+    @Test
+    void healthIsUpOnTheMemoryStoreWithoutARedisRunning() throws Exception {
+        HttpResponse<String> health = get("/actuator/health");
+        assertThat(health.statusCode()).isEqualTo(200);
+        assertThat(health.body()).contains("\"status\":\"UP\"");
     }
 
     @Test
