@@ -1,9 +1,11 @@
 package dev.throttle.spring.autoconfigure;
 
+import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.HttpRulesFilterConfig;
+import java.util.ArrayList;
 import java.util.List;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.env.Environment;
@@ -41,8 +43,24 @@ final class HttpRulesFactory {
                         rule.getPlan(),
                         rule.getActualCostHeader()))
                 .toList();
-        return new HttpRules(
-                specs, admissions, principalProblem(http.getFilterOrder(), environment, reactive, classLoader));
+        // a rule naming a policy with mistakes is left out, not said to name a policy that is not
+        // configured: the policy's own mistakes are reported, by the startup check or, when a rule
+        // fails the start first, with the rules' mistakes
+        PolicyFactory.Policies policies = PolicyFactory.read(properties.getPolicies());
+        try {
+            return new HttpRules(
+                    specs,
+                    admissions,
+                    principalProblem(http.getFilterOrder(), environment, reactive, classLoader),
+                    policies.invalid());
+        } catch (ThrottleConfigurationException ex) {
+            if (policies.problems().isEmpty()) {
+                throw ex;
+            }
+            List<String> problems = new ArrayList<>(policies.problems());
+            problems.addAll(ex.problems());
+            throw new ThrottleConfigurationException(problems);
+        }
     }
 
     /**

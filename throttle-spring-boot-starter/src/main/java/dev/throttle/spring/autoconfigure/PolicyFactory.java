@@ -46,6 +46,24 @@ final class PolicyFactory {
     }
 
     /**
+     * Fails with the mistakes of the policies when {@code name} is a policy configured with mistakes:
+     * an entry point that names it would otherwise say it names a policy that is not configured, and
+     * that would be all the start reports.
+     * @param properties {@code throttle.policies}
+     * @param name the policy an entry point names, or null
+     * @throws ThrottleConfigurationException listing the policies' mistakes when that one has any
+     */
+    static void failIfItHasMistakes(Map<String, ThrottleProperties.Policy> properties, @Nullable String name) {
+        if (name == null || !properties.containsKey(name.trim())) {
+            return;
+        }
+        Policies policies = read(properties);
+        if (policies.invalid().contains(name.trim())) {
+            throw new ThrottleConfigurationException(policies.problems());
+        }
+    }
+
+    /**
      * Reads every policy, collecting the mistakes instead of stopping at the first.
      * @param properties {@code throttle.policies}
      * @return the valid policies and a problem for each mistake

@@ -60,6 +60,7 @@ public final class ThrottleAiAutoConfiguration {
             BeanFactory beanFactory,
             ObjectProvider<UnreportedTokenUsage> unreported) {
         ThrottleProperties.Ai ai = properties.getAi();
+        PolicyFactory.failIfItHasMistakes(properties.getPolicies(), ai.getPolicy());
         Charge charge = charge(admissions, ai);
         RequestKey key;
         try {

@@ -122,6 +122,7 @@ public final class ThrottleClientsAutoConfiguration {
                     client.getKey(),
                     client.getWait(),
                     client.isHonorRemoteLimits());
+            PolicyFactory.failIfItHasMistakes(properties.getPolicies(), client.getPolicy());
             try {
                 // each client on its own, so that a mistake names the client it is in
                 new ThrottledClients(List.of(definition), admissions, pauses, OutgoingCallListener.NONE, clock);

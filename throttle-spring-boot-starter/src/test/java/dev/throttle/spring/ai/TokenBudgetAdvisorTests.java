@@ -248,6 +248,15 @@ class TokenBudgetAdvisorTests {
     }
 
     @Test
+    void aPolicyWithMistakesFailsTheStartWithThoseMistakes() {
+        this.contextRunner
+                .withPropertyValues("throttle.policies.tokens.lease=30s")
+                .run((context) -> assertThat(failure(context).getMessage())
+                        .contains("throttle.policies.tokens.lease means nothing to the")
+                        .doesNotContain("no such policy"));
+    }
+
+    @Test
     void aPolicyThatCannotCarryADebtFailsTheStart() {
         this.contextRunner
                 .withPropertyValues(

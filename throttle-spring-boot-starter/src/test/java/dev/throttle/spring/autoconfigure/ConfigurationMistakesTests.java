@@ -224,6 +224,21 @@ class ConfigurationMistakesTests {
                 });
     }
 
+    @Test
+    void anOutgoingClientNamingAPolicyWithMistakesReportsThoseMistakesNotAPolicyThatIsNotConfigured() {
+        this.contextRunner
+                .withPropertyValues(
+                        "throttle.policies.upstream.algorithm=gcra",
+                        "throttle.policies.upstream.limit=3",
+                        "throttle.policies.upstream.period=1m",
+                        "throttle.policies.upstream.capacity=5",
+                        "throttle.clients.quotes.base-url=http://localhost:1/",
+                        "throttle.clients.quotes.policy=upstream")
+                .run((context) -> assertThat(configurationFailure(context).getMessage())
+                        .contains("throttle.policies.upstream.capacity means nothing to the gcra algorithm")
+                        .doesNotContain("no such policy"));
+    }
+
     private static ThrottleConfigurationException configurationFailure(AssertableApplicationContext context) {
         assertThat(context).hasFailed();
         for (Throwable current = context.getStartupFailure(); current != null; current = current.getCause()) {

@@ -85,6 +85,40 @@ class UrlRulesAutoConfigurationTests {
     }
 
     @Test
+    void aRuleNamingAPolicyWithMistakesLetsTheStartReportThoseMistakesNotAPolicyThatIsNotConfigured() {
+        // the policy is configured, with parameters its algorithm does not take
+        this.servlet
+                .withPropertyValues(
+                        "throttle.policies.reports.algorithm=token-bucket",
+                        "throttle.policies.reports.capacity=5",
+                        "throttle.policies.reports.refill-period=1m",
+                        "throttle.policies.reports.lease=30s",
+                        "throttle.http.rules[0].paths=/api/reports/**",
+                        "throttle.http.rules[0].policy=reports",
+                        "throttle.http.rules[1].paths=/x",
+                        "throttle.http.rules[1].policy=api",
+                        "throttle.http.rules[1].key=#ip +")
+                .run((context) -> assertThat(failure(context).problems())
+                        .anySatisfy((p) -> assertThat(p)
+                                .startsWith("throttle.policies.reports.lease means nothing to the token-bucket"))
+                        .anySatisfy(
+                                (p) -> assertThat(p).startsWith("throttle.http.rules[1].key '#ip +' does not parse"))
+                        .noneSatisfy((p) -> assertThat(p).contains("not configured")));
+        this.reactive
+                .withPropertyValues(
+                        "throttle.policies.reports.algorithm=token-bucket",
+                        "throttle.policies.reports.capacity=5",
+                        "throttle.policies.reports.refill-period=1m",
+                        "throttle.policies.reports.lease=30s",
+                        "throttle.http.rules[0].paths=/api/reports/**",
+                        "throttle.http.rules[0].policy=reports")
+                .run((context) -> assertThat(failure(context).problems())
+                        .singleElement()
+                        .satisfies((p) -> assertThat(p)
+                                .startsWith("throttle.policies.reports.lease means nothing to the token-bucket")));
+    }
+
+    @Test
     void aBadPlanOrCostFailsStartupNamingItsProperty() {
         this.servlet
                 .withPropertyValues(

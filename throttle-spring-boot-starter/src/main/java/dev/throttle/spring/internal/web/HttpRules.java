@@ -89,13 +89,37 @@ public final class HttpRules {
      * @throws ThrottleConfigurationException naming every mistake's property
      */
     public HttpRules(List<Spec> specs, Admissions admissions, @Nullable String principalProblem) {
+        this(specs, admissions, principalProblem, Set.of());
+    }
+
+    /**
+     * Parses and checks the rules, leaving out those that name a policy with mistakes of its own.
+     * @param specs the rules, in order
+     * @param admissions the policies the rules may name, each settled as configured
+     * @param principalProblem why {@code #principal} cannot work where the filter runs, or null when it can
+     * @param policiesWithMistakes policies configured with mistakes, which the startup check reports
+     * with every other mistake: a rule naming one is left out rather than said to name a policy that
+     * is not configured
+     * @throws ThrottleConfigurationException naming every mistake's property
+     */
+    public HttpRules(
+            List<Spec> specs,
+            Admissions admissions,
+            @Nullable String principalProblem,
+            Set<String> policiesWithMistakes) {
         PathPatternParser parser = new PathPatternParser();
         parser.setCaseSensitive(false);
         List<String> problems = new ArrayList<>();
         List<HttpRule> rules = new ArrayList<>(specs.size());
         for (int i = 0; i < specs.size(); i++) {
             HttpRule rule = parse(
-                    "throttle.http.rules[" + i + "]", specs.get(i), parser, admissions, principalProblem, problems);
+                    "throttle.http.rules[" + i + "]",
+                    specs.get(i),
+                    parser,
+                    admissions,
+                    principalProblem,
+                    policiesWithMistakes,
+                    problems);
             if (rule != null) {
                 rules.add(rule);
             }
@@ -224,6 +248,7 @@ public final class HttpRules {
             PathPatternParser parser,
             Admissions admissions,
             @Nullable String principalProblem,
+            Set<String> policiesWithMistakes,
             List<String> problems) {
         Throttler throttler = admissions.throttler();
         int before = problems.size();
@@ -261,7 +286,10 @@ public final class HttpRules {
         }
         Policy policy =
                 (spec.policy() != null) ? throttler.policies().get(spec.policy().trim()) : null;
-        if (policy == null) {
+        boolean policyWithMistakes = policy == null
+                && spec.policy() != null
+                && policiesWithMistakes.contains(spec.policy().trim());
+        if (policy == null && !policyWithMistakes) {
             problems.add(property + ".policy "
                     + ((spec.policy() == null || spec.policy().isBlank())
                             ? "is missing"
@@ -305,7 +333,7 @@ public final class HttpRules {
         if (!actualCostHeader.isEmpty() && policy != null) {
             checkActualCost(property, actualCostHeader, policy, throttler, problems);
         }
-        if (problems.size() > before) {
+        if (problems.size() > before || policyWithMistakes) {
             return null;
         }
         // a URL rule has always enforced its policy, whatever the policy's mode (its wait and debt
