@@ -9,6 +9,7 @@ import dev.throttle.spring.internal.request.PolicyModes;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.commons.logging.Log;
@@ -383,15 +384,18 @@ public final class ThrottlePolicies implements PolicyChanges {
         List<String> problems = new ArrayList<>();
         Map<String, PolicyFactory.Planned> built = new LinkedHashMap<>();
         policies.forEach((name, changed) -> {
+            ThrottleProperties.Policy current = this.settings.get(name);
+            if (!algorithmName(changed).equals(algorithmName(current))) {
+                // said first and alone: the new algorithm's parameters are no matter when it cannot apply
+                problems.add(algorithmCannotChange(name));
+                return;
+            }
             try {
                 PolicyFactory.Planned planned = PolicyFactory.createOne(name, changed);
-                ThrottleProperties.Policy current = this.settings.get(name);
                 if (!planned.policy()
                         .algorithm()
                         .equals(this.throttler.policy(name).algorithm())) {
-                    problems.add(PREFIX + name + ".algorithm cannot change at run time ("
-                            + this.throttler.policy(name).algorithm()
-                            + "): its keys' state would mean nothing under another; restart to change it");
+                    problems.add(algorithmCannotChange(name));
                 }
                 if (changed.isResetOnSuccess() != current.isResetOnSuccess()
                         || changed.getCount() != current.getCount()) {
@@ -407,6 +411,18 @@ public final class ThrottlePolicies implements PolicyChanges {
             throw new ThrottleConfigurationException(problems);
         }
         return built;
+    }
+
+    private String algorithmCannotChange(String name) {
+        return PREFIX + name + ".algorithm cannot change at run time ("
+                + this.throttler.policy(name).algorithm()
+                + "): its keys' state would mean nothing under another; restart to change it";
+    }
+
+    private static String algorithmName(ThrottleProperties.Policy settings) {
+        return (settings.getAlgorithm() != null)
+                ? settings.getAlgorithm().trim().toLowerCase(Locale.ROOT)
+                : "";
     }
 
     private boolean isShadow(ThrottleProperties.Policy settings) {

@@ -137,6 +137,12 @@ class ThrottleEndpointChangeTests {
             assertThat(post(this.port, "/actuator/throttle/api", "{\"limt\": 3}")
                             .body())
                     .contains("throttle.policies.api.limt is not a setting of a policy");
+            // another algorithm is said to be one that cannot change, not judged by its parameters
+            assertThat(post(this.port, "/actuator/throttle/api", "{\"algorithm\": \"fixed-window\"}")
+                            .body())
+                    .contains("throttle.policies.api.algorithm cannot change at run time (token-bucket)")
+                    .doesNotContain("means nothing")
+                    .doesNotContain("needs a value");
             assertThat(this.throttler.policy("api").quota())
                     .as("nothing changed")
                     .isEqualTo(10);
