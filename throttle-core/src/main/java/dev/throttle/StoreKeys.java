@@ -8,16 +8,28 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The keys as stores see them: a caller's key normalized before it reaches a store, so that no key
- * bypasses its policy (null and blank share one bucket) and none is too long for a store to keep.
+ * bypasses its policy (null and blank share one bucket), none is too long for a store to keep, and
+ * no two keys become one on their way to a store's bytes.
  */
 final class StoreKeys {
+
+    /**
+     * Put before the UTF-16 code units of a key with a lone surrogate when it is digested, so that
+     * its digest is never that of a key digested from its UTF-8 bytes.
+     */
+    private static final byte[] UTF_16_DOMAIN = "utf-16:".getBytes(StandardCharsets.US_ASCII);
 
     private StoreKeys() {}
 
     /**
      * Returns the key as stores see it: {@link Throttler#SHARED_KEY} for null or blank, the SHA-256
      * digest (base64url, prefixed {@code #}) for keys longer than {@value Throttler#MAX_KEY_LENGTH}
-     * characters, otherwise the key itself.
+     * characters and for keys with a lone surrogate, otherwise the key itself.
+     *
+     * <p>A lone surrogate (half of a UTF-16 pair, such as {@code "\ud800"} in a JSON string) has no
+     * UTF-8 form: Redis's client and PostgreSQL's driver write it as {@code ?}, so {@code sur\ud800@x}
+     * and {@code sur?@x} would be one key there, and anyone could lock out an address with a
+     * {@code ?} in it. Such a key is digested from its UTF-16 code units instead, which keeps it apart.
      * @param key a caller's key
      * @return the stored key
      */
@@ -25,14 +37,42 @@ final class StoreKeys {
         if (key == null || key.isBlank()) {
             return Throttler.SHARED_KEY;
         }
-        if (key.length() <= Throttler.MAX_KEY_LENGTH) {
+        boolean wellFormed = isWellFormed(key);
+        if (key.length() <= Throttler.MAX_KEY_LENGTH && wellFormed) {
             return key;
         }
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-            return "#" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+            MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
+            if (wellFormed) {
+                sha256.update(key.getBytes(StandardCharsets.UTF_8));
+            } else {
+                sha256.update(UTF_16_DOMAIN);
+                // the code units as they are: an encoder would replace each lone surrogate alike
+                byte[] units = new byte[2 * key.length()];
+                for (int i = 0; i < key.length(); i++) {
+                    units[2 * i] = (byte) (key.charAt(i) >> 8);
+                    units[2 * i + 1] = (byte) key.charAt(i);
+                }
+                sha256.update(units);
+            }
+            return "#" + Base64.getUrlEncoder().withoutPadding().encodeToString(sha256.digest());
         } catch (NoSuchAlgorithmException ex) {
             throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
         }
+    }
+
+    /** Whether every surrogate of the key is half of a pair, so that its UTF-8 bytes name it alone. */
+    private static boolean isWellFormed(String key) {
+        for (int i = 0, length = key.length(); i < length; i++) {
+            char c = key.charAt(i);
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(key.charAt(i + 1))) {
+                    i++;
+                } else {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 }

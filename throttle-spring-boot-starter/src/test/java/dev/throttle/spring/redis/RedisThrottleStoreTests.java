@@ -12,6 +12,7 @@ import dev.throttle.ManualTimeSource;
 import dev.throttle.Policy;
 import dev.throttle.SlidingLogPolicy;
 import dev.throttle.ThrottleStore;
+import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.TokenBucketPolicy;
 import dev.throttle.memory.MemoryThrottleStore;
@@ -143,6 +144,19 @@ class RedisThrottleStoreTests {
         assertThat(store.redisKey("fw", "alice@example.com")).isEqualTo("myapp:{fw:alice@example.com}");
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> new RedisThrottleStore(connectionFactory, "a{b", Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void keysThatUtf8WouldMergeKeepBucketsOfTheirOwn() {
+        // a lone surrogate has no UTF-8 form: Lettuce writes it as '?', so these were one Redis key
+        Throttler throttler = new Throttler(store(), List.of(TokenBucketPolicy.of("login", 1, Duration.ofHours(1))));
+        String[] keys = {"sur\ud800@x.com", "sur\udbff@x.com", "sur?@x.com"};
+        for (String key : keys) {
+            assertThat(throttler.tryAcquire("login", key, 1).allowed()).as(key).isTrue();
+        }
+        for (String key : keys) {
+            assertThat(throttler.tryAcquire("login", key, 1).allowed()).as(key).isFalse();
+        }
     }
 
     @Test
