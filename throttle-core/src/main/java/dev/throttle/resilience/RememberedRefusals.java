@@ -5,8 +5,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What a store's limiter may add for a {@link ResilientThrottleStore}: the refusals it remembers
- * (the Redis store's near cache), which answer before the failure mode while the store cannot be
- * reached, so that a key the store refused before an outage stays refused until its Retry-After.
+ * (the Redis store's near cache, the jdbc store's memory for an outage; {@link RefusalMemory} keeps
+ * them), which answer before the failure mode while the store cannot be reached, so that a key the store refused before an outage stays refused until its Retry-After.
  * A limiter that remembers nothing does not implement it; the failure policy asks only those that do.
  */
 public interface RememberedRefusals {

@@ -66,7 +66,8 @@ import java.util.function.BiConsumer;
  *
  * <p>What the store refused stays refused: before any failure mode answers a call, the store's
  * limiter is asked for a refusal it remembers and knows to be still true
- * ({@link RememberedRefusals}, the Redis store's near cache), so a key the store refused
+ * ({@link RememberedRefusals}: the Redis store's near cache, the jdbc store's memory of refusals), so
+ * a key the store refused
  * before an outage is refused until its Retry-After, whatever the mode; the mode answers only for
  * keys nothing is known about. Such answers are sourced {@link DecisionSource#nearCache}.
  *

@@ -1,9 +1,12 @@
 package dev.throttle.spring.jdbc;
 
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
 import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Limiter;
 import dev.throttle.Policy;
+import dev.throttle.resilience.RefusalMemory;
+import dev.throttle.resilience.RememberedRefusals;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -16,9 +19,16 @@ import org.jspecify.annotations.Nullable;
  * One policy's keys in the database: every decision, refund and peek is one call of
  * {@code <prefix>decide(...)} (one round trip, shared with the calls that wait beside it:
  * {@link JdbcCalls#decide}), a reset one {@code DELETE}. The policy's numbers
- * are written once, here, as the array literal every call sends. Thread-safe.
+ * are written once, here, as the array literal every call sends.
+ *
+ * <p>The refusals the database gives are remembered on this instance until their Retry-After
+ * ({@link RefusalMemory}), never to answer while the database does, only for an outage: a failure
+ * policy asks for them first ({@link RememberedRefusals}), so a key the database locked out stays
+ * locked out on every instance that saw it refused, whatever the failure mode. An allowed call, a
+ * refund and a reset made here forget the key here; one made on another instance does not reach this
+ * one, whose refusal then holds until its Retry-After, in an outage only. Thread-safe.
  */
-final class JdbcLimiter implements Limiter {
+final class JdbcLimiter implements Limiter, RememberedRefusals {
 
     private final Policy policy;
 
@@ -34,9 +44,13 @@ final class JdbcLimiter implements Limiter {
 
     private final String resetSql;
 
-    JdbcLimiter(JdbcCalls calls, Policy policy) {
+    /** The refusals the database gave under the policy's name, shared by its limiters (plans, changes). */
+    private final RefusalMemory remembered;
+
+    JdbcLimiter(JdbcCalls calls, Policy policy, RefusalMemory remembered) {
         this.policy = policy;
         this.calls = calls;
+        this.remembered = remembered;
         this.algorithm = policy.algorithm().id();
         this.limits = limitsOf(policy);
         this.calendar = (policy instanceof FixedWindowPolicy window && window.calendar() != null)
@@ -68,7 +82,11 @@ final class JdbcLimiter implements Limiter {
         if (cost > this.policy.maxCost()) {
             return Decision.neverAllowed(this.policy.quota());
         }
-        return this.calls.decideNow(call(key, "a", cost, null), JdbcLimiter::decision, "tryAcquire");
+        long sentAt = this.remembered.now();
+        long sentEpoch = this.remembered.epoch();
+        Decision decision = this.calls.decideNow(call(key, "a", cost, null), JdbcLimiter::decision, "tryAcquire");
+        this.remembered.remember(key, cost, this, decision, sentAt, sentEpoch);
+        return decision;
     }
 
     @Override
@@ -76,7 +94,24 @@ final class JdbcLimiter implements Limiter {
         if (cost > this.policy.maxCost()) {
             return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
         }
-        return this.calls.decide(call(key, "a", cost, null), JdbcLimiter::decision, "tryAcquire");
+        long sentAt = this.remembered.now();
+        long sentEpoch = this.remembered.epoch();
+        return this.calls
+                .decide(call(key, "a", cost, null), JdbcLimiter::decision, "tryAcquire")
+                .thenApply((decision) -> {
+                    this.remembered.remember(key, cost, this, decision, sentAt, sentEpoch);
+                    return decision;
+                });
+    }
+
+    @Override
+    public @Nullable Decision rememberedRefusal(String key, int cost) {
+        return this.remembered.answer(key, cost, this);
+    }
+
+    @Override
+    public void forgetRemembered(String key) {
+        this.remembered.forget(key);
     }
 
     /**
@@ -91,7 +126,9 @@ final class JdbcLimiter implements Limiter {
         if (cost > this.policy.maxCost()) {
             return Decision.neverAllowed(this.policy.quota());
         }
-        return this.calls.decideNow(call(key, "w", cost, "{" + maxWaitMillis + "}"), JdbcLimiter::decision, "reserve");
+        Decision decision =
+                this.calls.decideNow(call(key, "w", cost, "{" + maxWaitMillis + "}"), JdbcLimiter::decision, "reserve");
+        return reserved(key, decision);
     }
 
     @Override
@@ -102,7 +139,20 @@ final class JdbcLimiter implements Limiter {
         if (cost > this.policy.maxCost()) {
             return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
         }
-        return this.calls.decide(call(key, "w", cost, "{" + maxWaitMillis + "}"), JdbcLimiter::decision, "reserve");
+        return this.calls
+                .decide(call(key, "w", cost, "{" + maxWaitMillis + "}"), JdbcLimiter::decision, "reserve")
+                .thenApply((decision) -> reserved(key, decision));
+    }
+
+    /**
+     * A reservation that took a turn makes a refusal remembered here too early (the turn comes before
+     * any call that does not wait): the key is forgotten.
+     */
+    private Decision reserved(String key, Decision decision) {
+        if (decision.allowed()) {
+            this.remembered.forget(key);
+        }
+        return decision;
     }
 
     /** One call of the function's charge, on every limit. */
@@ -180,11 +230,23 @@ final class JdbcLimiter implements Limiter {
     private void refundWith(String key, int cost, @Nullable String receipts) {
         int given = Math.min(cost, this.policy.maxCost());
         this.calls.decideNow(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
+        this.remembered.forget(key);
     }
 
     private CompletionStage<Void> refundLater(String key, int cost, @Nullable String receipts) {
         int given = Math.min(cost, this.policy.maxCost());
-        return this.calls.decide(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
+        if (this.policy.algorithm() == ConcurrencyPolicy.ALGORITHM) {
+            // a slot's release is not waited for: a refusal remembered while the slot was held must not
+            // answer the caller's next call in an outage that starts before the database has the release
+            this.remembered.forget(key);
+        }
+        // forgotten once the database has the refund, so that no refusal from before is remembered again
+        return this.calls
+                .decide(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund")
+                .thenApply((nothing) -> {
+                    this.remembered.forget(key);
+                    return nothing;
+                });
     }
 
     /**
@@ -205,11 +267,17 @@ final class JdbcLimiter implements Limiter {
     @Override
     public void reset(String key) {
         this.calls.await((c) -> delete(c, key), "reset", this.policy.name());
+        this.remembered.forget(key);
     }
 
     @Override
     public CompletionStage<Void> resetAsync(String key) {
-        return this.calls.bounded((c) -> delete(c, key), "reset", this.policy.name());
+        return this.calls
+                .bounded((c) -> delete(c, key), "reset", this.policy.name())
+                .thenApply((nothing) -> {
+                    this.remembered.forget(key);
+                    return nothing;
+                });
     }
 
     private @Nullable Void delete(Connection connection, String key) throws SQLException {

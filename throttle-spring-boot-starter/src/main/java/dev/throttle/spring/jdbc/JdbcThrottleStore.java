@@ -4,6 +4,7 @@ import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
+import dev.throttle.resilience.RefusalMemory;
 import dev.throttle.spring.client.RemotePauses;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -69,7 +70,21 @@ public final class JdbcThrottleStore implements ThrottleStore {
 
     private static final Log logger = LogFactory.getLog(JdbcThrottleStore.class);
 
+    /**
+     * The most refused keys each policy name remembers for an outage, as the Redis store's near cache
+     * by default ({@link JdbcLimiter}).
+     */
+    static final long REMEMBERED_REFUSALS = 100_000;
+
+    /** The shortest Retry-After worth remembering, as the Redis store's near cache by default. */
+    static final long MINIMUM_REMEMBERED_RETRY_MILLIS = 50;
+
     private final Map<Policy, JdbcLimiter> limiters = new ConcurrentHashMap<>();
+
+    /** The refusals each policy name was given, remembered for an outage. */
+    private final Map<String, RefusalMemory> remembered = new ConcurrentHashMap<>();
+
+    private final @Nullable TimeSource clock;
 
     private final JdbcCalls calls;
 
@@ -124,6 +139,7 @@ public final class JdbcThrottleStore implements ThrottleStore {
                     "throttle.store.jdbc.purge-batch-size must be at least 1, was " + purgeBatchSize);
         }
         this.calls = new JdbcCalls(dataSource, tablePrefix, timeout, maxConnections, clock);
+        this.clock = clock;
         this.purge = (purgeInterval != null) ? startPurge(purgeInterval, purgeBatchSize) : null;
     }
 
@@ -155,9 +171,15 @@ public final class JdbcThrottleStore implements ThrottleStore {
                 throw new IllegalArgumentException("throttle policy '" + policy.name() + "' uses algorithm '"
                         + algorithm + "', which throttle.store.type=jdbc does not run (it runs " + ALGORITHMS + ")");
             }
-            limiter = this.limiters.computeIfAbsent(policy, (p) -> new JdbcLimiter(this.calls, p));
+            limiter = this.limiters.computeIfAbsent(
+                    policy, (p) -> new JdbcLimiter(this.calls, p, rememberedOf(p.name())));
         }
         return limiter;
+    }
+
+    private RefusalMemory rememberedOf(String policy) {
+        return this.remembered.computeIfAbsent(
+                policy, (name) -> new RefusalMemory(REMEMBERED_REFUSALS, MINIMUM_REMEMBERED_RETRY_MILLIS, this.clock));
     }
 
     @Override

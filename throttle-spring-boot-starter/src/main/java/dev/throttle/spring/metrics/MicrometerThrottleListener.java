@@ -26,8 +26,8 @@ import java.util.function.Function;
  * failure mode's fixed answer ({@code open}, {@code closed}) stood in; {@code mode}: {@code enforce},
  * or {@code shadow} for a policy in shadow mode, whose {@code rejected} are the calls it would have
  * refused (and let through); and {@code near-cache}: {@code true} for a refusal the Redis store's
- * near cache repeated on this instance without a Redis call (decided locally), {@code false}
- * otherwise. Each decision is counted once, under one outcome;</li>
+ * near cache repeated on this instance without a Redis call (decided locally), or one a store
+ * remembered and repeated during an outage (the jdbc store's), {@code false} otherwise. Each decision is counted once, under one outcome;</li>
  * <li>{@code throttle.store.latency} (timer), tagged {@code policy} and {@code store}: how long the
  * decision took in the store, failing included;</li>
  * <li>{@code throttle.wait} (timer), tagged {@code policy}: how long each call that had to wait for its

@@ -6,6 +6,7 @@ import dev.throttle.DecisionSource;
 import dev.throttle.Policy;
 import dev.throttle.SourcedDecision;
 import dev.throttle.SourcedLimiter;
+import dev.throttle.resilience.RefusalMemory;
 import dev.throttle.resilience.RememberedRefusals;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -36,7 +37,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
     private final CallBounds bounds;
 
     /** The policy's remembered refusals; null without a near cache. */
-    private final NearCache.@Nullable Entries nearCache;
+    private final @Nullable RefusalMemory nearCache;
 
     /** Whether calls are answered from {@link #nearCache} while Redis answers. */
     private final boolean answersLocally;
@@ -63,10 +64,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
      * @param nearCacheSettings the near cache's settings, which say whether it answers this policy
      */
     RedisLimiter(
-            RedisCalls calls,
-            Policy policy,
-            NearCache.@Nullable Entries nearCache,
-            NearCacheSettings nearCacheSettings) {
+            RedisCalls calls, Policy policy, @Nullable RefusalMemory nearCache, NearCacheSettings nearCacheSettings) {
         this.policy = policy;
         this.calls = calls;
         this.script = new PolicyScript(calls, policy);
@@ -176,7 +174,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
 
     /** An acquire in Redis; with a near cache, its refusal is remembered (or its allowance forgets one). */
     private Mono<Decision> acquire(String key, int cost) {
-        NearCache.Entries entries = this.nearCache;
+        RefusalMemory entries = this.nearCache;
         if (entries == null) {
             return acquired(key, cost);
         }
@@ -195,7 +193,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
         if (batches == null) {
             return this.bounds.await(acquire(key, cost).toFuture(), "tryAcquire");
         }
-        NearCache.Entries entries = this.nearCache;
+        RefusalMemory entries = this.nearCache;
         long sentAt = (entries != null) ? entries.now() : 0;
         long sentEpoch = (entries != null) ? entries.epoch() : 0;
         // the acquire's own future is waited for: a caller that gives up cancels it (a future derived
@@ -269,7 +267,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
                         ? this.script.evalReplicated(writes, key, PolicyScript.RESERVE, cost, longest)
                         : this.script.eval(key, PolicyScript.RESERVE, cost, longest))
                 .map(ScriptReply::decision);
-        NearCache.Entries entries = this.nearCache;
+        RefusalMemory entries = this.nearCache;
         return (entries == null)
                 ? reserved
                 : reserved.doOnNext((decision) -> {
@@ -391,7 +389,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
         if (receipt == 0) {
             return refundAsync(key, cost);
         }
-        NearCache.Entries entries = this.nearCache;
+        RefusalMemory entries = this.nearCache;
         if (entries != null && this.policy.algorithm() == ConcurrencyPolicy.ALGORITHM) {
             // a slot's release is not waited for: a refusal remembered while the slot was held must
             // not answer the caller's next call, made before Redis answers the release (the key is
@@ -420,7 +418,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
      * remembered elsewhere only answers during an outage).
      */
     private Mono<Void> settled(String key, Mono<Void> change, boolean publish) {
-        NearCache.Entries entries = this.nearCache;
+        RefusalMemory entries = this.nearCache;
         if (entries == null) {
             return change;
         }
@@ -470,7 +468,7 @@ final class RedisLimiter implements SourcedLimiter, RememberedRefusals {
      */
     private Mono<Void> deleted(String key) {
         ByteBuffer redisKey = this.script.redisKey(key);
-        NearCache.Entries entries = this.nearCache;
+        RefusalMemory entries = this.nearCache;
         ReplicatedWrites writes = this.replicated;
         if (writes != null) {
             // the DEL waits for a replica on its own connection; its event follows on the store's

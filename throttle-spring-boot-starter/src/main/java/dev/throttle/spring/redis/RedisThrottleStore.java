@@ -4,6 +4,7 @@ import dev.throttle.Limiter;
 import dev.throttle.Policy;
 import dev.throttle.ThrottleStore;
 import dev.throttle.TimeSource;
+import dev.throttle.resilience.RefusalMemory;
 import dev.throttle.spring.client.RemotePauses;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -348,7 +349,7 @@ public final class RedisThrottleStore implements ThrottleStore {
     }
 
     /** The near cache's entries of a policy, or null without a near cache. */
-    private NearCache.@Nullable Entries nearCacheOf(String policy) {
+    private @Nullable RefusalMemory nearCacheOf(String policy) {
         return (this.nearCache != null) ? this.nearCache.of(policy) : null;
     }
 

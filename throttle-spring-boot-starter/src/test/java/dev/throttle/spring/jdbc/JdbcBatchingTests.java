@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.throttle.Decision;
 import dev.throttle.Limiter;
 import dev.throttle.TokenBucketPolicy;
+import dev.throttle.resilience.RefusalMemory;
 import dev.throttle.testing.jdbc.SharedPostgres;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -167,7 +168,7 @@ class JdbcBatchingTests {
                 .singleElement()
                 .satisfies((ex) -> assertThat(ex.getSQLState()).isEqualTo("22P02"));
         // the batch rolled back whole, then each call went alone: b and d were charged once
-        Limiter limiter = new JdbcLimiter(calls, BATCHED);
+        Limiter limiter = new JdbcLimiter(calls, BATCHED, new RefusalMemory(10, 50, null));
         assertThat(limiter.peek("b").remaining()).isEqualTo(4);
         assertThat(limiter.peek("d").remaining()).isEqualTo(4);
     }
@@ -190,7 +191,7 @@ class JdbcBatchingTests {
         assertThat(calls.decideNow(acquire("after", limits), JdbcLimiter::decision, "tryAcquire")
                         .remaining())
                 .isEqualTo(4);
-        Limiter limiter = new JdbcLimiter(calls, BATCHED);
+        Limiter limiter = new JdbcLimiter(calls, BATCHED, new RefusalMemory(10, 50, null));
         assertThat(limiter.peek("a").remaining()).isEqualTo(4);
         assertThat(limiter.peek("gave-up").remaining()).isEqualTo(5);
         assertThat(count("unnest(")).isZero();

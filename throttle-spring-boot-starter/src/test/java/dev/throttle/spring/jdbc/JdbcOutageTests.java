@@ -3,9 +3,13 @@ package dev.throttle.spring.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.throttle.DecisionSource;
+import dev.throttle.LockoutPolicy;
 import dev.throttle.SourcedDecision;
 import dev.throttle.SourcedLimiter;
+import dev.throttle.TimeSource;
 import dev.throttle.TokenBucketPolicy;
+import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.testing.Eventually;
@@ -15,6 +19,7 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -57,13 +62,7 @@ class JdbcOutageTests {
     @Test
     void aDatabaseStoppedMidLoadIsAnsweredByTheFailureModeWithinTheTimeoutAndRecoversWithoutRestart() throws Exception {
         int port = freePort();
-        this.postgres = start(port);
-        this.pool = SharedPostgres.newDataSource(SharedPostgres.urlOf(this.postgres), 4);
-        // the pool would wait 1 s for a connection: longer than the store's timeout
-        this.pool.setConnectionTimeout(1_000);
-        JdbcSchema.create(this.pool, "throttle_");
-        JdbcThrottleStore jdbc = new JdbcThrottleStore(this.pool, "throttle_", TIMEOUT, 4, null, null, 0);
-        this.store = ResilientThrottleStore.of(jdbc, FailureMode.CLOSED, 1_000);
+        this.store = ResilientThrottleStore.of(startDatabaseAndStore(port), FailureMode.CLOSED, 1_000);
         SourcedLimiter limiter =
                 (SourcedLimiter) this.store.limiter(TokenBucketPolicy.of("api", 1_000_000, Duration.ofSeconds(1)));
 
@@ -102,6 +101,65 @@ class JdbcOutageTests {
             return !decided.source().isFailureMode() && decided.decision().allowed();
         });
         assertThat(this.store.isStoreDown()).isFalse();
+    }
+
+    /**
+     * A key the database locked out stays locked out through an outage, under a failure mode that lets
+     * unknown keys through: the refusal this instance was given answers, with its time left, before
+     * the local fallback would start the key afresh; a reset during the outage unlocks it here at once.
+     */
+    @Test
+    void aKeyTheDatabaseLockedOutStaysLockedOutThroughAnOutageUnderTheLocalFailureMode() throws Exception {
+        this.store = new ResilientThrottleStore(
+                startDatabaseAndStore(freePort()),
+                FailureMode.LOCAL,
+                new MemoryThrottleStore(TimeSource.system(), 1_000),
+                TimeSource.system());
+        SourcedLimiter login =
+                (SourcedLimiter) this.store.limiter(LockoutPolicy.of("login", List.of(Duration.ofMinutes(10))));
+        assertThat(login.tryAcquire("mallory", 1).allowed()).isTrue();
+        SourcedDecision lockedOut = login.tryAcquireSourced("mallory", 1);
+        assertThat(lockedOut.decision().allowed()).isFalse();
+        assertThat(lockedOut.source())
+                .as("the database decides while it answers")
+                .isEqualTo(DecisionSource.store("jdbc"));
+
+        this.postgres.close();
+        this.postgres = null;
+        long retry = Long.MAX_VALUE;
+        for (int i = 0; i < 5; i++) {
+            SourcedDecision answer = login.tryAcquireSourced("mallory", 1);
+            assertThat(answer.decision().allowed())
+                    .as("the local fallback would have let mallory in")
+                    .isFalse();
+            assertThat(answer.source()).isEqualTo(DecisionSource.nearCache("jdbc"));
+            assertThat(answer.decision().retryAfterMillis())
+                    .isLessThanOrEqualTo(retry)
+                    .isGreaterThan(Duration.ofMinutes(9).toMillis());
+            retry = answer.decision().retryAfterMillis();
+        }
+        assertThat(this.store.isStoreDown()).isTrue();
+        SourcedDecision unknown = login.tryAcquireSourced("alice", 1);
+        assertThat(unknown.decision().allowed())
+                .as("a key nothing is known about")
+                .isTrue();
+        assertThat(unknown.source()).isEqualTo(DecisionSource.store("local"));
+        login.reset("mallory");
+        SourcedDecision afterReset = login.tryAcquireSourced("mallory", 1);
+        assertThat(afterReset.source().isNearCache()).isFalse();
+        assertThat(afterReset.decision().allowed())
+                .as("unlocked on this instance")
+                .isTrue();
+    }
+
+    /** A PostgreSQL of the test's own on {@code port}, with the schema, and a jdbc store on it. */
+    private JdbcThrottleStore startDatabaseAndStore(int port) throws Exception {
+        this.postgres = start(port);
+        this.pool = SharedPostgres.newDataSource(SharedPostgres.urlOf(this.postgres), 4);
+        // the pool would wait 1 s for a connection: longer than the store's timeout
+        this.pool.setConnectionTimeout(1_000);
+        JdbcSchema.create(this.pool, "throttle_");
+        return new JdbcThrottleStore(this.pool, "throttle_", TIMEOUT, 4, null, null, 0);
     }
 
     private EmbeddedPostgres start(int port) throws IOException {

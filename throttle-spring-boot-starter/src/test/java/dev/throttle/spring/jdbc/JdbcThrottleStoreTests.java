@@ -9,6 +9,7 @@ import dev.throttle.FixedWindowPolicy;
 import dev.throttle.Limiter;
 import dev.throttle.Throttler;
 import dev.throttle.TokenBucketPolicy;
+import dev.throttle.resilience.RememberedRefusals;
 import dev.throttle.testing.Eventually;
 import dev.throttle.testing.jdbc.SharedPostgres;
 import java.sql.Connection;
@@ -68,6 +69,52 @@ class JdbcThrottleStoreTests {
                         .as(key)
                         .isFalse();
             }
+        }
+    }
+
+    @Test
+    void theDatabasesRefusalsAreRememberedForAnOutageUntilTheKeyIsAllowedGivenBackOrReset() throws Exception {
+        try (JdbcThrottleStore store = new JdbcThrottleStore(SharedPostgres.dataSource())) {
+            Limiter limiter = store.limiter(TokenBucketPolicy.of("one", 1, Duration.ofHours(1)));
+            RememberedRefusals remembered = (RememberedRefusals) limiter;
+            Decision taken = limiter.tryAcquire("sync", 1);
+            assertThat(remembered.rememberedRefusal("sync", 1)).isNull();
+            assertThat(limiter.tryAcquire("sync", 1).allowed()).isFalse();
+            assertThat(remembered.rememberedRefusal("sync", 1).retryAfterMillis())
+                    .isGreaterThan(Duration.ofMinutes(59).toMillis());
+            assertThat(remembered.rememberedRefusal("sync", 2))
+                    .as("another cost")
+                    .isNull();
+            limiter.refund("sync", 1, taken);
+            assertThat(remembered.rememberedRefusal("sync", 1)).as("given back").isNull();
+
+            assertThat(limiter.tryAcquireAsync("async", 1)
+                            .toCompletableFuture()
+                            .get()
+                            .allowed())
+                    .isTrue();
+            assertThat(limiter.tryAcquireAsync("async", 1)
+                            .toCompletableFuture()
+                            .get()
+                            .allowed())
+                    .isFalse();
+            assertThat(remembered.rememberedRefusal("async", 1)).isNotNull();
+            limiter.resetAsync("async").toCompletableFuture().get();
+            assertThat(remembered.rememberedRefusal("async", 1)).as("reset").isNull();
+
+            Limiter other = store.limiter(TokenBucketPolicy.of("one", 2, Duration.ofHours(1)));
+            assertThat(other.tryAcquire("async", 1).allowed()).isTrue();
+            assertThat(other.tryAcquire("async", 1).allowed()).isTrue();
+            assertThat(other.tryAcquire("async", 1).allowed()).isFalse();
+            assertThat(((RememberedRefusals) other).rememberedRefusal("async", 1))
+                    .isNotNull();
+            assertThat(remembered.rememberedRefusal("async", 1))
+                    .as("another limiter of the name (a plan) answers none of it")
+                    .isNull();
+            limiter.reset("async");
+            assertThat(((RememberedRefusals) other).rememberedRefusal("async", 1))
+                    .as("a reset by any limiter of the name forgets it")
+                    .isNull();
         }
     }
 
