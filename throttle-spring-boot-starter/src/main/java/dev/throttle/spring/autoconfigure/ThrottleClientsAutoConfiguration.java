@@ -21,20 +21,14 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
-import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
-import org.springframework.boot.context.properties.bind.Bindable;
-import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -245,17 +239,10 @@ public final class ThrottleClientsAutoConfiguration {
     }
 
     /** Whether some {@code throttle.clients.<name>} is configured. */
-    static final class OnClientsConfigured extends SpringBootCondition {
+    static final class OnClientsConfigured extends OnEntriesConfigured {
 
-        @Override
-        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            boolean any = Binder.get(context.getEnvironment())
-                    .bind("throttle.clients", Bindable.mapOf(String.class, Object.class))
-                    .map((clients) -> !clients.isEmpty())
-                    .orElse(false);
-            return any
-                    ? ConditionOutcome.match("throttle.clients is configured")
-                    : ConditionOutcome.noMatch("no throttle.clients");
+        OnClientsConfigured() {
+            super("throttle.clients");
         }
     }
 }

@@ -13,6 +13,7 @@ import dev.throttle.spring.internal.web.ServletHttpRulesFilter;
 import dev.throttle.spring.internal.web.ServletRefusals;
 import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
+import java.util.Map;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -21,8 +22,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
@@ -66,10 +69,11 @@ public final class ThrottleWebMvcAutoConfiguration {
     }
 
     /**
-     * The filter of URL rules and of the blocklist, before Spring Security's; enabled only when
-     * there is a rule or a blocked address.
+     * The filter of URL rules and of the blocklist, before Spring Security's; only when there is a
+     * rule or a blocked address.
      */
     @Bean
+    @Conditional(OnRulesOrBlocklist.class)
     @ConditionalOnMissingBean(name = "throttleHttpRulesFilter")
     FilterRegistrationBean<ServletHttpRulesFilter> throttleHttpRulesFilter(
             HttpRules rules,
@@ -82,7 +86,6 @@ public final class ThrottleWebMvcAutoConfiguration {
                 HttpRulesFactory.filterConfig(rules, access, properties, corsSources), refusals);
         FilterRegistrationBean<ServletHttpRulesFilter> registration = new FilterRegistrationBean<>(filter);
         registration.setOrder(http.getFilterOrder());
-        registration.setEnabled(!rules.isEmpty() || !http.getBlocklist().isEmpty());
         return registration;
     }
 
@@ -151,10 +154,11 @@ public final class ThrottleWebMvcAutoConfiguration {
     }
 
     /**
-     * The filter of bans, before the URL rules' (and so before Spring Security's); enabled only when
-     * a ban is configured.
+     * The filter of bans, before the URL rules' (and so before Spring Security's); only when a ban is
+     * configured (a ban added at run time names a configured one).
      */
     @Bean
+    @Conditional(OnBansConfigured.class)
     @ConditionalOnMissingBean(name = "throttleBanFilter")
     FilterRegistrationBean<ServletBanFilter> throttleBanFilter(
             BanGate bans, ThrottleProperties properties, ServletRefusals refusals) {
@@ -162,7 +166,26 @@ public final class ThrottleWebMvcAutoConfiguration {
         FilterRegistrationBean<ServletBanFilter> registration =
                 new FilterRegistrationBean<>(new ServletBanFilter(bans, refusals, order));
         registration.setOrder(order);
-        registration.setEnabled(!bans.isEmpty());
         return registration;
+    }
+
+    /** Whether some {@code throttle.http.rules[i]} or {@code throttle.http.blocklist} entry is configured. */
+    static final class OnRulesOrBlocklist extends OnEntriesConfigured {
+
+        OnRulesOrBlocklist() {
+            super(Map.of(
+                    "throttle.http.rules",
+                    Bindable.listOf(ThrottleProperties.Http.Rule.class),
+                    "throttle.http.blocklist",
+                    Bindable.listOf(String.class)));
+        }
+    }
+
+    /** Whether some {@code throttle.bans.<name>} is configured. */
+    static final class OnBansConfigured extends OnEntriesConfigured {
+
+        OnBansConfigured() {
+            super("throttle.bans");
+        }
     }
 }

@@ -11,6 +11,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 
 /**
  * {@code throttle.bans}: read once at startup, every mistake of every ban reported at once, each
@@ -40,6 +42,27 @@ class BanConfigurationTests {
                                     "abuse",
                                     new BanRule(
                                             "abuse", 10, Duration.ofMinutes(1), Set.of(), Duration.ofMinutes(10), 429));
+                });
+    }
+
+    @Test
+    void theBanFilterIsRegisteredOnlyWhenABanIsConfigured() {
+        WebApplicationContextRunner servlet = new WebApplicationContextRunner()
+                .withConfiguration(
+                        AutoConfigurations.of(ThrottleAutoConfiguration.class, ThrottleWebMvcAutoConfiguration.class))
+                .withPropertyValues(
+                        "throttle.policies.api.algorithm=gcra",
+                        "throttle.policies.api.limit=3",
+                        "throttle.policies.api.period=1m");
+        // no registration at all, rather than one disabled (which Boot logs at every start)
+        servlet.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean("throttleBanFilter"));
+        servlet.withPropertyValues(
+                        "throttle.bans.abuse.after=10", "throttle.bans.abuse.within=1m", "throttle.bans.abuse.for=10m")
+                .run((context) -> {
+                    FilterRegistrationBean<?> registration =
+                            context.getBean("throttleBanFilter", FilterRegistrationBean.class);
+                    assertThat(registration.isEnabled()).isTrue();
+                    assertThat(registration.getOrder()).isEqualTo(-111);
                 });
     }
 
