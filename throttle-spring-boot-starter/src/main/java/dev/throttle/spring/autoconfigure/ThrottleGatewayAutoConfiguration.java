@@ -2,6 +2,9 @@ package dev.throttle.spring.autoconfigure;
 
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.gateway.ThrottleRateLimiter;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -9,6 +12,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
@@ -19,7 +23,8 @@ import org.springframework.context.annotation.Primary;
  * policy under {@code throttle.policies}. It is the primary {@code RateLimiter}: a filter that names
  * none uses it, as the gateway uses its one {@code RateLimiter} (the gateway's own
  * {@code RedisRateLimiter}, which it defines whenever Spring Data Redis is present, stays available
- * by name). {@code throttle.gateway.enabled=false} leaves the gateway as it was.
+ * by name, and decides the routes that give only its {@code redis-rate-limiter.} arguments).
+ * {@code throttle.gateway.enabled=false} leaves the gateway as it was.
  */
 @AutoConfiguration(
         after = ThrottleAutoConfiguration.class,
@@ -37,13 +42,27 @@ import org.springframework.context.annotation.Primary;
 @ConditionalOnProperty(name = "throttle.gateway.enabled", havingValue = "true", matchIfMissing = true)
 public final class ThrottleGatewayAutoConfiguration {
 
+    /** The name of the gateway's own {@code RedisRateLimiter} bean. */
+    private static final String REDIS_RATE_LIMITER = "redisRateLimiter";
+
     @Bean
     @Primary
     @ConditionalOnBean(Admissions.class)
     @ConditionalOnMissingBean(ThrottleRateLimiter.class)
     ThrottleRateLimiter throttleRateLimiter(
-            Admissions admissions, ThrottleProperties properties, ConfigurationService configurationService) {
+            Admissions admissions,
+            ThrottleProperties properties,
+            ConfigurationService configurationService,
+            BeanFactory beanFactory) {
+        // looked up when a route is bound: the gateway defines it after this bean, and only with Redis
+        Supplier<@Nullable RateLimiter<?>> redisRateLimiter = () -> (beanFactory.containsBean(REDIS_RATE_LIMITER)
+                        && beanFactory.getBean(REDIS_RATE_LIMITER) instanceof RateLimiter<?> redis)
+                ? redis
+                : null;
         return new ThrottleRateLimiter(
-                admissions, properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF, configurationService);
+                admissions,
+                properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
+                configurationService,
+                redisRateLimiter);
     }
 }

@@ -12,10 +12,13 @@ import dev.throttle.spring.web.Refusal;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
+import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 import org.springframework.http.HttpHeaders;
 import reactor.core.publisher.Mono;
@@ -38,10 +41,18 @@ import reactor.core.publisher.Mono;
  *
  * Every response the filter lets through carries {@code RateLimit-Policy} and {@code RateLimit}; a
  * refusal, answered by the gateway with the filter's status (429 unless set), also carries
- * {@code Retry-After} in whole seconds (none for a call that can never pass). Decided through the
- * admission API without blocking (one store round trip per call). The filter never tells how the
- * backend answered, so each call keeps what it took: {@code reset-on-success} and
- * {@code count: failures} do not apply to calls through the gateway.
+ * {@code Retry-After} in whole seconds. Decided through the admission API without blocking (one store
+ * round trip per call); a call of a policy with a {@code wait} that got a later turn is let through
+ * at its turn (a timer, no thread held), and gives the turn back when its client leaves first. The
+ * filter never tells how the backend answered, so each call keeps what it took: {@code reset-on-success}
+ * and {@code count: failures} do not apply to calls through the gateway, and a concurrency policy,
+ * whose slot would have to be released when the call ends, is refused for a route.
+ *
+ * <p>A route's mistakes (no such policy or plan, a cost the policy cannot grant, an unknown
+ * {@code throttle.} argument, a concurrency policy) fail the binding of its filter, which the gateway
+ * reports when it loads its routes (at startup for routes in properties). A route whose
+ * {@code RequestRateLimiter} has only the gateway's own {@code redis-rate-limiter.} arguments keeps
+ * the gateway's {@code RedisRateLimiter}, to which its calls are handed.
  *
  * <p>Thread-safe.
  */
@@ -54,8 +65,20 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
 
     private final boolean rateLimitHeaders;
 
+    /** The arguments a route's filter may give this limiter, after the prefix. */
+    private static final Set<String> ARGUMENTS = Set.of("policy", "plan", "cost");
+
+    /** The prefix of the arguments of the gateway's own {@code RedisRateLimiter}. */
+    private static final String REDIS_RATE_LIMITER_ARGUMENTS = "redis-rate-limiter.";
+
     /** Each route's charge, made once from its arguments (a route's arguments change only with the route). */
     private final Map<String, Charge> charges = new ConcurrentHashMap<>();
+
+    /** The routes whose filter has the gateway's own Redis arguments and none of this limiter's. */
+    private final Set<String> redisRoutes = ConcurrentHashMap.newKeySet();
+
+    /** The gateway's own Redis rate limiter, when it has one (Spring Data Redis Reactive present). */
+    private final Supplier<@Nullable RateLimiter<?>> redisRateLimiter;
 
     /**
      * Creates the limiter.
@@ -66,26 +89,79 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
      */
     public ThrottleRateLimiter(
             Admissions admissions, boolean rateLimitHeaders, ConfigurationService configurationService) {
-        super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
-        this.admissions = admissions;
-        this.rateLimitHeaders = rateLimitHeaders;
+        this(admissions, rateLimitHeaders, configurationService, () -> null);
     }
 
     /**
-     * Binds a route's arguments, and fails the route (the gateway logs it and leaves the route out)
-     * when they name no configured policy.
+     * Creates the limiter, handing the routes that configure the gateway's own Redis rate limiter to it.
+     * @param admissions the charges of the configured policies
+     * @param rateLimitHeaders whether responses carry {@code RateLimit-Policy} and {@code RateLimit}
+     * ({@code throttle.http.headers})
+     * @param configurationService the gateway's binder of filter arguments
+     * @param redisRateLimiter the gateway's {@code RedisRateLimiter}, or a supplier of null without one
+     */
+    public ThrottleRateLimiter(
+            Admissions admissions,
+            boolean rateLimitHeaders,
+            ConfigurationService configurationService,
+            Supplier<@Nullable RateLimiter<?>> redisRateLimiter) {
+        super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
+        this.admissions = admissions;
+        this.rateLimitHeaders = rateLimitHeaders;
+        this.redisRateLimiter = redisRateLimiter;
+    }
+
+    /**
+     * Binds a route's arguments, and fails the binding of its filter (with the route and the argument
+     * to fix) when they name no configured policy, name an argument this limiter does not have, or
+     * configure only the gateway's own Redis rate limiter while none is defined.
      */
     @Override
     public void onApplicationEvent(FilterArgsEvent event) {
+        String routeId = event.getRouteId();
+        boolean ours = false;
+        boolean redis = false;
+        for (String name : event.getArgs().keySet()) {
+            if (name.startsWith(CONFIGURATION_PROPERTY_NAME + ".")) {
+                ours = true;
+                String argument = name.substring(CONFIGURATION_PROPERTY_NAME.length() + 1);
+                if (!ARGUMENTS.contains(argument)) {
+                    throw new IllegalArgumentException("Route '" + routeId + "': the RequestRateLimiter filter's "
+                            + "argument '" + name + "' is not one of throttle's: " + CONFIGURATION_PROPERTY_NAME
+                            + ".policy, " + CONFIGURATION_PROPERTY_NAME + ".plan, " + CONFIGURATION_PROPERTY_NAME
+                            + ".cost");
+                }
+            } else if (name.startsWith(REDIS_RATE_LIMITER_ARGUMENTS)) {
+                redis = true;
+            }
+        }
+        if (redis && !ours) {
+            if (this.redisRateLimiter.get() == null) {
+                throw new IllegalArgumentException("Route '" + routeId + "': its RequestRateLimiter filter has "
+                        + "redis-rate-limiter arguments, but the gateway defines no RedisRateLimiter (it needs "
+                        + "spring-boot-starter-data-redis-reactive); name a policy with "
+                        + CONFIGURATION_PROPERTY_NAME + ".policy to throttle the route by throttle.policies");
+            }
+            this.redisRoutes.add(routeId);
+            this.charges.remove(routeId);
+            return;
+        }
         super.onApplicationEvent(event);
-        Config config = getConfig().get(event.getRouteId());
+        Config config = getConfig().get(routeId);
         if (config != null) {
-            this.charges.put(event.getRouteId(), charge(event.getRouteId(), config));
+            this.redisRoutes.remove(routeId);
+            this.charges.put(routeId, charge(routeId, config));
         }
     }
 
     @Override
     public Mono<Response> isAllowed(String routeId, String id) {
+        if (this.redisRoutes.contains(routeId)) {
+            RateLimiter<?> redis = this.redisRateLimiter.get();
+            if (redis != null) {
+                return redis.isAllowed(routeId, id);
+            }
+        }
         Charge charge;
         try {
             charge = charge(routeId);
@@ -93,10 +169,13 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
             return Mono.error(ex);
         }
         return Mono.fromCompletionStage(() -> Admission.decideAsync(List.of(charge), new @Nullable String[] {id}))
-                .map((admission) -> {
-                    // the gateway does not say how the backend answered: the call keeps what it took
-                    admission.failed();
-                    return new Response(true, allowedHeaders(charge.policy(), admission.decision(0)));
+                .flatMap((admission) -> {
+                    Response allowed = new Response(true, allowedHeaders(charge.policy(), admission.decision(0)));
+                    if (admission.waitMillis() == 0) {
+                        return Mono.just(allowed);
+                    }
+                    // a turn later than now: the call passes at its turn; a client that leaves gives it back
+                    return Mono.delay(admission.untilTurn()).thenReturn(allowed).doOnCancel(admission::refundAsync);
                 })
                 .onErrorResume(
                         ThrottledException.class, (refused) -> Mono.just(new Response(false, refusedHeaders(refused))));
@@ -128,7 +207,7 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
             charge = this.admissions.charge(policy.trim());
         } catch (IllegalArgumentException ex) {
             throw new IllegalArgumentException(
-                    "Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".policy " + ex.getMessage(), ex);
+                    "Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".policy: " + ex.getMessage(), ex);
         }
         String plan = config.getPlan();
         if (plan != null && !plan.isBlank() && !charge.bound().plans().containsKey(plan.trim())) {
@@ -140,7 +219,20 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
             throw new IllegalArgumentException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME
                     + ".cost must be at least 1, was " + config.getCost());
         }
-        return charge.choose((plan != null) ? plan.trim() : null, config.getCost());
+        if (charge.releasesAtEnd()) {
+            throw new IllegalArgumentException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".policy '"
+                    + policy + "' is a concurrency policy, whose slot is held until the call ends; a gateway "
+                    + "RateLimiter is never told when a call ends, so it cannot hold one: throttle the backend's "
+                    + "handler instead (@Throttled)");
+        }
+        Charge chosen = charge.choose((plan != null) ? plan.trim() : null, config.getCost());
+        Policy numbers = chosen.policy();
+        if (config.getCost() > numbers.maxCost()) {
+            throw new IllegalArgumentException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".cost is "
+                    + config.getCost() + ", but policy '" + numbers.name() + "' (" + numbers.algorithm()
+                    + ") can only grant a cost from 1 to " + numbers.maxCost() + ": every call would be refused");
+        }
+        return chosen;
     }
 
     private Map<String, String> allowedHeaders(Policy policy, Decision decision) {

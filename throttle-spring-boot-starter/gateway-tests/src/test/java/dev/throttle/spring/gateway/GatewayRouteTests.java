@@ -31,7 +31,11 @@ import org.springframework.test.web.reactive.server.WebTestClient;
             "throttle.policies.api.algorithm=fixed-window",
             "throttle.policies.api.limit=3",
             "throttle.policies.api.window=1h",
-            "throttle.policies.api.plans.partner.limit=10"
+            "throttle.policies.api.plans.partner.limit=10",
+            "throttle.policies.paced.algorithm=gcra",
+            "throttle.policies.paced.limit=1",
+            "throttle.policies.paced.period=1s",
+            "throttle.policies.paced.wait=5s"
         })
 abstract class GatewayRouteTests {
 
@@ -71,8 +75,15 @@ abstract class GatewayRouteTests {
         routes.put("routes[1].filters[0].args.throttle.policy", "api");
         routes.put("routes[1].filters[0].args.throttle.plan", "partner");
         routes.put("routes[1].filters[0].args.throttle.cost", "4");
+        routes.put("routes[2].id", "paced");
+        routes.put("routes[2].predicates[0].name", "Path");
+        routes.put("routes[2].predicates[0].args.pattern", "/paced/**");
+        routes.put("routes[2].filters[0].name", "RequestRateLimiter");
+        routes.put("routes[2].filters[0].args.key-resolver", "#{@clientKeyResolver}");
+        routes.put("routes[2].filters[0].args.throttle.policy", "paced");
         routes.put("routes[0].uri", backend.url());
         routes.put("routes[1].uri", backend.url());
+        routes.put("routes[2].uri", backend.url());
         routes.forEach((name, value) -> registry.add("spring.cloud.gateway.server.webflux." + name, () -> value));
     }
 
@@ -139,6 +150,26 @@ abstract class GatewayRouteTests {
         assertThat(first.getResponseHeaders().getFirst("RateLimit")).startsWith("\"api\";r=6;");
         assertThat(get("/partner/hello", dave).getStatus()).isEqualTo(HttpStatus.OK);
         assertThat(get("/partner/hello", dave).getStatus()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+    }
+
+    @Test
+    void aCallOverTheLimitOfAPolicyThatWaitsReachesTheBackendAtItsTurnNotBefore() {
+        String erin = client("erin-paced");
+        int before = backend.requests();
+        assertThat(get("/paced/hello", erin).getStatus()).isEqualTo(HttpStatus.OK);
+        long start = System.nanoTime();
+        EntityExchangeResult<String> waited = get("/paced/hello", erin);
+        long tookMillis = Duration.ofNanos(System.nanoTime() - start).toMillis();
+        assertThat(waited.getStatus()).isEqualTo(HttpStatus.OK);
+        assertThat(tookMillis)
+                .as("one call a second: the second waits for its turn")
+                .isGreaterThanOrEqualTo(700);
+        assertThat(backend.requests() - before).isEqualTo(2);
+    }
+
+    /** The backend's address, for routes a subclass adds. */
+    static String backendUrl() {
+        return backend.url();
     }
 
     private EntityExchangeResult<String> get(String path, String client) {

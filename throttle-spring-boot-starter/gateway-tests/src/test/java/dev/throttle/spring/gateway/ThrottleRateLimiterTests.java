@@ -3,20 +3,27 @@ package dev.throttle.spring.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.FixedWindowPolicy;
+import dev.throttle.GcraPolicy;
 import dev.throttle.Throttler;
 import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.spring.admission.Admissions;
+import dev.throttle.spring.admission.Charge;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 
 /**
  * The RateLimiter alone, with routes configured in Java: a route's mistakes are told with the route
- * and the argument to fix, and {@code throttle.http.headers: none} leaves the headers out.
+ * and the argument to fix, a route of the gateway's own Redis limiter is handed to it, a call given a
+ * later turn waits for it, and {@code throttle.http.headers: none} leaves the headers out.
  */
 class ThrottleRateLimiterTests {
 
@@ -53,6 +60,103 @@ class ThrottleRateLimiterTests {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'partners'")
                 .hasMessageContaining("throttle.plan 'gold'");
+    }
+
+    @Test
+    void aConcurrencyPolicyIsRefusedForARouteWhichNeverLearnsWhenItsCallEnds() {
+        ThrottleRateLimiter limiter = new ThrottleRateLimiter(
+                Admissions.of(new Throttler(
+                        new MemoryThrottleStore(TimeSource.system(), 1000),
+                        List.of(new ConcurrencyPolicy("exports", 2, Duration.ofSeconds(30))))),
+                true,
+                null);
+        limiter.getConfig().put("exports", new ThrottleRateLimiter.Config().setPolicy("exports"));
+        assertThatThrownBy(() -> limiter.isAllowed("exports", "alice").block())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'exports'")
+                .hasMessageContaining("concurrency policy")
+                .hasMessageContaining("@Throttled");
+    }
+
+    @Test
+    void aCostThePolicyCannotGrantIsRefusedForTheRoute() {
+        ThrottleRateLimiter limiter = limiter(true);
+        limiter.getConfig()
+                .put("orders", new ThrottleRateLimiter.Config().setPolicy("api").setCost(2));
+        assertThatThrownBy(() -> limiter.isAllowed("orders", "alice").block())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'orders'")
+                .hasMessageContaining("throttle.cost is 2")
+                .hasMessageContaining("from 1 to 1");
+    }
+
+    @Test
+    void anArgumentThatIsNotThrottlesFailsTheBindingOfTheRoute() {
+        ThrottleRateLimiter limiter = limiter(true);
+        assertThatThrownBy(() -> limiter.onApplicationEvent(
+                        new FilterArgsEvent(this, "orders", Map.of("throttle.policy", "api", "throttle.cots", "4"))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'orders'")
+                .hasMessageContaining("'throttle.cots'")
+                .hasMessageContaining("throttle.cost");
+    }
+
+    @Test
+    void aRouteWithOnlyTheGatewaysRedisArgumentsIsHandedToItsRedisRateLimiterOrFailsWithoutOne() {
+        RateLimiter<Object> redis = new RateLimiter<>() {
+
+            @Override
+            public Mono<Response> isAllowed(String routeId, String id) {
+                return Mono.just(new Response(false, Map.of("X-Handed-To", routeId + ":" + id)));
+            }
+
+            @Override
+            public Map<String, Object> getConfig() {
+                return Map.of();
+            }
+
+            @Override
+            public Class<Object> getConfigClass() {
+                return Object.class;
+            }
+
+            @Override
+            public Object newConfig() {
+                return new Object();
+            }
+        };
+        FilterArgsEvent legacy = new FilterArgsEvent(
+                this, "legacy", Map.of("redis-rate-limiter.replenishRate", "1", "key-resolver", "#{@keys}"));
+        ThrottleRateLimiter limiter = new ThrottleRateLimiter(this.admissions, true, null, () -> redis);
+        limiter.onApplicationEvent(legacy);
+        assertThat(limiter.isAllowed("legacy", "alice").block().getHeaders())
+                .containsEntry("X-Handed-To", "legacy:alice");
+        assertThatThrownBy(() -> limiter(true).onApplicationEvent(legacy))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'legacy'")
+                .hasMessageContaining("redis-rate-limiter")
+                .hasMessageContaining("throttle.policy");
+    }
+
+    @Test
+    void aCallGivenALaterTurnPassesAtItsTurnAndGivesItBackWhenItsClientLeaves() {
+        Throttler throttler = new Throttler(
+                new MemoryThrottleStore(TimeSource.system(), 1000),
+                List.of(new GcraPolicy("paced", 1, Duration.ofSeconds(1))));
+        Admissions waiting = new Admissions(
+                throttler, (name) -> Charge.OnSuccess.COUNT, (name) -> () -> false, (name) -> Duration.ofSeconds(5));
+        ThrottleRateLimiter limiter = new ThrottleRateLimiter(waiting, true, null);
+        limiter.getConfig().put("paced", new ThrottleRateLimiter.Config().setPolicy("paced"));
+        assertThat(limiter.isAllowed("paced", "alice").block().isAllowed()).isTrue();
+        // the second call's turn is a second away; its client leaves at once, giving the turn back
+        Disposable left = limiter.isAllowed("paced", "alice").subscribe();
+        left.dispose();
+        long start = System.nanoTime();
+        assertThat(limiter.isAllowed("paced", "alice").block().isAllowed()).isTrue();
+        long waited = Duration.ofNanos(System.nanoTime() - start).toMillis();
+        assertThat(waited)
+                .as("the third call waits for the turn the second gave back, not the one after it")
+                .isBetween(500L, 1_600L);
     }
 
     @Test
