@@ -25,6 +25,8 @@ import org.springframework.web.bind.annotation.PostMapping
 import org.springframework.web.bind.annotation.RequestBody
 import org.springframework.web.bind.annotation.RequestParam
 import org.springframework.web.bind.annotation.RestController
+import org.springframework.web.server.ResponseStatusException
+import reactor.core.publisher.Mono
 import java.net.Socket
 import java.time.Duration
 import java.util.concurrent.atomic.AtomicBoolean
@@ -220,6 +222,18 @@ class WebFluxCoroutineTests {
         assertThat(http.get("/service?name=carol").statusCode()).isEqualTo(200)
     }
 
+    @Test
+    fun `a suspend fun returning an entity whose body is a Mono is settled by the body, not the entity's status`() {
+        val wrong = """{"user":"erin","password":"wrong"}"""
+        assertThat(http.postJson("/login-later", wrong).statusCode()).isEqualTo(401)
+        assertThat(http.postJson("/login-later", wrong).statusCode())
+            .`as`("the body's failure was no success: the lockout holds")
+            .isEqualTo(429)
+        clock.advance(Duration.ofSeconds(5))
+        assertThat(http.postJson("/login-later", """{"user":"erin","password":"secret"}""").statusCode())
+            .isEqualTo(200)
+    }
+
     @SpringBootConfiguration
     @EnableAutoConfiguration
     class App {
@@ -246,6 +260,21 @@ class WebFluxCoroutineTests {
 
     @RestController
     class Endpoints(private val greetings: Greetings) {
+
+        @PostMapping("/login-later")
+        @Throttled(policy = "login", key = "#credentials.user")
+        suspend fun loginLater(@RequestBody credentials: Credentials): ResponseEntity<Mono<String>> {
+            delay(1)
+            // the status is 200 before the body runs: the body says whether the password was right
+            return ResponseEntity.ok(
+                Mono.fromCallable {
+                    if (credentials.password != "secret") {
+                        throw ResponseStatusException(HttpStatus.UNAUTHORIZED, "wrong password")
+                    }
+                    "welcome ${credentials.user}"
+                },
+            )
+        }
 
         companion object {
             val slowLoginCancelled = AtomicBoolean()

@@ -37,12 +37,14 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
  * The lockout probe through a real WebFlux (Netty) port, for handlers returning a
- * {@code Publisher}, an RxJava {@code Single} and a {@code ResponseEntity<Mono<T>>}: followed to
- * their outcome, so a wrong password is no success.
+ * {@code Publisher}, an RxJava {@code Single}, a {@code ResponseEntity<Mono<T>>} and a
+ * {@code Mono<ResponseEntity<Mono<T>>>} or {@code Mono<ResponseEntity<Flux<T>>>}: followed to their
+ * outcome (the body's, not the entity's status), so a wrong password is no success.
  */
 @SpringBootTest(
         classes = WebFluxReturnTypeTests.LoginApplication.class,
@@ -82,7 +84,14 @@ class WebFluxReturnTypeTests {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"/login/publisher", "/login/single", "/login/entity"})
+    @ValueSource(
+            strings = {
+                "/login/publisher",
+                "/login/single",
+                "/login/entity",
+                "/login/mono-of-entity-of-mono",
+                "/login/mono-of-entity-of-flux"
+            })
     void fiveWrongPasswordsDoNotPassALockoutAndASuccessResetsIt(String path) throws Exception {
         assertThat(login(path, "alice", "guess").statusCode()).isEqualTo(401);
         for (int i = 0; i < 4; i++) {
@@ -168,6 +177,19 @@ class WebFluxReturnTypeTests {
         @Throttled(policy = "login", key = "#credentials.user")
         ResponseEntity<Mono<Map<String, String>>> entity(@RequestBody Credentials credentials) {
             return ResponseEntity.ok(Mono.fromCallable(() -> check(credentials)));
+        }
+
+        // the entity arrives in a Mono and its status is 200 before the body's outcome is known
+        @PostMapping("/login/mono-of-entity-of-mono")
+        @Throttled(policy = "login", key = "#credentials.user")
+        Mono<ResponseEntity<Mono<Map<String, String>>>> monoOfEntityOfMono(@RequestBody Credentials credentials) {
+            return Mono.fromSupplier(() -> ResponseEntity.ok(Mono.fromCallable(() -> check(credentials))));
+        }
+
+        @PostMapping("/login/mono-of-entity-of-flux")
+        @Throttled(policy = "login", key = "#credentials.user")
+        Mono<ResponseEntity<Flux<Map<String, String>>>> monoOfEntityOfFlux(@RequestBody Credentials credentials) {
+            return Mono.fromSupplier(() -> ResponseEntity.ok(Flux.defer(() -> Flux.just(check(credentials)))));
         }
     }
 }

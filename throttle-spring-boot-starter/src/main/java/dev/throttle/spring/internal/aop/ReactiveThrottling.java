@@ -6,6 +6,7 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.core.ReactiveAdapter;
+import org.springframework.http.ResponseEntity;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -114,9 +115,18 @@ final class ReactiveThrottling {
         return adapter.fromPublisher(settled);
     }
 
-    /** A single value is a success unless it is a failed ResponseEntity; so is completing empty. */
+    /**
+     * A single value is a success unless it is a failed ResponseEntity; so is completing empty. A
+     * ResponseEntity whose body is reactive (a {@code Mono<ResponseEntity<Flux<T>>>}, a suspending
+     * function's {@code ResponseEntity<Mono<T>>}) is no outcome yet: its status is set before the body
+     * runs, so the call is settled by the body's outcome.
+     */
     private static Mono<Object> settledOnValue(Mono<Object> value, Admitted taken) {
         return value.flatMap((emitted) -> {
+                    Object followed = ReturnTypes.isEntity(emitted) ? Entities.followBody(emitted, taken) : null;
+                    if (followed != null) {
+                        return Mono.just(followed);
+                    }
                     taken.read(emitted);
                     return ReturnTypes.isFailure(emitted)
                             ? failed(taken).thenReturn(emitted)
@@ -164,6 +174,29 @@ final class ReactiveThrottling {
             return (adapter != null) ? adapter.toPublisher(result) : (Publisher<Object>) result;
         } catch (Throwable ex) {
             return Mono.error(ex);
+        }
+    }
+
+    /** Kept apart so that this class loads without Spring Web. */
+    private static final class Entities {
+
+        /**
+         * The entity with its body followed, when its status is no error and its body is reactive;
+         * else null (the entity is the outcome).
+         */
+        static @Nullable Object followBody(Object value, Admitted taken) {
+            ResponseEntity<?> entity = (ResponseEntity<?>) value;
+            Object body = entity.getBody();
+            if (entity.getStatusCode().isError() || body == null) {
+                return null;
+            }
+            ReactiveAdapter adapter = ReturnTypes.adapterFor(body.getClass());
+            if (adapter == null) {
+                return null;
+            }
+            return ResponseEntity.status(entity.getStatusCode())
+                    .headers(entity.getHeaders())
+                    .body(follow(body, adapter, taken));
         }
     }
 
