@@ -16,6 +16,7 @@ import dev.throttle.spring.web.ThrottleExceptionHandler;
 import java.util.Map;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -133,6 +134,32 @@ public final class ThrottleWebMvcAutoConfiguration {
     }
 
     // --- end of URL rules ---
+
+    /**
+     * Spring MVC finds the request on the calling thread, which a Kotlin {@code suspend fun} that
+     * handles no request may not run on: the rule is declared as the annotated methods are created,
+     * so that the startup check, which resolves every one of them, reports each that breaks it.
+     */
+    @Bean
+    static BeanPostProcessor throttleRequestOnCallingThread() {
+        return new BeanPostProcessor() {
+
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String beanName) {
+                if (bean instanceof ThrottledMethods methods) {
+                    methods.requireRequestOnCallingThread();
+                }
+                return bean;
+            }
+        };
+    }
+
+    /** The same rule once every singleton exists, for annotated methods created before its post-processor. */
+    @Bean
+    static SmartInitializingSingleton throttleRequestOnCallingThreadRule(
+            ObjectProvider<ThrottledMethods> throttledMethods) {
+        return () -> throttledMethods.ifAvailable(ThrottledMethods::requireRequestOnCallingThread);
+    }
 
     @Bean
     @ConditionalOnMissingBean(ThrottleExceptionHandler.class)

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.SpelNode;
@@ -117,12 +118,12 @@ final class KeyVariables {
             if (name.equals(PRINCIPAL) && !principalAvailable) {
                 return " uses #principal, but Spring Security is not on the classpath to supply one, so every call "
                         + "would share one bucket: add Spring Security, or key by a parameter ("
-                        + ((parameters != null && parameters.length > 0)
+                        + ((parameters != null && parameters.length > 0 && parameterCount(method) > 0)
                                 ? joined(parameters, ", ")
                                 : (parameters != null) ? "it has none" : "#p0, #a0 and so on")
                         + ")";
             }
-            if (!exists(name, method.getParameterCount(), parameters)) {
+            if (!exists(name, parameterCount(method), parameters)) {
                 return " names #" + name + ", which the method does not have, so every call would share one bucket: "
                         + parametersOf(method, parameters) + "; #ip and #principal come from the request";
             }
@@ -149,8 +150,16 @@ final class KeyVariables {
         return false;
     }
 
+    /**
+     * The parameters a caller passes: a Kotlin {@code suspend fun}'s last one, its continuation, is the
+     * compiler's, and as a key it is the same object for every call of one coroutine.
+     */
+    static int parameterCount(Method method) {
+        return method.getParameterCount() - (KotlinDetector.isSuspendingFunction(method) ? 1 : 0);
+    }
+
     private static String parametersOf(Method method, String[] parameters) {
-        if (method.getParameterCount() == 0) {
+        if (parameterCount(method) == 0 || (parameters != null && parameters.length == 0)) {
             return "it has no parameters";
         }
         if (parameters == null) {

@@ -86,6 +86,18 @@ final class ReactiveThrottling {
     }
 
     /**
+     * Whether a throttled call of a method that declares {@code declared} can be handed back: what
+     * the plan's adapter makes from a publisher must be one.
+     * @param declared the method's return type
+     * @param plan the method's plan, with an adapter
+     * @return whether the adapter's value is a {@code declared}
+     */
+    static boolean handsBack(Class<?> declared, ReturnTypes.Plan plan) {
+        Publisher<Object> empty = plan.many() ? Flux.empty() : Mono.empty();
+        return declared.isInstance(plan.adapter().fromPublisher(empty));
+    }
+
+    /**
      * A call whose policy made it wait: delayed on Reactor's timer until its turn, never blocking a
      * thread; a subscriber that cancels meanwhile (a client gone, a timeout) gives the turn back.
      */

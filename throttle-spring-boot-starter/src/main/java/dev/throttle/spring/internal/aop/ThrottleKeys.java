@@ -3,6 +3,7 @@ package dev.throttle.spring.internal.aop;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -262,7 +263,10 @@ final class ThrottleKeys {
     MethodBasedEvaluationContext context(
             Object[] arguments, ThrottleRequestContext request, boolean ip, boolean principal) {
         MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
-                this.usesRoot ? new KeyRoot(arguments) : null, this.method, arguments, this.names);
+                this.usesRoot ? new KeyRoot(arguments, KeyVariables.parameterCount(this.method)) : null,
+                this.method,
+                arguments,
+                this.names);
         if (this.beans != null) {
             context.setBeanResolver(this.beans);
         }
@@ -329,14 +333,15 @@ final class ThrottleKeys {
     }
 
     /**
-     * The root object of keys that name {@code #root}: {@code #root.args[0]} is the first argument.
+     * The root object of keys that name {@code #root}: {@code #root.args[0]} is the first argument (a
+     * {@code suspend fun}'s continuation is no argument of its caller's).
      */
     public static final class KeyRoot {
 
         private final Object[] args;
 
-        KeyRoot(Object[] args) {
-            this.args = args;
+        KeyRoot(Object[] args, int count) {
+            this.args = (count < args.length) ? Arrays.copyOf(args, count) : args;
         }
 
         /**

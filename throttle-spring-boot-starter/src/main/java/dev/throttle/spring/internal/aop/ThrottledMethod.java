@@ -121,6 +121,11 @@ final class ThrottledMethod {
         return this.choices != null;
     }
 
+    /** Whether a plan or cost expression reads the request ({@code #ip}, {@code #principal}). */
+    boolean choicesUseRequest() {
+        return this.choices != null && (this.choices.usesIp() || this.choices.usesPrincipal());
+    }
+
     /**
      * Returns the throttles of one call: {@link #throttles()} itself unless some throttle chooses its
      * plan or cost per call.

@@ -16,9 +16,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodClassKey;
 import org.springframework.expression.BeanResolver;
 import org.springframework.util.ClassUtils;
@@ -43,6 +45,9 @@ public final class ThrottledMethods {
     private final Map<MethodClassKey, ThrottledMethod> cache = new ConcurrentHashMap<>();
 
     private volatile EventLoopRule eventLoopRule;
+
+    /** Whether the request is found on the calling thread (Spring MVC), declared by its configuration. */
+    private volatile boolean requestOnCallingThread;
 
     /** Resolves {@code @name} in keys, plans and costs; null until a bean factory is given. */
     private volatile BeanResolver beans;
@@ -90,16 +95,57 @@ public final class ThrottledMethods {
             return;
         }
         this.eventLoopRule = rule;
+        checkResolved(this::checkEventLoopRule);
+    }
+
+    /**
+     * Declares that the request is found on the thread that calls a method (Spring MVC): a Kotlin
+     * {@code suspend fun} that handles no request runs in its caller's coroutine, which may have
+     * resumed on another thread (after a {@code delay}, an await, a {@code withContext}), one that
+     * serves another request or none, so its keys may not read the request. Methods already resolved
+     * are checked now, each one resolved later as it is resolved.
+     * @throws ThrottleConfigurationException naming every resolved method that breaks the rule
+     */
+    public void requireRequestOnCallingThread() {
+        if (this.requestOnCallingThread) {
+            return;
+        }
+        this.requestOnCallingThread = true;
+        checkResolved(this::checkRequestOnCallingThread);
+    }
+
+    /** Checks every method resolved so far by a rule declared now, reporting every one that breaks it. */
+    private void checkResolved(Consumer<ThrottledMethod> rule) {
         List<String> problems = new ArrayList<>();
         for (ThrottledMethod method : this.cache.values()) {
             try {
-                checkEventLoopRule(method);
+                rule.accept(method);
             } catch (ThrottleConfigurationException ex) {
                 problems.addAll(ex.problems());
             }
         }
         if (!problems.isEmpty()) {
             throw new ThrottleConfigurationException(problems);
+        }
+    }
+
+    private void checkRequestOnCallingThread(ThrottledMethod method) {
+        if (!this.requestOnCallingThread
+                || method.throttles().isEmpty()
+                || !KotlinDetector.isSuspendingFunction(method.method())
+                || ThrottledAnnotations.handlesRequests(method.method())) {
+            return;
+        }
+        for (int i = 0; i < method.throttles().size(); i++) {
+            if (method.keys().usesRequest(i) || method.choicesUseRequest()) {
+                throw new ThrottleConfigurationException("@Throttled(policy = \""
+                        + method.throttles().get(i).policy().name()
+                        + "\", key = \"" + method.keys().source(i) + "\") on " + describe(method.method())
+                        + " uses the request, which a suspend fun that handles no request cannot see in a Spring MVC "
+                        + "application: its caller's coroutine may have resumed on a thread that serves another "
+                        + "request, or none, so calls would be charged to another client's key or share one bucket. "
+                        + "Pass the address or name as a parameter and key by it, or throttle the handler");
+            }
         }
     }
 
@@ -202,6 +248,7 @@ public final class ThrottledMethods {
         return this.cache.computeIfAbsent(new MethodClassKey(method, targetClass), (key) -> {
             ThrottledMethod built = build(method, targetClass);
             checkEventLoopRule(built);
+            checkRequestOnCallingThread(built);
             return built;
         });
     }
@@ -247,6 +294,7 @@ public final class ThrottledMethods {
         }
         ThrottledMethod built = new ThrottledMethod(specific, throttles, parsed, choices, actual);
         checkOutcomeIsVisible(built);
+        checkReturnTypeIsHandedBack(built);
         return built;
     }
 
@@ -272,6 +320,24 @@ public final class ThrottledMethods {
      * arrives later by a path the advisor cannot follow would make every call look like a
      * success, so that a lockout resets on every attempt: refused at startup instead.
      */
+    /**
+     * A reactive call is handed back as its library's adapter makes it from the followed publisher:
+     * a declared subtype of what the adapter makes (a Kotlin {@code StateFlow} where it makes a
+     * {@code Flow}) would fail every call with a ClassCastException.
+     */
+    private static void checkReturnTypeIsHandedBack(ThrottledMethod method) {
+        ReturnTypes.Plan plan = method.plan();
+        if (plan.kind() == ReturnTypes.Kind.SUBSCRIBED
+                && plan.adapter() != null
+                && !ReactiveThrottling.handsBack(method.method().getReturnType(), plan)) {
+            Class<?> reactiveType = plan.adapter().getReactiveType();
+            throw new ThrottleConfigurationException("@Throttled on " + describe(method.method()) + " returns "
+                    + plan.description() + ", but a throttled call of it is handed back as a "
+                    + reactiveType.getSimpleName() + " (the followed publisher, through its library's adapter): "
+                    + "declare " + reactiveType.getSimpleName());
+        }
+    }
+
     private static void checkOutcomeIsVisible(ThrottledMethod method) {
         ReturnTypes.Plan plan = method.plan();
         if (plan.kind() != ReturnTypes.Kind.HIDDEN) {
