@@ -2,6 +2,7 @@ package dev.throttle.spring.redis;
 
 import dev.throttle.Decision;
 import dev.throttle.ManualTimeSource;
+import dev.throttle.resilience.RefusalMemory;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Locale;
@@ -28,7 +29,7 @@ public final class NearCacheFootprint {
         NearCache cache = new NearCache(
                 NearCacheSettings.of(n, Duration.ofMillis(50)),
                 new ManualTimeSource(java.time.Instant.ofEpochMilli(1_700_000_000_000L)));
-        NearCache.Entries entries = cache.of("login");
+        RefusalMemory entries = cache.of("login");
         Object owner = new Object();
         Decision refusal = Decision.reject(10, 0, 60_000, 60_000);
         for (int i = 0; i < n; i++) {
