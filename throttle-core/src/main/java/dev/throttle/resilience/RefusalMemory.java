@@ -34,6 +34,15 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RefusalMemory {
 
+    /** The most refused keys a store remembers per policy unless configured otherwise. */
+    public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
+
+    /**
+     * The shortest Retry-After worth remembering unless configured otherwise, in milliseconds: below
+     * it an entry saves a store only a handful of calls.
+     */
+    public static final long DEFAULT_MINIMUM_RETRY_MILLIS = 50;
+
     /** The longest wait remembered as it is: about 30 years (a longer one is remembered as this). */
     private static final long MAX_MILLIS = TimeUnit.DAYS.toMillis(365L * 30);
 

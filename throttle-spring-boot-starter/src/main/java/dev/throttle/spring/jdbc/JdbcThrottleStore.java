@@ -70,15 +70,6 @@ public final class JdbcThrottleStore implements ThrottleStore {
 
     private static final Log logger = LogFactory.getLog(JdbcThrottleStore.class);
 
-    /**
-     * The most refused keys each policy name remembers for an outage, as the Redis store's near cache
-     * by default ({@link JdbcLimiter}).
-     */
-    static final long REMEMBERED_REFUSALS = 100_000;
-
-    /** The shortest Retry-After worth remembering, as the Redis store's near cache by default. */
-    static final long MINIMUM_REMEMBERED_RETRY_MILLIS = 50;
-
     private final Map<Policy, JdbcLimiter> limiters = new ConcurrentHashMap<>();
 
     /** The refusals each policy name was given, remembered for an outage. */
@@ -179,7 +170,9 @@ public final class JdbcThrottleStore implements ThrottleStore {
 
     private RefusalMemory rememberedOf(String policy) {
         return this.remembered.computeIfAbsent(
-                policy, (name) -> new RefusalMemory(REMEMBERED_REFUSALS, MINIMUM_REMEMBERED_RETRY_MILLIS, this.clock));
+                policy,
+                (name) -> new RefusalMemory(
+                        RefusalMemory.DEFAULT_MAXIMUM_KEYS, RefusalMemory.DEFAULT_MINIMUM_RETRY_MILLIS, this.clock));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.throttle.spring.redis;
 
 import dev.throttle.Policy;
+import dev.throttle.resilience.RefusalMemory;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -22,10 +23,11 @@ import java.util.Map;
 public final class NearCacheSettings {
 
     /** Default {@link #maximumKeys()}, as {@code throttle.store.redis.near-cache.maximum-keys}. */
-    public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
+    public static final long DEFAULT_MAXIMUM_KEYS = RefusalMemory.DEFAULT_MAXIMUM_KEYS;
 
     /** Default {@link #minimumRetryAfter()}, as {@code throttle.store.redis.near-cache.minimum-retry-after}. */
-    public static final Duration DEFAULT_MINIMUM_RETRY_AFTER = Duration.ofMillis(50);
+    public static final Duration DEFAULT_MINIMUM_RETRY_AFTER =
+            Duration.ofMillis(RefusalMemory.DEFAULT_MINIMUM_RETRY_MILLIS);
 
     private static final NearCacheSettings DISABLED = new NearCacheSettings(0, DEFAULT_MINIMUM_RETRY_AFTER, Map.of());
 

@@ -136,7 +136,7 @@ final class Outcomes {
     }
 
     /** Kept apart so that Outcomes loads without Spring Web. */
-    private static final class Entities {
+    static final class Entities {
 
         /** The status first: an error is a failure; then the body, which may be reactive. */
         static Object follow(ThrottledMethod throttled, Admitted taken, Object result) {
@@ -153,13 +153,15 @@ final class Outcomes {
             } else {
                 followed = followed(throttled, taken, body);
             }
-            if (followed == null) {
-                return entity;
-            }
+            return (followed != null) ? withBody(entity, followed) : entity;
+        }
+
+        /** The entity's status and headers with another body: the one that follows the call's outcome. */
+        static ResponseEntity<Object> withBody(ResponseEntity<?> entity, Object body) {
             // the builder, not a constructor: its signatures are the same on Spring Framework 6 and 7
             return ResponseEntity.status(entity.getStatusCode())
                     .headers(entity.getHeaders())
-                    .body(followed);
+                    .body(body);
         }
     }
 }

@@ -206,9 +206,7 @@ final class ReactiveThrottling {
             if (adapter == null) {
                 return null;
             }
-            return ResponseEntity.status(entity.getStatusCode())
-                    .headers(entity.getHeaders())
-                    .body(follow(body, adapter, taken));
+            return Outcomes.Entities.withBody(entity, follow(body, adapter, taken));
         }
     }
 
