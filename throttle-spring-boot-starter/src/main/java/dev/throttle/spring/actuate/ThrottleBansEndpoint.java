@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BinaryOperator;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -38,12 +39,26 @@ public class ThrottleBansEndpoint {
 
     private final Bans bans;
 
+    private final BinaryOperator<String> keys;
+
     /**
-     * Creates the endpoint.
+     * Creates the endpoint, which takes each key as it is typed.
      * @param bans the bans
      */
     public ThrottleBansEndpoint(Bans bans) {
+        this(bans, (ban, key) -> key);
+    }
+
+    /**
+     * Creates the endpoint.
+     * @param bans the bans
+     * @param keys the key a ban holds for a key an operator typed, given the ban's name and the
+     * typed key: for a ban keyed by {@code #ip}, the key of that address's requests, whatever
+     * spelling of the address was typed
+     */
+    public ThrottleBansEndpoint(Bans bans, BinaryOperator<String> keys) {
         this.bans = bans;
+        this.keys = keys;
     }
 
     /**
@@ -68,7 +83,7 @@ public class ThrottleBansEndpoint {
      * Bans a key by hand from now on (or extends its ban), here at once and on every instance
      * sharing the store.
      * @param ban the ban's name, one of the configured bans
-     * @param key the key (a client address for a ban keyed by {@code #ip})
+     * @param key the key (a client address for a ban keyed by {@code #ip}, in any literal spelling)
      * @param duration how long: {@code 10m}, {@code 1h}, {@code PT30S}
      * @return the ban (200); an unknown ban (404); a duration that is not one or not positive (400)
      */
@@ -88,7 +103,7 @@ public class ThrottleBansEndpoint {
             return message(
                     "A ban's duration must be positive, was " + duration, WebEndpointResponse.STATUS_BAD_REQUEST);
         }
-        return new WebEndpointResponse<>(describe(this.bans.start(ban, key, length)));
+        return new WebEndpointResponse<>(describe(this.bans.start(ban, this.keys.apply(ban, key), length)));
     }
 
     /**
@@ -106,7 +121,10 @@ public class ThrottleBansEndpoint {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("ban", ban);
         try {
-            boolean held = this.bans.lift(ban, key).toCompletableFuture().get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            boolean held = this.bans
+                    .lift(ban, this.keys.apply(ban, key))
+                    .toCompletableFuture()
+                    .get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
             body.put("lifted", true);
             body.put("was-active", held);
             return new WebEndpointResponse<>(body);

@@ -4,6 +4,7 @@ import dev.throttle.FixedWindowPolicy;
 import dev.throttle.InvalidPolicyException;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.bans.BanRule;
+import dev.throttle.spring.internal.web.BanGate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -13,8 +14,6 @@ import java.util.Map;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
-import org.springframework.expression.ParseException;
-import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 /**
  * Reads {@code throttle.bans} once, at startup: every mistake of every ban at once, each naming its
@@ -25,8 +24,6 @@ final class BansFactory {
 
     /** A ban's name: its counter is a policy named {@code ban.<name>}, which takes at most 64 such characters. */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,60}");
-
-    private static final SpelExpressionParser PARSER = new SpelExpressionParser();
 
     private BansFactory() {}
 
@@ -73,13 +70,8 @@ final class BansFactory {
             String source = (ban.getKey() != null) ? ban.getKey().trim() : "";
             if (source.isEmpty()) {
                 problems.add(property + ".key must not be empty: a SpEL expression over the request, such as #ip");
-            } else if (!source.equals("#ip")) {
-                try {
-                    key = PARSER.parseExpression(source);
-                } catch (ParseException ex) {
-                    problems.add(property + ".key is not a valid SpEL expression (" + ex.getSimpleMessage() + "): "
-                            + source);
-                }
+            } else {
+                key = BanGate.parseKey(property + ".key", source, problems);
             }
             if (problems.size() == before) {
                 try {

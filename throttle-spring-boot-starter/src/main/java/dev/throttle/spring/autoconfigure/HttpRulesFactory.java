@@ -7,6 +7,8 @@ import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.HttpRulesFilterConfig;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
@@ -17,6 +19,8 @@ import org.springframework.util.function.SingletonSupplier;
  * that a rule keyed by {@code #principal} runs where someone can be signed in.
  */
 final class HttpRulesFactory {
+
+    private static final Log logger = LogFactory.getLog(HttpRulesFactory.class);
 
     /** Spring Security's servlet filter chain order by default ({@code spring.security.filter.order}). */
     private static final int SERVLET_SECURITY_ORDER = -100;
@@ -47,6 +51,7 @@ final class HttpRulesFactory {
         // configured: the policy's own mistakes are reported, by the startup check or, when a rule
         // fails the start first, with the rules' mistakes
         PolicyFactory.Policies policies = PolicyFactory.read(properties.getPolicies());
+        warnOfContextPath(http.getRules(), environment, reactive);
         try {
             return new HttpRules(
                     specs,
@@ -82,6 +87,36 @@ final class HttpRulesFactory {
                 http.getIpv6Prefix(),
                 SingletonSupplier.of(() -> corsSources.orderedStream().toList()),
                 http.getFilterOrder());
+    }
+
+    /**
+     * Says at WARN which rules name a path under the application's context path (or WebFlux base
+     * path): a rule matches the path after it, so such a rule matches only a path that repeats it.
+     * Not a startup failure: an application may map such paths itself.
+     */
+    private static void warnOfContextPath(
+            List<ThrottleProperties.Http.Rule> rules, Environment environment, boolean reactive) {
+        String property = reactive ? "spring.webflux.base-path" : "server.servlet.context-path";
+        String prefix = environment.getProperty(property, "").trim();
+        while (prefix.endsWith("/")) {
+            prefix = prefix.substring(0, prefix.length() - 1);
+        }
+        if (prefix.isEmpty()) {
+            return;
+        }
+        for (int i = 0; i < rules.size(); i++) {
+            List<String> paths = rules.get(i).getPaths();
+            for (int j = 0; (paths != null) && j < paths.size(); j++) {
+                String path = (paths.get(j) != null) ? paths.get(j).trim() : "";
+                if (path.regionMatches(true, 0, prefix, 0, prefix.length())
+                        && (path.length() == prefix.length() || path.charAt(prefix.length()) == '/')) {
+                    logger.warn("throttle.http.rules[" + i + "].paths[" + j + "] '" + path + "' starts with "
+                            + property + " '" + prefix + "', but a rule matches the path after it ('"
+                            + (path.length() == prefix.length() ? "/" : path.substring(prefix.length()))
+                            + "'), so this rule limits only paths that repeat it");
+                }
+            }
+        }
     }
 
     private static String principalProblem(

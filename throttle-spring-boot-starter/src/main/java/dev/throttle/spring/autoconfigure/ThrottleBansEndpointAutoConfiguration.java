@@ -3,6 +3,7 @@ package dev.throttle.spring.autoconfigure;
 import dev.throttle.spring.actuate.ThrottleBansEndpoint;
 import dev.throttle.spring.actuate.ThrottleBansEndpointFor;
 import dev.throttle.spring.bans.Bans;
+import dev.throttle.spring.internal.web.BanGate;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -24,8 +25,9 @@ public final class ThrottleBansEndpointAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    ThrottleBansEndpoint throttleBansEndpoint(Bans bans) {
-        return new ThrottleBansEndpoint(bans);
+    ThrottleBansEndpoint throttleBansEndpoint(Bans bans, ObjectProvider<BanGate> gate) {
+        BanGate keys = gate.getIfAvailable();
+        return (keys != null) ? new ThrottleBansEndpoint(bans, keys::keyOf) : new ThrottleBansEndpoint(bans);
     }
 
     @Bean

@@ -121,6 +121,22 @@ class BanConfigurationTests {
     }
 
     @Test
+    void aKeyNamingAVariableNoRequestHasIsNamedForItWouldBanNoOne() {
+        for (String key : new String[] {"#IP", "#principal", "#path['id']"}) {
+            this.contextRunner
+                    .withPropertyValues(valid("key=" + key))
+                    .run((context) -> assertThat(failure(context).problems())
+                            .as(key)
+                            .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+                            .startsWith("throttle.bans.abuse.key '" + key + "' names #")
+                            .contains("which a ban's key does not have, so it would ban no one"));
+        }
+        this.contextRunner
+                .withPropertyValues(valid("key=#headers['X-Api-Key'] ?: #ip"))
+                .run((context) -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
     void anEmptyKeyIsNamed() {
         this.contextRunner
                 .withPropertyValues(valid("key= "))

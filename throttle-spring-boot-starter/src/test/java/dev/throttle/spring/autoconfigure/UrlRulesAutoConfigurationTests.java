@@ -10,11 +10,14 @@ import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
 import dev.throttle.spring.internal.web.WebFluxRefusals;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 
 /**
@@ -22,6 +25,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
  * property in every message; the filter ordered before Spring Security's and enabled only when it
  * has something to do.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class UrlRulesAutoConfigurationTests {
 
     private final WebApplicationContextRunner servlet = new WebApplicationContextRunner()
@@ -64,6 +68,27 @@ class UrlRulesAutoConfigurationTests {
                     assertThat(registration.isEnabled()).isTrue();
                     assertThat(registration.getOrder()).isEqualTo(-110).isLessThan(-100);
                 });
+    }
+
+    @Test
+    void aRulePathWrittenWithTheContextPathIsSaidAtStartup(CapturedOutput output) {
+        this.servlet
+                .withPropertyValues(
+                        "server.servlet.context-path=/app/",
+                        "throttle.http.rules[0].paths=/app/api/hello, /apple/**",
+                        "throttle.http.rules[0].policy=api")
+                .run((context) -> assertThat(context).hasNotFailed());
+        assertThat(output)
+                .contains("throttle.http.rules[0].paths[0] '/app/api/hello' starts with server.servlet.context-path "
+                        + "'/app', but a rule matches the path after it ('/api/hello')")
+                .doesNotContain("'/apple/**' starts with");
+        this.reactive
+                .withPropertyValues(
+                        "spring.webflux.base-path=/base",
+                        "throttle.http.rules[0].paths=/BASE/**",
+                        "throttle.http.rules[0].policy=api")
+                .run((context) -> assertThat(context).hasNotFailed());
+        assertThat(output).contains("'/BASE/**' starts with spring.webflux.base-path '/base'");
     }
 
     @Test

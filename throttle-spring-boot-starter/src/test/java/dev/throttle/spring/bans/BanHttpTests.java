@@ -177,6 +177,25 @@ class BanHttpTests {
     }
 
     @Test
+    void anAddressTypedInAnyOfItsSpellingsBansTheKeyItsRequestsGet() throws Exception {
+        assertThat(send("POST", "/actuator/throttlebans/abuse/2001:db8:0:0:1:2:3:4", "{\"duration\": \"2m\"}")
+                        .body())
+                .as("an IPv6 address is banned as its /64 network, the key its requests get")
+                .contains("\"key\":\"2001:db8::\"");
+        assertThat(this.bans.find("abuse", "2001:db8::")).isNotNull();
+        send("POST", "/actuator/throttlebans/abuse/::ffff:203.0.113.20", "{\"duration\": \"2m\"}");
+        assertThat(this.bans.find("abuse", "203.0.113.20")).isNotNull();
+        send("POST", "/actuator/throttlebans/abuse/203.000.113.021", "{\"duration\": \"2m\"}");
+        assertThat(this.bans.find("abuse", "203.0.113.21")).isNotNull();
+
+        assertThat(send("DELETE", "/actuator/throttlebans/abuse/2001:DB8::ffff", null)
+                        .body())
+                .as("lifted by another address of the same network")
+                .contains("\"was-active\":true");
+        assertThat(this.bans.find("abuse", "2001:db8::")).isNull();
+    }
+
+    @Test
     void aBannedAddressIsRefusedOnTheActuatorToo() throws Exception {
         this.bans.start("abuse", "127.0.0.1", Duration.ofMinutes(1));
         assertThat(send("GET", "/actuator/throttlebans", null).statusCode()).isEqualTo(429);

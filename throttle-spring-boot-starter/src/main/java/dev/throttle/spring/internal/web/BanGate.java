@@ -8,6 +8,7 @@ import dev.throttle.spring.web.ThrottleExceptionHandler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -15,6 +16,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 import org.springframework.http.HttpStatusCode;
 
@@ -28,6 +31,11 @@ import org.springframework.http.HttpStatusCode;
 public final class BanGate {
 
     private static final Log logger = LogFactory.getLog(BanGate.class);
+
+    /** The variables a ban's key may read: what every request has before anything else runs. */
+    private static final Set<String> KEY_VARIABLES = Set.of("ip", "request", "headers", "params", "root", "this");
+
+    private static final SpelExpressionParser PARSER = new SpelExpressionParser();
 
     private final Bans bans;
 
@@ -51,6 +59,53 @@ public final class BanGate {
         this.entries = entries.toArray(new Entry[0]);
         this.access = access;
         this.ipv6Prefix = ipv6Prefix;
+    }
+
+    /**
+     * Parses a ban's key and checks the variables it reads, at startup: a key that names a variable
+     * a request does not have ({@code #IP}, {@code #principal}, which no ban can read before
+     * authentication) would give null for every request, and so ban no one.
+     * @param property the property, such as {@code throttle.bans.abuse.key}
+     * @param source the key, trimmed and not empty
+     * @param problems collects the mistakes, each naming the property
+     * @return the expression, or null for {@code #ip} (read without SpEL) or a key with mistakes
+     */
+    public static @Nullable Expression parseKey(String property, String source, List<String> problems) {
+        if (source.equals("#ip")) {
+            return null;
+        }
+        Expression expression;
+        try {
+            expression = PARSER.parseExpression(source);
+        } catch (ParseException ex) {
+            problems.add(property + " is not a valid SpEL expression (" + ex.getSimpleMessage() + "): " + source);
+            return null;
+        }
+        int before = problems.size();
+        for (String name : RuleChoices.variables(expression)) {
+            if (!KEY_VARIABLES.contains(name)) {
+                problems.add(property + " '" + source + "' names #" + name + ", which a ban's key does not have, "
+                        + "so it would ban no one: use #ip, #request, #headers['Name'] or #params['name']");
+            }
+        }
+        return (problems.size() > before) ? null : expression;
+    }
+
+    /**
+     * The key under which a ban holds a key an operator typed (the actuator): for a ban keyed by
+     * {@code #ip}, the key that address's requests get, whatever literal spelling was typed; for
+     * any other ban, the text as it is.
+     * @param ban the ban's name
+     * @param typed the key as typed
+     * @return the key
+     */
+    public String keyOf(String ban, String typed) {
+        for (Entry entry : this.entries) {
+            if (entry.rule().name().equals(ban) && entry.expression() == null) {
+                return ClientAddresses.canonical(typed, this.ipv6Prefix);
+            }
+        }
+        return typed;
     }
 
     /**

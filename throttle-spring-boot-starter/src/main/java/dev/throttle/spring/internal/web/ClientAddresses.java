@@ -66,6 +66,20 @@ final class ClientAddresses {
     }
 
     /**
+     * Returns the key of an address an operator typed (the actuator's bans): any literal spelling of
+     * an address ({@code 0:0:0:0:0:0:0:1}, {@code ::ffff:192.0.2.1}, {@code 127.000.000.001}, an
+     * IPv6 address inside its network) gives the key that address's requests get, so that a ban
+     * pasted from an access log holds; other text is its own key.
+     * @param text the key as typed
+     * @param ipv6Prefix the bits of an IPv6 address that make its key, 1 to 128
+     * @return the key
+     */
+    static String canonical(String text, int ipv6Prefix) {
+        long[] bits = bits(text);
+        return (bits != null) ? format(bits[0], bits[1], ipv6Prefix) : text;
+    }
+
+    /**
      * Parses an address literal into its 128 bits, an IPv4 address as its IPv4-mapped IPv6 form
      * ({@code ::ffff:192.0.2.1}), so that one comparison serves both families. Never asks DNS.
      * @param address the address (IPv4 or IPv6 literal, optionally in brackets or with a zone)

@@ -30,6 +30,27 @@ import org.springframework.web.util.pattern.PatternParseException;
  */
 public final class HttpRules {
 
+    /** The methods a rule may name: HTTP's own, PATCH, WebDAV's and QUERY. */
+    private static final Set<String> METHODS = new LinkedHashSet<>(List.of(
+            "GET",
+            "HEAD",
+            "POST",
+            "PUT",
+            "PATCH",
+            "DELETE",
+            "OPTIONS",
+            "TRACE",
+            "QUERY",
+            "PROPFIND",
+            "PROPPATCH",
+            "MKCOL",
+            "COPY",
+            "MOVE",
+            "LOCK",
+            "UNLOCK",
+            "REPORT",
+            "SEARCH"));
+
     private final List<HttpRule> rules;
 
     private final boolean usePrincipal;
@@ -264,6 +285,11 @@ public final class HttpRules {
                             property + ".paths[" + j + "] '" + path + "' is not a path pattern: it must start with /");
                     continue;
                 }
+                // a request's path is matched without its trailing slash too, which a pattern that
+                // ends in one would never match: /api/hello/ is the rule of /api/hello
+                while (path.length() > 1 && path.endsWith("/")) {
+                    path = path.substring(0, path.length() - 1);
+                }
                 try {
                     patterns.add(parser.parse(path));
                 } catch (PatternParseException ex) {
@@ -278,10 +304,13 @@ public final class HttpRules {
             for (int j = 0; j < spec.methods().size(); j++) {
                 String method =
                         (spec.methods().get(j) != null) ? spec.methods().get(j).trim() : "";
-                if (method.isEmpty() || !method.chars().allMatch((c) -> c < 128 && Character.isLetter(c))) {
-                    problems.add(property + ".methods[" + j + "] '" + method + "' is not an HTTP method");
+                String name = method.toUpperCase(Locale.ROOT);
+                if (!METHODS.contains(name)) {
+                    // a misspelled method (PSOT) would match no request, and so limit nothing
+                    problems.add(property + ".methods[" + j + "] '" + method + "' is not an HTTP method: use "
+                            + String.join(", ", METHODS));
                 }
-                methods.add(method.toUpperCase(Locale.ROOT));
+                methods.add(name);
             }
         }
         Policy policy =

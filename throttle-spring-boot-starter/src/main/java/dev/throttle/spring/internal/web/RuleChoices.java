@@ -138,6 +138,17 @@ final class RuleChoices {
         return cost.units(value, DEFAULT_COST);
     }
 
+    /**
+     * The variables an expression reads ({@code #ip} gives {@code ip}).
+     * @param expression a parsed SpEL expression
+     * @return the names, in the order they appear
+     */
+    static Set<String> variables(Expression expression) {
+        Set<String> names = new LinkedHashSet<>();
+        collect(((SpelExpression) expression).getAST(), names);
+        return names;
+    }
+
     private static void collect(SpelNode node, Set<String> names) {
         if (node instanceof VariableReference) {
             names.add(node.toStringAST().substring(1));

@@ -63,6 +63,32 @@ class HttpRulesTests {
     }
 
     @Test
+    void aPatternWrittenWithATrailingSlashLimitsThePathWithAndWithoutIt() {
+        HttpRules rules = rules(rule("/api/hello/"), new HttpRules.Spec(List.of("/x//"), List.of(), "api", "#ip", 1));
+        for (String uri : new String[] {"/api/hello", "/api/hello/", "/API/hello", "/api//hello/"}) {
+            assertThat(match(rules, "GET", uri)).as(uri).hasSize(1);
+        }
+        assertThat(match(rules, "GET", "/x")).hasSize(1);
+        assertThat(match(rules(rule("/")), "GET", "/"))
+                .as("the root stays the root")
+                .hasSize(1);
+    }
+
+    @Test
+    void aMisspelledMethodFailsTheStartForItWouldMatchNoRequest() {
+        assertThatExceptionOfType(ThrottleConfigurationException.class)
+                .isThrownBy(() -> rules(rule("/api/login", "PSOT")))
+                .satisfies((ex) -> assertThat(ex.problems())
+                        .singleElement()
+                        .asString()
+                        .startsWith("throttle.http.rules[0].methods[0] 'PSOT' is not an HTTP method: use GET, HEAD, "
+                                + "POST"));
+        assertThat(match(rules(rule("/dav/**", "propfind", "QUERY")), "PROPFIND", "/dav/x"))
+                .as("WebDAV's methods and QUERY are methods")
+                .hasSize(1);
+    }
+
+    @Test
     void aContextPathIsNotPartOfTheMatchedPath() {
         HttpRules rules = rules(rule("/api/**"));
         MockHttpServletRequest request = new MockHttpServletRequest("GET", "/app/api/reports");
