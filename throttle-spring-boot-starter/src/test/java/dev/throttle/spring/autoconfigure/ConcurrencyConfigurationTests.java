@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
@@ -58,6 +59,26 @@ class ConcurrencyConfigurationTests {
                         "throttle.policies.reports.lease=0s")
                 .run((context) -> assertThat(failure(context).getMessage())
                         .contains("throttle.policies.reports.lease must be positive, was PT0S"));
+    }
+
+    @Test
+    void aSlotIsReleasedWhenTheWorkEndsThoughItsCallerCancelledTheFutureItGot() {
+        this.contextRunner
+                .withPropertyValues(REPORTS)
+                .withBean(PendingReports.class)
+                .run((context) -> {
+                    PendingReports reports = context.getBean(PendingReports.class);
+                    Throttler throttler = context.getBean(Throttler.class);
+                    reports.report().cancel(false);
+                    reports.report().completeExceptionally(new TimeoutException("the caller's own timeout"));
+                    assertThat(throttler.peek("reports", "k").remaining())
+                            .as("both slots held while the work runs")
+                            .isZero();
+                    reports.work().complete("done");
+                    assertThat(throttler.peek("reports", "k").remaining())
+                            .as("released when the work ended, not at the end of the lease")
+                            .isEqualTo(2);
+                });
     }
 
     @Test
@@ -177,6 +198,22 @@ class ConcurrencyConfigurationTests {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class Application {}
+
+    static class PendingReports {
+
+        /** The work of {@link #report()}, which the test completes. */
+        private final CompletableFuture<String> work = new CompletableFuture<>();
+
+        /** Read through the bean's proxy, which holds no field of its own. */
+        public CompletableFuture<String> work() {
+            return this.work;
+        }
+
+        @Throttled(policy = "reports", key = "'k'")
+        public CompletableFuture<String> report() {
+            return this.work;
+        }
+    }
 
     static class PlainFuture {
 

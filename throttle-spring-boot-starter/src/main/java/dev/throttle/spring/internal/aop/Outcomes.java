@@ -2,6 +2,7 @@ package dev.throttle.spring.internal.aop;
 
 import dev.throttle.spring.admission.Charge;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -74,9 +75,14 @@ final class Outcomes {
         return result;
     }
 
-    /** The call's outcome is the stage's: settle when it completes, before the caller sees it. */
+    /**
+     * The call's outcome is the stage's: settle when it completes, before the caller sees it. The
+     * caller gets a stage of its own behind the settling one: a caller that completes or cancels
+     * what it got (a timeout of its own, Spring MVC's async timeout) must not skip the settling,
+     * which a stage completed first never runs (the slot would stay taken, the actual cost unpaid).
+     */
     private static Object stage(ThrottledMethod throttled, Admitted taken, CompletionStage<?> stage) {
-        CompletionStage<?> settled = stage.whenComplete((value, error) -> {
+        CompletionStage<?> settling = stage.whenComplete((value, error) -> {
             if (error == null) {
                 taken.read(value);
             }
@@ -86,6 +92,7 @@ final class Outcomes {
                 taken.failed();
             }
         });
+        CompletionStage<?> settled = settling.thenApply(Function.identity());
         return throttled.method().getReturnType().isInstance(settled) ? settled : stage;
     }
 

@@ -46,6 +46,23 @@ class ActualCostTests {
     }
 
     @Test
+    void aCallerThatCancelsOrTimesOutTheFutureItGotStillPaysWhatTheWorkCost() {
+        this.contextRunner.run((context) -> {
+            Exports exports = context.getBean(Exports.class);
+            CompletableFuture<List<String>> got = exports.pending();
+            assertThat(got).isNotSameAs(exports.work());
+            got.cancel(false);
+            // what a timeout of the caller's own (orTimeout, Spring MVC's async timeout) does to it
+            exports.pending().completeExceptionally(new java.util.concurrent.TimeoutException());
+            assertThat(remaining(context)).as("two estimates of 1").isEqualTo(98);
+            exports.work().complete(Collections.nCopies(50, "row"));
+            assertThat(remaining(context))
+                    .as("both calls settled by the work's outcome, not skipped by the callers' own ends")
+                    .isEqualTo(0);
+        });
+    }
+
+    @Test
     void aValueSettlesTheEstimateToWhatTheCallCost() {
         this.contextRunner.run((context) -> {
             Exports exports = context.getBean(Exports.class);
@@ -224,6 +241,19 @@ class ActualCostTests {
         @Throttled(policy = "export", key = "'k'", actualCost = "#result.size()")
         public CompletionStage<List<String>> stage(int rows) {
             return CompletableFuture.supplyAsync(() -> Collections.nCopies(rows, "row"));
+        }
+
+        /** The work of {@link #pending()}, which the test completes. */
+        private final CompletableFuture<List<String>> work = new CompletableFuture<>();
+
+        /** Read through the bean's proxy, which holds no field of its own. */
+        public CompletableFuture<List<String>> work() {
+            return this.work;
+        }
+
+        @Throttled(policy = "export", key = "'k'", actualCost = "#result.size()")
+        public CompletableFuture<List<String>> pending() {
+            return this.work;
         }
 
         @Throttled(policy = "export", key = "'k'", actualCost = "#result.size()")
