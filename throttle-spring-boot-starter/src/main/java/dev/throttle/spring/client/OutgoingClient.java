@@ -32,7 +32,7 @@ final class OutgoingClient {
     /** The clients whose pauses could not be read or written, each said once. */
     private static final Set<String> STORE_FAILED = ConcurrentHashMap.newKeySet();
 
-    private static final CompletionStage<Void> STORED = CompletableFuture.completedStage(null);
+    private static final CompletionStage<Void> STORED = CompletableFuture.completedFuture(null);
 
     private final String name;
 
@@ -76,16 +76,19 @@ final class OutgoingClient {
         this.clock = clock;
     }
 
-    /** Whether a request to this URL is this client's: under its base URL, or to one of its hosts. */
+    /**
+     * Whether a request to this URL is this client's: under its base URL, or to one of its hosts.
+     * The host is compared as DNS resolves it (any case, with or without the root's trailing dot) and
+     * the port as the connection uses it (the scheme's own port written or not), so that no spelling
+     * of one remote escapes its client.
+     */
     boolean matches(URI url) {
-        String host = url.getHost();
+        String host = host(url);
         if (host == null) {
             return false;
         }
         if (!this.hosts.isEmpty()) {
-            String lower = host.toLowerCase(Locale.ROOT);
-            if (this.hosts.contains(lower)
-                    || (url.getPort() >= 0 && this.hosts.contains(lower + ":" + url.getPort()))) {
+            if (this.hosts.contains(host) || this.hosts.contains(host + ":" + port(url))) {
                 return true;
             }
         }
@@ -96,7 +99,7 @@ final class OutgoingClient {
         String path = (url.getRawPath() != null) ? url.getRawPath() : "";
         String basePath = (base.getRawPath() != null) ? base.getRawPath() : "";
         return base.getScheme().equalsIgnoreCase(url.getScheme())
-                && base.getHost().equalsIgnoreCase(host)
+                && host.equals(host(base))
                 && port(base) == port(url)
                 && (basePath.isEmpty()
                         || path.equals(basePath)
@@ -110,12 +113,32 @@ final class OutgoingClient {
         return "https".equalsIgnoreCase(url.getScheme()) ? 443 : 80;
     }
 
-    /** The key of one call: the expression's value, or the request's host (and port, when it has one). */
+    /** A URL's host in lower case without the DNS root's trailing dot, or null when it has none. */
+    static @Nullable String host(URI url) {
+        String host = url.getHost();
+        if (host == null) {
+            return null;
+        }
+        int end = host.length();
+        while (end > 1 && host.charAt(end - 1) == '.') {
+            end--;
+        }
+        return host.substring(0, end).toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * The key of one call: the expression's value, or the request's host (and its port, unless it is
+     * the scheme's own): one remote, one key, however its URL is spelled.
+     */
     String keyOf(URI url, String method, Object headers) {
         Expression expression = this.key;
         if (expression == null) {
-            String host = (url.getHost() != null) ? url.getHost().toLowerCase(Locale.ROOT) : "";
-            return (url.getPort() >= 0) ? host + ":" + url.getPort() : host;
+            String host = host(url);
+            if (host == null) {
+                return "";
+            }
+            int port = port(url);
+            return (port == ("https".equalsIgnoreCase(url.getScheme()) ? 443 : 80)) ? host : host + ":" + port;
         }
         // read-only: properties and public methods of the request's parts, nothing else of the application
         SimpleEvaluationContext context = SimpleEvaluationContext.forReadOnlyDataBinding()
@@ -136,30 +159,43 @@ final class OutgoingClient {
      * @throws OutgoingCallThrottledException when the call cannot be sent within the wait
      */
     Admission admit(String key) {
-        long paused = this.honorRemoteLimits ? remainingPause(key) : 0;
-        if (paused > 0) {
-            if (paused > this.waitMillis) {
-                throw paused(paused);
+        long waited = 0;
+        while (true) {
+            long paused = this.honorRemoteLimits ? remainingPause(key) : 0;
+            if (paused > 0) {
+                if (waited + paused > this.waitMillis) {
+                    throw paused(paused);
+                }
+                pauseWait(paused);
+                try {
+                    TimeUnit.MILLISECONDS.sleep(paused);
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    throw paused(paused);
+                }
+                waited += paused;
             }
-            pauseWait(paused);
+            Admission admission;
+            long turn;
             try {
-                TimeUnit.MILLISECONDS.sleep(paused);
-            } catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                throw paused(paused);
+                admission = Admission.decide(chargeAfter(waited), key);
+                turn = admission.untilTurn().toMillis();
+                admission.awaitTurn();
+            } catch (OutgoingCallThrottledException ex) {
+                throw ex;
+            } catch (ThrottledException ex) {
+                throw refused(ex);
             }
+            // a pause the remote asked for while this call waited for its turn holds it too: the
+            // turn goes back and the call waits for the pause, within what is left of its wait
+            if (turn > 0 && this.honorRemoteLimits && remainingPause(key) > 0) {
+                admission.refund();
+                waited += turn;
+                continue;
+            }
+            sent();
+            return admission;
         }
-        Admission admission;
-        try {
-            admission = Admission.decide(chargeAfter(paused), key);
-            admission.awaitTurn();
-        } catch (OutgoingCallThrottledException ex) {
-            throw ex;
-        } catch (ThrottledException ex) {
-            throw refused(ex);
-        }
-        sent();
-        return admission;
     }
 
     /** The charge for a call that already waited this long for a pause: what is left of the wait. */
@@ -172,6 +208,10 @@ final class OutgoingClient {
 
     long waitMillis() {
         return this.waitMillis;
+    }
+
+    boolean honorsRemoteLimits() {
+        return this.honorRemoteLimits;
     }
 
     private long remainingPause(String key) {
@@ -190,7 +230,7 @@ final class OutgoingClient {
     /** Like the blocking read, for a caller that does not block: never fails, 0 when unknown. */
     CompletionStage<Long> remainingPauseAsync(String key) {
         if (!this.honorRemoteLimits) {
-            return CompletableFuture.completedStage(0L);
+            return CompletableFuture.completedFuture(0L);
         }
         try {
             return this.pauses.remainingMillis(this.name, key).handle((left, error) -> {
@@ -202,7 +242,7 @@ final class OutgoingClient {
             });
         } catch (RuntimeException ex) {
             storeFailed("read", ex);
-            return CompletableFuture.completedStage(0L);
+            return CompletableFuture.completedFuture(0L);
         }
     }
 

@@ -114,7 +114,8 @@ public final class ThrottledClients {
         Set<String> hosts = new LinkedHashSet<>();
         for (String host : definition.hosts()) {
             if (host != null && !host.isBlank()) {
-                hosts.add(host.trim().toLowerCase(Locale.ROOT));
+                // written as requests are compared: lower case, no trailing dot before the port
+                hosts.add(host.trim().toLowerCase(Locale.ROOT).replaceFirst("\\.+(?=$|:\\d+$)", ""));
             }
         }
         if (base == null && hosts.isEmpty()) {

@@ -4,16 +4,20 @@ import dev.throttle.ThrottledException;
 import dev.throttle.spring.admission.Admission;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
 /**
  * Throttles the calls of a {@code WebClient} without blocking: the remote's pause is read and the
  * policy's turn reserved through the store's non-blocking API, and the wait is a {@code Mono.delay}.
- * A call cancelled while it waits for its turn gives the turn back, so that the next caller gets it.
+ * A call cancelled while it waits for its turn gives the turn back, so that the next caller gets it;
+ * a call cancelled while it is exchanged ends there. A call that holds a concurrency slot holds it
+ * until its response's body is consumed or released, as the remote still works on it until then.
  */
 final class ThrottlingFilter implements ExchangeFilterFunction {
 
@@ -35,47 +39,91 @@ final class ThrottlingFilter implements ExchangeFilterFunction {
         }
         return Mono.defer(() -> {
             String key = client.keyOf(request.url(), request.method().name(), request.headers());
-            return Mono.fromCompletionStage(() -> client.remainingPauseAsync(key))
-                    .flatMap((paused) -> afterPause(client, key, paused))
-                    .flatMap((admission) -> send(client, key, admission, request, next));
+            return admitted(client, key, 0).flatMap((admission) -> send(client, key, admission, request, next));
         });
     }
 
-    private static Mono<Admission> afterPause(OutgoingClient client, String key, long paused) {
-        Mono<Long> waited = Mono.just(paused);
+    /**
+     * The call's admission once it may be sent: after a pause the remote asked for, then after the
+     * policy's turn, both within the client's wait ({@code waited} of it spent already).
+     */
+    private static Mono<Admission> admitted(OutgoingClient client, String key, long waited) {
+        return stage(client.remainingPauseAsync(key))
+                .flatMap((paused) -> afterPause(client, key, paused, waited)
+                        .flatMap((admission) -> atTurn(client, key, admission, waited + Math.max(0, paused))));
+    }
+
+    private static Mono<Admission> afterPause(OutgoingClient client, String key, long paused, long waited) {
+        Mono<Long> slept = Mono.just(paused);
         if (paused > 0) {
-            if (paused > client.waitMillis()) {
+            if (waited + paused > client.waitMillis()) {
                 return Mono.error(client.paused(paused));
             }
             client.pauseWait(paused);
-            waited = Mono.delay(Duration.ofMillis(paused)).thenReturn(paused);
+            slept = Mono.delay(Duration.ofMillis(paused)).thenReturn(paused);
         }
-        return waited.flatMap((slept) -> Mono.fromCompletionStage(
-                        () -> Admission.decideAsync(List.of(client.chargeAfter(slept)), new String[] {key}))
+        return slept.flatMap((ignored) -> Mono.fromCompletionStage(() -> Admission.decideAsync(
+                        List.of(client.chargeAfter(waited + Math.max(0, paused))), new String[] {key}))
                 .onErrorMap(
                         (error) -> error instanceof ThrottledException
                                 && !(error instanceof OutgoingCallThrottledException),
                         (error) -> client.refused((ThrottledException) error)));
     }
 
+    /**
+     * Waits for the call's turn. A pause the remote asked for while the call waited holds it too:
+     * the turn goes back and the call waits for the pause, within what is left of its wait.
+     */
+    private static Mono<Admission> atTurn(OutgoingClient client, String key, Admission admission, long waited) {
+        Duration turn = admission.untilTurn();
+        if (turn.isZero()) {
+            return Mono.just(admission);
+        }
+        Mono<Admission> ready = Mono.delay(turn).thenReturn(admission);
+        if (client.honorsRemoteLimits()) {
+            ready = ready.flatMap((ignored) -> stage(client.remainingPauseAsync(key))
+                    .flatMap((paused) -> (paused <= 0)
+                            ? Mono.just(admission)
+                            : stage(admission.refundAsync())
+                                    .then(Mono.defer(() -> admitted(client, key, waited + turn.toMillis())))));
+        }
+        // a waiter cancelled before it is sent gives its turn back
+        return ready.doOnCancel(admission::refundAsync);
+    }
+
     private static Mono<ClientResponse> send(
             OutgoingClient client, String key, Admission admission, ClientRequest request, ExchangeFunction next) {
-        Duration turn = admission.untilTurn();
-        Mono<Long> ready = turn.isZero()
-                ? Mono.just(0L)
-                // a waiter cancelled before its turn gives the turn back
-                : Mono.delay(turn).doOnCancel(admission::refundAsync);
-        return ready.then(Mono.fromRunnable(client::sent))
+        return Mono.fromRunnable(client::sent)
                 .then(Mono.defer(() -> next.exchange(request)))
                 .flatMap((response) -> {
-                    admission.succeededAsync();
+                    ClientResponse handed = response;
+                    if (admission.releasesAtEnd()) {
+                        handed = response.mutate()
+                                .body((body) -> body.doFinally((signal) -> {
+                                    if (signal == SignalType.ON_COMPLETE) {
+                                        admission.succeededAsync();
+                                    } else {
+                                        admission.failedAsync();
+                                    }
+                                }))
+                                .build();
+                    } else {
+                        admission.succeededAsync();
+                    }
                     // handed on once the pause is stored, without blocking
-                    return Mono.fromCompletionStage(client.answered(
+                    return stage(client.answered(
                                     key,
                                     response.statusCode().value(),
                                     (name) -> response.headers().asHttpHeaders().getFirst(name)))
-                            .thenReturn(response);
+                            .thenReturn(handed);
                 })
-                .doOnError((error) -> admission.failedAsync());
+                .doOnError((error) -> admission.failedAsync())
+                // a caller that stops waiting while the call is exchanged (a timeout of its own) ends it
+                .doOnCancel(admission::failedAsync);
+    }
+
+    /** A stage of the store's, which a cancelled subscriber leaves alone (it may be no future at all). */
+    private static <T> Mono<T> stage(CompletionStage<T> stage) {
+        return Mono.fromFuture(stage.toCompletableFuture(), true);
     }
 }

@@ -2,8 +2,11 @@ package dev.throttle.spring.client;
 
 import dev.throttle.spring.admission.Admission;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.List;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpRequest;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
@@ -41,15 +44,64 @@ final class ThrottlingInterceptor implements ClientHttpRequestInterceptor {
             admission.failed();
             throw ex;
         }
-        admission.succeeded();
+        if (admission.releasesAtEnd()) {
+            // a concurrency slot is held until the body is read and closed: the remote works on the
+            // call until then, and RestClient and RestTemplate close every response they read
+            response = new EndingResponse(response, admission);
+        } else {
+            admission.succeeded();
+        }
         // the pause is stored before the response is handed on: a call the caller makes next, on any
         // instance, must already see it (bounded by the store's timeout, and never failing)
+        ClientHttpResponse answered = response;
         client.answered(
                         key,
-                        response.getStatusCode().value(),
-                        (name) -> response.getHeaders().getFirst(name))
+                        answered.getStatusCode().value(),
+                        (name) -> answered.getHeaders().getFirst(name))
                 .toCompletableFuture()
                 .join();
-        return response;
+        return answered;
+    }
+
+    /** A response whose close ends the call that holds a concurrency slot. */
+    private static final class EndingResponse implements ClientHttpResponse {
+
+        private final ClientHttpResponse response;
+
+        private final Admission admission;
+
+        EndingResponse(ClientHttpResponse response, Admission admission) {
+            this.response = response;
+            this.admission = admission;
+        }
+
+        @Override
+        public HttpStatusCode getStatusCode() throws IOException {
+            return this.response.getStatusCode();
+        }
+
+        @Override
+        public String getStatusText() throws IOException {
+            return this.response.getStatusText();
+        }
+
+        @Override
+        public HttpHeaders getHeaders() {
+            return this.response.getHeaders();
+        }
+
+        @Override
+        public InputStream getBody() throws IOException {
+            return this.response.getBody();
+        }
+
+        @Override
+        public void close() {
+            try {
+                this.response.close();
+            } finally {
+                this.admission.succeeded();
+            }
+        }
     }
 }

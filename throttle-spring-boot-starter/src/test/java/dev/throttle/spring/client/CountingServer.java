@@ -8,6 +8,8 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -16,12 +18,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class CountingServer implements AutoCloseable {
 
-    /** One scripted answer. */
-    record Answer(int status, Map<String, String> headers) {}
+    /** One scripted answer, sent after a delay. */
+    record Answer(int status, Map<String, String> headers, long delayMillis) {}
 
     private final HttpServer server;
 
     private final AtomicInteger calls = new AtomicInteger();
+
+    private final ExecutorService threads = Executors.newCachedThreadPool();
 
     private final ConcurrentLinkedQueue<Answer> script = new ConcurrentLinkedQueue<>();
 
@@ -30,6 +34,13 @@ final class CountingServer implements AutoCloseable {
         this.server.createContext("/", (exchange) -> {
             this.calls.incrementAndGet();
             Answer answer = this.script.poll();
+            if (answer != null && answer.delayMillis() > 0) {
+                try {
+                    Thread.sleep(answer.delayMillis());
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             int status = (answer != null) ? answer.status() : 200;
             if (answer != null) {
                 answer.headers()
@@ -42,6 +53,8 @@ final class CountingServer implements AutoCloseable {
                 out.write(body);
             }
         });
+        // each exchange on a thread of its own: a delayed answer holds up no other call
+        this.server.setExecutor(this.threads);
         this.server.start();
     }
 
@@ -57,11 +70,17 @@ final class CountingServer implements AutoCloseable {
 
     /** The next call is answered so (then 200 again). */
     void thenAnswer(int status, Map<String, String> headers) {
-        this.script.add(new Answer(status, headers));
+        thenAnswerAfter(0, status, headers);
+    }
+
+    /** The next call is answered so once the delay has passed (then 200 again, at once). */
+    void thenAnswerAfter(long delayMillis, int status, Map<String, String> headers) {
+        this.script.add(new Answer(status, headers, delayMillis));
     }
 
     @Override
     public void close() {
         this.server.stop(0);
+        this.threads.shutdownNow();
     }
 }
