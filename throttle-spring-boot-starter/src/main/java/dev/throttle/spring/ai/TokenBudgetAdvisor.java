@@ -16,6 +16,8 @@ import org.springframework.ai.chat.client.advisor.api.CallAdvisor;
 import org.springframework.ai.chat.client.advisor.api.CallAdvisorChain;
 import org.springframework.ai.chat.client.advisor.api.StreamAdvisor;
 import org.springframework.ai.chat.client.advisor.api.StreamAdvisorChain;
+import org.springframework.ai.chat.model.ChatResponse;
+import org.springframework.ai.chat.model.Generation;
 import org.springframework.ai.chat.prompt.ChatOptions;
 import org.springframework.ai.chat.prompt.Prompt;
 import reactor.core.publisher.Flux;
@@ -44,6 +46,12 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
     private static final Log logger = LogFactory.getLog(TokenBudgetAdvisor.class);
 
     private static final long ESTIMATE_STANDS = -1;
+
+    /**
+     * Characters counted as one token for a stream that ended before its usage came: fewer than the
+     * usual four of English text, so that text of denser scripts is not charged far below its tokens.
+     */
+    private static final int CHARACTERS_PER_TOKEN = 2;
 
     private final Charge charge;
 
@@ -118,11 +126,11 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
     public Flux<ChatClientResponse> adviseStream(ChatClientRequest request, StreamAdvisorChain chain) {
         return Flux.usingWhen(
                 Mono.defer(() -> {
-                            Charge reserved = reserve(request);
-                            @Nullable String[] keys = {this.key.of(request)};
-                            return Mono.fromCompletionStage(() -> Admission.decideAsync(List.of(reserved), keys));
-                        })
-                        .map(Metered::new),
+                    Charge reserved = reserve(request);
+                    @Nullable String[] keys = {this.key.of(request)};
+                    return Mono.fromCompletionStage(() -> Admission.decideAsync(List.of(reserved), keys))
+                            .map((admission) -> new Metered(admission, reserved.cost(), promptLength(request)));
+                }),
                 (metered) -> chain.nextStream(request).doOnNext(metered::read),
                 (metered) -> metered.settle(true),
                 (metered, error) -> metered.settle(false),
@@ -153,21 +161,50 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
         }
     }
 
-    /** One stream's admission and the last usage its chunks reported; chunks reach it one after another. */
+    private static long tokensOf(long characters) {
+        return (characters + CHARACTERS_PER_TOKEN - 1) / CHARACTERS_PER_TOKEN;
+    }
+
+    private static long promptLength(ChatClientRequest request) {
+        Prompt prompt = request.prompt();
+        String contents = (prompt != null) ? prompt.getContents() : null;
+        return (contents != null) ? contents.length() : 0;
+    }
+
+    /**
+     * One stream's admission, the last usage its chunks reported and the characters they streamed;
+     * chunks reach it one after another.
+     */
     private final class Metered {
 
         private final Admission admission;
 
+        private final long reserved;
+
+        private final long promptCharacters;
+
         private volatile long units = ESTIMATE_STANDS;
 
-        Metered(Admission admission) {
+        private volatile long streamedCharacters;
+
+        Metered(Admission admission, long reserved, long promptCharacters) {
             this.admission = admission;
+            this.reserved = reserved;
+            this.promptCharacters = promptCharacters;
         }
 
         void read(ChatClientResponse chunk) {
-            long reported = TokenBudgetAdvisor.this.usage.units(chunk.chatResponse());
+            ChatResponse response = chunk.chatResponse();
+            long reported = TokenBudgetAdvisor.this.usage.units(response);
             if (reported >= 0) {
                 this.units = reported;
+            }
+            Generation result = (response != null) ? response.getResult() : null;
+            String text = (result != null && result.getOutput() != null)
+                    ? result.getOutput().getText()
+                    : null;
+            if (text != null) {
+                this.streamedCharacters += text.length();
             }
         }
 
@@ -175,6 +212,16 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
             long actual = this.units;
             if (actual < 0 && completed) {
                 unreported();
+            }
+            if (actual < 0 && !completed) {
+                // cancelled or failed before its usage came: at least what was streamed, counted as
+                // a token per CHARACTERS_PER_TOKEN characters, or a client that leaves before the
+                // last chunk would pay the estimate for any length
+                long counted = TokenBudgetAdvisor.this.usage.units(
+                        tokensOf(this.promptCharacters), tokensOf(this.streamedCharacters));
+                if (counted > this.reserved) {
+                    actual = counted;
+                }
             }
             CompletionStage<Void> costs = (actual < 0)
                     ? CompletableFuture.completedStage(null)

@@ -83,6 +83,20 @@ public final class TokenUsage {
         return (long) Math.min(units, Integer.MAX_VALUE);
     }
 
+    /**
+     * The units of a call counted by its tokens rather than reported: what a stream cancelled before
+     * its usage came is charged at least.
+     * @param prompt prompt (input) tokens
+     * @param completion completion (output) tokens
+     * @return the units
+     */
+    long units(long prompt, long completion) {
+        double units = this.weighted
+                ? Math.ceil(prompt * this.promptWeight + completion * this.completionWeight)
+                : (double) prompt + completion;
+        return (long) Math.min(units, Integer.MAX_VALUE);
+    }
+
     private static long tokens(@Nullable Number tokens) {
         return (tokens != null) ? Math.max(0, tokens.longValue()) : 0;
     }

@@ -46,6 +46,14 @@ final class TestChatModel implements ChatModel {
         return this;
     }
 
+    private volatile @Nullable String chunkText;
+
+    /** Streams this text in every chunk (instead of "chunk n"). */
+    TestChatModel chunkText(String text) {
+        this.chunkText = text;
+        return this;
+    }
+
     /** Fails each stream after its first chunk. */
     TestChatModel failingStreams(RuntimeException failure) {
         this.failure = failure;
@@ -67,7 +75,8 @@ final class TestChatModel implements ChatModel {
         this.calls.incrementAndGet();
         List<ChatResponse> chunks = new ArrayList<>();
         for (int i = 1; i <= this.chunks; i++) {
-            chunks.add(response("chunk " + i, (i == this.chunks) ? this.usage : new EmptyUsage()));
+            String text = (this.chunkText != null) ? this.chunkText : "chunk " + i;
+            chunks.add(response(text, (i == this.chunks) ? this.usage : new EmptyUsage()));
         }
         RuntimeException failure = this.failure;
         if (failure != null) {

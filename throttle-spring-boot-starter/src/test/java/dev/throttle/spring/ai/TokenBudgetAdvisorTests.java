@@ -210,6 +210,28 @@ class TokenBudgetAdvisorTests {
     }
 
     @Test
+    void aStreamCancelledJustBeforeItsUsagePaysAtLeastWhatItStreamed() {
+        this.contextRunner.run((context) -> {
+            model(context).reporting(500, 5000).streaming(10).chunkText("x".repeat(200));
+            List<String> nine = context
+                    .getBean(ChatClient.class)
+                    .prompt()
+                    .user("a question")
+                    .advisors((advisor) -> advisor.param("user", "eve"))
+                    .stream()
+                    .content()
+                    .take(9)
+                    .collectList()
+                    .block();
+            assertThat(nine).hasSize(9);
+            assertThat(remaining(context, "eve"))
+                    .as("1,800 characters streamed and a 10-character prompt, a token per 2 characters: 905, "
+                            + "not the estimate of 200")
+                    .isEqualTo(1000 - 905);
+        });
+    }
+
+    @Test
     void theKeyIsAnyExpressionOverTheRequest() {
         this.contextRunner.withPropertyValues("throttle.ai.key='all'").run((context) -> {
             model(context).reporting(30, 70);
