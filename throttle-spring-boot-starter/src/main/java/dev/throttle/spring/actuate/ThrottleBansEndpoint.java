@@ -92,6 +92,13 @@ public class ThrottleBansEndpoint {
         if (!this.bans.rules().containsKey(ban)) {
             return unknown(ban);
         }
+        if (duration != null && duration.trim().matches("[+-]?\\d+")) {
+            // a bare number would be milliseconds: a ban of 123 ms is never what was meant
+            return message(
+                    "'" + duration + "' has no unit: write " + duration.trim() + "s, " + duration.trim() + "m or "
+                            + duration.trim() + "h",
+                    WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
         Duration length;
         try {
             length = DurationStyle.detectAndParse(duration);
@@ -103,7 +110,11 @@ public class ThrottleBansEndpoint {
             return message(
                     "A ban's duration must be positive, was " + duration, WebEndpointResponse.STATUS_BAD_REQUEST);
         }
-        return new WebEndpointResponse<>(describe(this.bans.start(ban, this.keys.apply(ban, key), length)));
+        try {
+            return new WebEndpointResponse<>(describe(this.bans.start(ban, this.keys.apply(ban, key), length)));
+        } catch (IllegalArgumentException ex) {
+            return message(ex.getMessage(), WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
     }
 
     /**

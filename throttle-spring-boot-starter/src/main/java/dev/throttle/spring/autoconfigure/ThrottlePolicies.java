@@ -7,11 +7,13 @@ import dev.throttle.spring.fleet.SharedPolicyChanges;
 import dev.throttle.spring.fleet.StoredPolicyChange;
 import dev.throttle.spring.internal.request.PolicyModes;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -120,6 +122,7 @@ public final class ThrottlePolicies implements PolicyChanges {
             throw new ThrottleConfigurationException(problems);
         }
         ThrottleProperties.Policy changed = bind(policy, copy(current), flat);
+        readAtStartup(policy, current, changed);
         SharedPolicyChanges shared = this.shared;
         if (shared == null) {
             apply(Map.of(policy, changed));
@@ -127,8 +130,21 @@ public final class ThrottlePolicies implements PolicyChanges {
         }
         // validated as a whole before it is stored: a change with a mistake reaches no instance
         check(Map.of(policy, changed));
-        StoredPolicyChange stored = shared.save(policy, delta(policy, flat), by);
-        applyStored(stored);
+        applyOwn(shared, shared.save(policy, delta(policy, flat), by));
+    }
+
+    /**
+     * Applies a change this instance just stored, as the store now holds the policy's changes: the
+     * store's newest (another instance's change may have followed this one), or this one when the
+     * store gave it a version below one heard of, having lost its changes (a restart without
+     * persistence): an operator's change always takes effect where it was made.
+     */
+    private void applyOwn(SharedPolicyChanges shared, StoredPolicyChange stored) {
+        try {
+            applyAllStored(shared);
+        } catch (RuntimeException ex) {
+            applyStored(stored);
+        }
     }
 
     /**
@@ -150,7 +166,7 @@ public final class ThrottlePolicies implements PolicyChanges {
             this.applied.remove(policy);
             return;
         }
-        applyStored(shared.save(policy, null, by));
+        applyOwn(shared, shared.save(policy, null, by));
     }
 
     @Override
@@ -210,8 +226,43 @@ public final class ThrottlePolicies implements PolicyChanges {
     }
 
     private void applyAllStored(SharedPolicyChanges shared) {
-        for (StoredPolicyChange change : shared.loadAll()) {
+        reconcile(shared.loadAll());
+    }
+
+    /**
+     * Applies the changes the store holds now. A store that holds an older change of a policy than
+     * one heard of, or none, lost its changes (a restart without persistence, a failover that lost
+     * the last writes) and counts versions from 1 again: it is taken as it is, as every instance that
+     * starts now takes it, rather than every later change being skipped as older than one heard of.
+     */
+    private synchronized void reconcile(List<StoredPolicyChange> stored) {
+        Set<String> held = new HashSet<>();
+        for (StoredPolicyChange change : stored) {
+            String policy = change.policy();
+            held.add(policy);
+            Long heard = this.heard.get(policy);
+            if (heard != null && heard > change.version()) {
+                logger.warn("The store holds change " + change.version() + " of policy '" + policy + "', older than"
+                        + " change " + heard + " heard of: it lost the changes after it; its own is applied,"
+                        + " as on every instance that reads it");
+                this.heard.remove(policy);
+            }
             applyStored(change);
+        }
+        for (String policy : new ArrayList<>(this.heard.keySet())) {
+            if (held.contains(policy)) {
+                continue;
+            }
+            this.heard.remove(policy);
+            if (this.applied.remove(policy) != null && this.configured.containsKey(policy)) {
+                logger.warn("The store holds no change of policy '" + policy + "' any more (it lost its changes):"
+                        + " back to its configuration, as on every instance that reads it");
+                try {
+                    apply(Map.of(policy, copy(this.configured.get(policy))));
+                } catch (RuntimeException ex) {
+                    logger.warn("Policy '" + policy + "' could not go back to its configuration: " + ex.getMessage());
+                }
+            }
         }
     }
 
@@ -411,6 +462,32 @@ public final class ThrottlePolicies implements PolicyChanges {
             throw new ThrottleConfigurationException(problems);
         }
         return built;
+    }
+
+    /**
+     * Refuses a change of the settings that are read once, when the application starts (a call's
+     * wait and debt bound, what the store does when it fails, its near cache and durability): taken
+     * at run time, they would answer 200 and change nothing.
+     */
+    private static void readAtStartup(
+            String policy, ThrottleProperties.Policy current, ThrottleProperties.Policy changed) {
+        List<String> problems = new ArrayList<>();
+        startupOnly(problems, policy, "wait", current.getWait(), changed.getWait());
+        startupOnly(problems, policy, "max-debt", current.getMaxDebt(), changed.getMaxDebt());
+        startupOnly(problems, policy, "failure-mode", current.getFailureMode(), changed.getFailureMode());
+        startupOnly(problems, policy, "near-cache", current.getNearCache(), changed.getNearCache());
+        startupOnly(problems, policy, "durability", current.getDurability(), changed.getDurability());
+        if (!problems.isEmpty()) {
+            throw new ThrottleConfigurationException(problems);
+        }
+    }
+
+    private static void startupOnly(
+            List<String> problems, String policy, String setting, @Nullable Object current, @Nullable Object changed) {
+        if (!Objects.equals(current, changed)) {
+            problems.add(PREFIX + policy + "." + setting + " is read when the application starts and cannot change"
+                    + " at run time; restart to change it");
+        }
     }
 
     private String algorithmCannotChange(String name) {

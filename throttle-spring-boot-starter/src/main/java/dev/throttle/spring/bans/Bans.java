@@ -17,9 +17,13 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -40,6 +44,9 @@ public final class Bans implements SharedBans.Listener {
 
     private static final Log logger = LogFactory.getLog(Bans.class);
 
+    /** The longest a reconnection waits for the store to take one ban started while it was down. */
+    private static final Duration SAVE_BOUND = Duration.ofSeconds(5);
+
     /** What the counter policy of a ban is named: never one a user's policy can take by mistake. */
     static final String COUNTER_PREFIX = "ban.";
 
@@ -55,6 +62,12 @@ public final class Bans implements SharedBans.Listener {
 
     /** Active bans by ban name and key ({@link #id}). */
     private final Map<String, ActiveBan> active = new ConcurrentHashMap<>();
+
+    /**
+     * The bans started here that the store could not take (it was down): stored again when it is
+     * back, and held here until then, rather than dropped as bans the store does not hold.
+     */
+    private final Set<String> unsaved = ConcurrentHashMap.newKeySet();
 
     /**
      * Creates the bans.
@@ -219,8 +232,9 @@ public final class Bans implements SharedBans.Listener {
      * @param ban the ban's name, one of {@link #rules()}
      * @param key the key
      * @param length how long
-     * @return the ban as started
-     * @throws IllegalArgumentException for a ban that is not configured or a length that is not positive
+     * @return the key's ban now in force: the one started, or a longer one the key already had
+     * @throws IllegalArgumentException for a ban that is not configured, a length that is not
+     * positive or one too long to end
      */
     public ActiveBan start(String ban, String key, Duration length) {
         if (!this.rules.containsKey(ban)) {
@@ -231,7 +245,13 @@ public final class Bans implements SharedBans.Listener {
             throw new IllegalArgumentException("A ban's length must be positive, was " + length);
         }
         long now = this.time.currentTimeMillis();
-        ActiveBan started = new ActiveBan(ban, key, Instant.ofEpochMilli(now + length.toMillis()));
+        long end;
+        try {
+            end = Math.addExact(now, length.toMillis());
+        } catch (ArithmeticException ex) {
+            throw new IllegalArgumentException("A ban's length must end before the year 292278994, was " + length);
+        }
+        ActiveBan started = new ActiveBan(ban, key, Instant.ofEpochMilli(end));
         hold(started);
         this.active.values().removeIf((each) -> each.remainingMillis(now) == 0);
         logger.info("Ban '" + ban + "' started for key " + hashOf(key) + " for " + length);
@@ -239,13 +259,19 @@ public final class Bans implements SharedBans.Listener {
             listener.onBanStarted(ban, length);
         }
         if (this.shared != null) {
-            this.shared.save(started, now).exceptionally((ex) -> {
-                logger.warn("Could not store ban '" + ban + "' of key " + hashOf(key)
-                        + "; it applies on this instance only (" + ex.getMessage() + ")");
-                return null;
+            String id = id(ban, key);
+            this.unsaved.add(id);
+            this.shared.save(started, now).whenComplete((saved, ex) -> {
+                if (ex == null) {
+                    this.unsaved.remove(id);
+                } else {
+                    logger.warn("Could not store ban '" + ban + "' of key " + hashOf(key)
+                            + "; it applies on this instance only until the store is back (" + ex.getMessage()
+                            + ")");
+                }
             });
         }
-        return started;
+        return this.active.getOrDefault(id(ban, key), started);
     }
 
     /**
@@ -257,6 +283,7 @@ public final class Bans implements SharedBans.Listener {
      */
     public CompletionStage<Boolean> lift(String ban, String key) {
         boolean held = this.active.remove(id(ban, key)) != null;
+        this.unsaved.remove(id(ban, key));
         Limiter counter = this.counters.get(ban);
         if (counter != null) {
             counter.resetAsync(key).exceptionally((ex) -> null);
@@ -291,6 +318,7 @@ public final class Bans implements SharedBans.Listener {
     @Override
     public void lifted(String ban, String key) {
         this.active.remove(id(ban, key));
+        this.unsaved.remove(id(ban, key));
     }
 
     @Override
@@ -298,16 +326,42 @@ public final class Bans implements SharedBans.Listener {
         if (this.shared == null) {
             return;
         }
-        List<ActiveBan> stored = this.shared.loadAll(this.time.currentTimeMillis());
+        long now = this.time.currentTimeMillis();
+        saveUnsaved(this.shared, now);
+        List<ActiveBan> stored = this.shared.loadAll(now);
         Map<String, ActiveBan> current = new HashMap<>();
         for (ActiveBan ban : stored) {
             if (this.rules.containsKey(ban.ban())) {
                 current.put(id(ban.ban(), ban.key()), ban);
             }
         }
-        // a ban lifted while this instance was deaf is gone from the store: drop it here too
-        this.active.keySet().retainAll(current.keySet());
+        // a ban lifted while this instance was deaf is gone from the store: drop it here too, but
+        // not one started here that the store has not taken yet
+        this.active.keySet().removeIf((id) -> !current.containsKey(id) && !this.unsaved.contains(id));
         current.values().forEach(this::hold);
+    }
+
+    /** Stores the bans started here while the store was down, each still active, waiting a bounded time. */
+    private void saveUnsaved(SharedBans shared, long now) {
+        for (String id : List.copyOf(this.unsaved)) {
+            ActiveBan ban = this.active.get(id);
+            if (ban == null || ban.remainingMillis(now) == 0) {
+                this.unsaved.remove(id);
+                continue;
+            }
+            try {
+                shared.save(ban, now).toCompletableFuture().get(SAVE_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+                this.unsaved.remove(id);
+                logger.info("Ban '" + ban.ban() + "' of key " + hashOf(ban.key())
+                        + ", started while the store was down, is stored now");
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException | TimeoutException ex) {
+                // still not stored: held here, and tried again at the next reconnection
+                return;
+            }
+        }
     }
 
     /** Holds a ban, keeping the later end when the key is already banned. */

@@ -153,6 +153,30 @@ class ThrottleEndpointChangeTests {
         }
 
         @Test
+        void aSettingReadOnlyAtStartupIsA400RatherThanAChangeThatDoesNothing() throws Exception {
+            for (String[] change : new String[][] {
+                {"{\"wait\": \"5s\"}", "wait"},
+                {"{\"max-debt\": 3}", "max-debt"},
+                {"{\"failure-mode\": \"closed\"}", "failure-mode"},
+                {"{\"near-cache\": false}", "near-cache"},
+                {"{\"durability\": \"replicated\"}", "durability"}
+            }) {
+                HttpResponse<String> refused = post(this.port, "/actuator/throttle/api", change[0]);
+                assertThat(refused.statusCode()).as(change[0]).isEqualTo(400);
+                assertThat(refused.body())
+                        .as(change[0])
+                        .contains("throttle.policies.api." + change[1]
+                                + " is read when the application starts and cannot change at run time");
+            }
+            assertThat(post(this.port, "/actuator/throttle/api", "{\"capacity\": 12, \"failure-mode\": \"closed\"}")
+                            .statusCode())
+                    .isEqualTo(400);
+            assertThat(this.throttler.policy("api").quota())
+                    .as("nothing changed")
+                    .isEqualTo(10);
+        }
+
+        @Test
         void shadowModeCanBeTurnedOnAndOffAtRunTime() throws Exception {
             assertThat(post(this.port, "/actuator/throttle/api", "{\"mode\": \"shadow\"}")
                             .body())

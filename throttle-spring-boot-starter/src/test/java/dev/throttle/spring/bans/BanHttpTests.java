@@ -188,6 +188,13 @@ class BanHttpTests {
         send("POST", "/actuator/throttlebans/abuse/203.000.113.021", "{\"duration\": \"2m\"}");
         assertThat(this.bans.find("abuse", "203.0.113.21")).isNotNull();
 
+        send("POST", "/actuator/throttlebans/abuse/203.0.113.22:8080", "{\"duration\": \"2m\"}");
+        assertThat(this.bans.find("abuse", "203.0.113.22"))
+                .as("an address with its port, as access logs write it")
+                .isNotNull();
+        send("POST", "/actuator/throttlebans/abuse/%5B2001:db9::1%5D:443", "{\"duration\": \"2m\"}");
+        assertThat(this.bans.find("abuse", "2001:db9::")).isNotNull();
+
         assertThat(send("DELETE", "/actuator/throttlebans/abuse/2001:DB8::ffff", null)
                         .body())
                 .as("lifted by another address of the same network")
@@ -213,6 +220,15 @@ class BanHttpTests {
                 .isEqualTo(400);
         assertThat(send("POST", "/actuator/throttlebans/abuse/127.0.0.1", "{}").statusCode())
                 .as("the duration is required")
+                .isEqualTo(400);
+        HttpResponse<String> bare = send("POST", "/actuator/throttlebans/abuse/127.0.0.1", "{\"duration\": 123}");
+        assertThat(bare.statusCode())
+                .as("a bare number, which would be milliseconds")
+                .isEqualTo(400);
+        assertThat(bare.body()).contains("'123' has no unit: write 123s, 123m or 123h");
+        assertThat(send("POST", "/actuator/throttlebans/abuse/127.0.0.1", "{\"duration\": \"PT2562047788015215H\"}")
+                        .statusCode())
+                .as("too long to end: a 400, not a 500")
                 .isEqualTo(400);
         assertThat(this.bans.active()).isEmpty();
     }

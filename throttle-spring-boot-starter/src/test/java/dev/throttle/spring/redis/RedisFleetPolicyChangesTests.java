@@ -144,6 +144,45 @@ class RedisFleetPolicyChangesTests {
     }
 
     @Test
+    void aStoreThatLostItsChangesIsTakenAsItIsAndEveryLaterChangeApplies() throws Exception {
+        LettuceConnectionFactory factory = SharedRedis.endpoint().newConnectionFactory();
+        RedisSharedPolicyChanges writer = new RedisSharedPolicyChanges(factory, "throttle");
+        try (ConfigurableApplicationContext a = start();
+                ConfigurableApplicationContext b = start()) {
+            for (int limit = 5; limit <= 9; limit++) {
+                assertThat(send(a, "POST", "/actuator/throttle/api", "{\"limit\": " + limit + "}")
+                                .statusCode())
+                        .isEqualTo(200);
+            }
+            Eventually.until("B applies change 5", () -> policyHeader(b).equals("\"api\";q=9;w=60"));
+            // what a Redis restarted without persistence holds: nothing, its versions counted from 1 again
+            SharedRedis.flush();
+            assertThat(send(a, "POST", "/actuator/throttle/api", "{\"limit\": 2}")
+                            .statusCode())
+                    .isEqualTo(200);
+            assertThat(policyHeader(a))
+                    .as("applied where it was made, though the store numbered it 1")
+                    .isEqualTo("\"api\";q=2;w=60");
+            Eventually.until("B applies it too", () -> policyHeader(b).equals("\"api\";q=2;w=60"));
+            assertThat(send(b, "POST", "/actuator/throttle/api", "{\"limit\": 4}")
+                            .statusCode())
+                    .isEqualTo(200);
+            Eventually.until("A applies B's next change", () -> policyHeader(a).equals("\"api\";q=4;w=60"));
+
+            SharedRedis.flush();
+            // any change heard makes an instance read the store: it holds no change of api any more
+            writer.save("search", Map.of("limit", "5"), "another-version");
+            Eventually.until(
+                    "both go back to the configuration, as an instance that starts now does",
+                    () -> policyHeader(a).equals("\"api\";q=3;w=60")
+                            && policyHeader(b).equals("\"api\";q=3;w=60"));
+        } finally {
+            writer.close();
+            factory.destroy();
+        }
+    }
+
+    @Test
     void anInstanceWhoseSubscriptionWasKilledReadsTheChangesItMissed() throws Exception {
         LettuceConnectionFactory factory = SharedRedis.endpoint().newConnectionFactory();
         RedisSharedPolicyChanges writer = new RedisSharedPolicyChanges(factory, "throttle");

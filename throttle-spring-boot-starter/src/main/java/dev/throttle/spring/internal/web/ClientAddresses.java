@@ -75,8 +75,23 @@ final class ClientAddresses {
      * @return the key
      */
     static String canonical(String text, int ipv6Prefix) {
-        long[] bits = bits(text);
+        long[] bits = bits(withoutPort(text.trim()));
         return (bits != null) ? format(bits[0], bits[1], ipv6Prefix) : text;
+    }
+
+    /** An address as access logs write it with its port ({@code 203.0.113.9:8080}, {@code [2001:db8::1]:443}), without it. */
+    private static String withoutPort(String text) {
+        int colon = text.lastIndexOf(':');
+        if (colon < 0
+                || colon == text.length() - 1
+                || !text.substring(colon + 1).chars().allMatch(Character::isDigit)) {
+            return text;
+        }
+        if (text.startsWith("[") && text.charAt(colon - 1) == ']') {
+            return text.substring(1, colon - 1);
+        }
+        // one colon: IPv4 and a port (an IPv6 address has two or more)
+        return (text.indexOf(':') == colon) ? text.substring(0, colon) : text;
     }
 
     /**
