@@ -339,6 +339,7 @@ public final class ThrottlePolicies implements PolicyChanges {
     /** Binds flattened settings ({@code p.<name>}) onto a copy of a policy's settings. */
     private static ThrottleProperties.Policy bind(
             String policy, ThrottleProperties.Policy changed, Map<String, Object> flat) {
+        Map<String, ThrottleProperties.Policy> plansBefore = new LinkedHashMap<>(changed.getPlans());
         try {
             new Binder(new MapConfigurationPropertySource(flat)).bind("p", Bindable.ofInstance(changed));
         } catch (BindException ex) {
@@ -351,7 +352,36 @@ public final class ThrottlePolicies implements PolicyChanges {
             throw new ThrottleConfigurationException(
                     PREFIX + policy + "." + property + " cannot be '" + value + "': " + cause.getMessage());
         }
+        // the binder puts a plan it binds into the map anew: its settings not named keep their values
+        changed.getPlans().forEach((name, plan) -> {
+            ThrottleProperties.Policy before = plansBefore.get(name);
+            if (before != null && before != plan) {
+                keepUnnamed(before, plan);
+            }
+        });
         return changed;
+    }
+
+    /** Copies onto a plan bound anew every setting it was not given, from the plan as it was. */
+    private static void keepUnnamed(ThrottleProperties.Policy before, ThrottleProperties.Policy bound) {
+        BeanWrapperImpl from = new BeanWrapperImpl(before);
+        BeanWrapperImpl to = new BeanWrapperImpl(bound);
+        for (java.beans.PropertyDescriptor property : from.getPropertyDescriptors()) {
+            String name = property.getName();
+            if (!from.isReadableProperty(name)
+                    || !to.isWritableProperty(name)
+                    || property.getPropertyType().isPrimitive()) {
+                continue;
+            }
+            Object given = to.getPropertyValue(name);
+            Object kept = from.getPropertyValue(name);
+            boolean unnamed = (given == null)
+                    || (given instanceof java.util.Collection<?> list && list.isEmpty())
+                    || (given instanceof Map<?, ?> map && map.isEmpty());
+            if (unnamed && kept != null) {
+                to.setPropertyValue(name, kept);
+            }
+        }
     }
 
     /**

@@ -153,6 +153,17 @@ class ThrottleEndpointChangeTests {
         }
 
         @Test
+        void aChangeOfOneSettingOfAPlanKeepsThePlansOtherSettings() throws Exception {
+            assertThat(post(this.port, "/actuator/throttle/api", "{\"plans.pro.refill-period\": \"2m\"}")
+                            .statusCode())
+                    .isEqualTo(200);
+            assertThat(this.throttler.plans("api").get("pro").quota())
+                    .as("the plan's capacity, not named, is kept (not the policy's 10)")
+                    .isEqualTo(100);
+            assertThat(this.throttler.plans("api").get("pro").toString()).contains("refillPeriod=PT2M");
+        }
+
+        @Test
         void aSettingReadOnlyAtStartupIsA400RatherThanAChangeThatDoesNothing() throws Exception {
             for (String[] change : new String[][] {
                 {"{\"wait\": \"5s\"}", "wait"},
