@@ -383,12 +383,13 @@ public final class BoundPolicy {
             PolicyBinding.Numbers numbers, String storeKey, long maxWaitMillis, AtomicLong lastCall) {
         Limiter limiter = numbers.limiter;
         return this.shared.slotWaits.await(
-                limiter,
-                storeKey,
-                maxWaitMillis,
-                (slotKey, taken) -> limiter.refundAsync(slotKey, 1, taken)
-                        .whenComplete((done, failure) -> this.shared.slotWaits.givenBack(slotKey)),
-                lastCall);
+                limiter, storeKey, maxWaitMillis, (slotKey, taken) -> giveBackSlot(limiter, slotKey, taken), lastCall);
+    }
+
+    /** Gives back a slot a waiter took after its caller gave up, and tells the next waiter. */
+    private void giveBackSlot(Limiter limiter, String slotKey, Decision taken) {
+        limiter.refundAsync(slotKey, 1, taken)
+                .whenComplete((done, failure) -> this.shared.slotWaits.givenBack(slotKey));
     }
 
     /**
@@ -413,9 +414,26 @@ public final class BoundPolicy {
         }
         if (numbers.policy.algorithm().waitsForARelease()) {
             AtomicLong lastCall = new AtomicLong();
-            CompletableFuture<Decision> waiting = waitForSlot(numbers, StoreKeys.of(key), maxWaitMillis, lastCall);
-            CompletableFuture<Decision> told = waiting.thenApply(
-                    (decision) -> notify(numbers, key, decision, this.shared.storeSource, lastCall.get()));
+            String storeKey = StoreKeys.of(key);
+            CompletableFuture<Decision> waiting = waitForSlot(numbers, storeKey, maxWaitMillis, lastCall);
+            CompletableFuture<Decision> told = new CompletableFuture<>();
+            waiting.whenComplete((decision, failure) -> {
+                if (failure != null) {
+                    told.completeExceptionally(
+                            (failure instanceof CompletionException) ? failure : new CompletionException(failure));
+                    return;
+                }
+                Decision notified;
+                try {
+                    notified = notify(numbers, key, decision, this.shared.storeSource, lastCall.get());
+                } catch (RuntimeException ex) {
+                    notified = decision;
+                }
+                if (!told.complete(notified) && decision.allowed()) {
+                    // the caller gave up just as a slot was taken for it: nobody would ever release it
+                    giveBackSlot(numbers.limiter, storeKey, decision);
+                }
+            });
             // cancelling the caller's stage ends the wait (and gives back a slot taken meanwhile)
             told.whenComplete((decision, failure) -> {
                 if (told.isCancelled()) {

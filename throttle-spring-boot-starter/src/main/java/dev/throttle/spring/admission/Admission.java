@@ -183,12 +183,17 @@ public final class Admission implements AutoCloseable {
         Decision[] decisions = new Decision[charges.size()];
         AtomicReference<@Nullable CompletableFuture<?>> waiting = new AtomicReference<>();
         CompletionStage<Void> taken = decideFrom(0, charges, keys, decisions, waiting);
-        CompletableFuture<Admission> decided = taken.thenApply((done) -> new Admission(charges, keys, decisions))
-                .toCompletableFuture();
+        CompletableFuture<Admission> decided = new CompletableFuture<>();
         taken.whenComplete((done, error) -> {
-            if (error == null && decided.isCancelled()) {
+            if (error != null) {
+                decided.completeExceptionally(
+                        (error instanceof CompletionException) ? error : new CompletionException(error));
+                return;
+            }
+            Admission admission = new Admission(charges, keys, decisions);
+            if (!decided.complete(admission)) {
                 // the caller gave up while the store decided (a cancelled Mono): what it took goes back
-                new Admission(charges, keys, decisions).refundAsync();
+                admission.refundAsync();
             }
         });
         decided.whenComplete((admission, error) -> {
@@ -472,6 +477,12 @@ public final class Admission implements AutoCloseable {
      * key and gives back what each count-failures policy took. Never throws.
      */
     public void succeeded() {
+        if (Thread.currentThread().isInterrupted()) {
+            // a blocking store call fails at once on an interrupted thread, and the settlement
+            // (a slot's release) would be lost: sent without blocking instead
+            succeededAsync();
+            return;
+        }
         if (!claim()) {
             return;
         }
@@ -530,6 +541,11 @@ public final class Admission implements AutoCloseable {
      * concurrency slots, which it releases. Never throws.
      */
     public void failed() {
+        if (Thread.currentThread().isInterrupted()) {
+            // as in succeeded(): a slot's release must not be lost to the thread's interrupt
+            failedAsync();
+            return;
+        }
         if (claim() && this.releasesAtEnd) {
             for (int i = 0; i < this.decisions.length; i++) {
                 if (this.charges.get(i).releasesAtEnd()) {
@@ -634,6 +650,11 @@ public final class Admission implements AutoCloseable {
      * given back, by each decision's receipt. Never throws.
      */
     public void refund() {
+        if (Thread.currentThread().isInterrupted()) {
+            // as in succeeded(): what the call took must not be kept for the thread's interrupt
+            refundAsync();
+            return;
+        }
         if (claim()) {
             countReleases();
             giveBack(this.charges, this.keys, this.decisions, this.decisions.length, false);

@@ -96,14 +96,21 @@ final class OutgoingClient {
         if (base == null) {
             return false;
         }
-        String path = (url.getRawPath() != null) ? url.getRawPath() : "";
-        String basePath = (base.getRawPath() != null) ? base.getRawPath() : "";
+        // the path as a server resolves it (dot segments applied, escapes decoded): /./api and /%61pi
+        // are /api there
+        String path = path(url);
+        String basePath = path(base);
         return base.getScheme().equalsIgnoreCase(url.getScheme())
                 && host.equals(host(base))
                 && port(base) == port(url)
                 && (basePath.isEmpty()
                         || path.equals(basePath)
                         || path.startsWith(basePath.endsWith("/") ? basePath : basePath + "/"));
+    }
+
+    private static String path(URI url) {
+        String path = url.normalize().getPath();
+        return (path != null) ? path : "";
     }
 
     private static int port(URI url) {
@@ -176,21 +183,26 @@ final class OutgoingClient {
                 waited += paused;
             }
             Admission admission;
+            long started = System.nanoTime();
             long turn;
             try {
+                // a wait for a concurrency slot happens here, a wait for a rate policy's turn next
                 admission = Admission.decide(chargeAfter(waited), key);
-                turn = admission.untilTurn().toMillis();
+                turn = admission.waitMillis();
                 admission.awaitTurn();
             } catch (OutgoingCallThrottledException ex) {
                 throw ex;
             } catch (ThrottledException ex) {
                 throw refused(ex);
             }
-            // a pause the remote asked for while this call waited for its turn holds it too: the
-            // turn goes back and the call waits for the pause, within what is left of its wait
-            if (turn > 0 && this.honorRemoteLimits && remainingPause(key) > 0) {
+            // a pause the remote asked for while this call waited for its turn or its slot holds it
+            // too: what it took goes back and it waits for the pause, within what is left of its wait
+            long spent = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+            if (this.honorRemoteLimits
+                    && (turn > 0 || (admission.releasesAtEnd() && spent > 0))
+                    && remainingPause(key) > 0) {
                 admission.refund();
-                waited += turn;
+                waited += spent;
                 continue;
             }
             sent();

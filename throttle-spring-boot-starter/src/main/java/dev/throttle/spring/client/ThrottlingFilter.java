@@ -5,12 +5,12 @@ import dev.throttle.spring.admission.Admission;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SignalType;
 
 /**
  * Throttles the calls of a {@code WebClient} without blocking: the remote's pause is read and the
@@ -48,44 +48,53 @@ final class ThrottlingFilter implements ExchangeFilterFunction {
      * policy's turn, both within the client's wait ({@code waited} of it spent already).
      */
     private static Mono<Admission> admitted(OutgoingClient client, String key, long waited) {
-        return stage(client.remainingPauseAsync(key))
-                .flatMap((paused) -> afterPause(client, key, paused, waited)
-                        .flatMap((admission) -> atTurn(client, key, admission, waited + Math.max(0, paused))));
-    }
-
-    private static Mono<Admission> afterPause(OutgoingClient client, String key, long paused, long waited) {
-        Mono<Long> slept = Mono.just(paused);
-        if (paused > 0) {
-            if (waited + paused > client.waitMillis()) {
-                return Mono.error(client.paused(paused));
+        return stage(client.remainingPauseAsync(key)).flatMap((paused) -> {
+            Mono<Long> slept = Mono.just(0L);
+            if (paused > 0) {
+                if (waited + paused > client.waitMillis()) {
+                    return Mono.error(client.paused(paused));
+                }
+                client.pauseWait(paused);
+                slept = Mono.delay(Duration.ofMillis(paused));
             }
-            client.pauseWait(paused);
-            slept = Mono.delay(Duration.ofMillis(paused)).thenReturn(paused);
-        }
-        return slept.flatMap((ignored) -> Mono.fromCompletionStage(() -> Admission.decideAsync(
-                        List.of(client.chargeAfter(waited + Math.max(0, paused))), new String[] {key}))
-                .onErrorMap(
-                        (error) -> error instanceof ThrottledException
-                                && !(error instanceof OutgoingCallThrottledException),
-                        (error) -> client.refused((ThrottledException) error)));
+            long afterPause = waited + Math.max(0, paused);
+            return slept.then(Mono.defer(() -> {
+                long started = System.nanoTime();
+                // a wait for a concurrency slot happens here, a wait for a rate policy's turn in atTurn
+                return Mono.fromCompletionStage(() ->
+                                Admission.decideAsync(List.of(client.chargeAfter(afterPause)), new String[] {key}))
+                        .onErrorMap(
+                                (error) -> error instanceof ThrottledException
+                                        && !(error instanceof OutgoingCallThrottledException),
+                                (error) -> client.refused((ThrottledException) error))
+                        .flatMap((admission) -> atTurn(client, key, admission, afterPause, started));
+            }));
+        });
     }
 
     /**
-     * Waits for the call's turn. A pause the remote asked for while the call waited holds it too:
-     * the turn goes back and the call waits for the pause, within what is left of its wait.
+     * Waits for the call's turn. A pause the remote asked for while the call waited (for its turn or
+     * its slot) holds it too: what it took goes back and the call waits for the pause, within what
+     * is left of its wait.
      */
-    private static Mono<Admission> atTurn(OutgoingClient client, String key, Admission admission, long waited) {
+    private static Mono<Admission> atTurn(
+            OutgoingClient client, String key, Admission admission, long waited, long startedNanos) {
         Duration turn = admission.untilTurn();
-        if (turn.isZero()) {
-            return Mono.just(admission);
-        }
-        Mono<Admission> ready = Mono.delay(turn).thenReturn(admission);
-        if (client.honorsRemoteLimits()) {
+        Mono<Admission> ready =
+                turn.isZero() ? Mono.just(admission) : Mono.delay(turn).thenReturn(admission);
+        boolean waitedForSlot =
+                admission.releasesAtEnd() && TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos) > 0;
+        if (client.honorsRemoteLimits() && (!turn.isZero() || waitedForSlot)) {
             ready = ready.flatMap((ignored) -> stage(client.remainingPauseAsync(key))
                     .flatMap((paused) -> (paused <= 0)
                             ? Mono.just(admission)
                             : stage(admission.refundAsync())
-                                    .then(Mono.defer(() -> admitted(client, key, waited + turn.toMillis())))));
+                                    .then(Mono.defer(() -> admitted(
+                                            client,
+                                            key,
+                                            waited
+                                                    + TimeUnit.NANOSECONDS.toMillis(
+                                                            System.nanoTime() - startedNanos))))));
         }
         // a waiter cancelled before it is sent gives its turn back
         return ready.doOnCancel(admission::refundAsync);
@@ -99,13 +108,11 @@ final class ThrottlingFilter implements ExchangeFilterFunction {
                     ClientResponse handed = response;
                     if (admission.releasesAtEnd()) {
                         handed = response.mutate()
-                                .body((body) -> body.doFinally((signal) -> {
-                                    if (signal == SignalType.ON_COMPLETE) {
-                                        admission.succeededAsync();
-                                    } else {
-                                        admission.failedAsync();
-                                    }
-                                }))
+                                // ended before the body's end reaches its reader (doFinally would end it
+                                // after): a call made once the body is read finds the slot free
+                                .body((body) -> body.doOnComplete(admission::succeededAsync)
+                                        .doOnError((error) -> admission.failedAsync())
+                                        .doOnCancel(admission::failedAsync))
                                 .build();
                     } else {
                         admission.succeededAsync();

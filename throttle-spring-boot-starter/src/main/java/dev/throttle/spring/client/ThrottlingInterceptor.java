@@ -1,9 +1,11 @@
 package dev.throttle.spring.client;
 
 import dev.throttle.spring.admission.Admission;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.HttpStatusCode;
@@ -70,6 +72,8 @@ final class ThrottlingInterceptor implements ClientHttpRequestInterceptor {
 
         private final Admission admission;
 
+        private @Nullable InputStream body;
+
         EndingResponse(ClientHttpResponse response, Admission admission) {
             this.response = response;
             this.admission = admission;
@@ -92,13 +96,59 @@ final class ThrottlingInterceptor implements ClientHttpRequestInterceptor {
 
         @Override
         public InputStream getBody() throws IOException {
-            return this.response.getBody();
+            InputStream body = this.body;
+            if (body == null) {
+                body = new EndingBody(this.response.getBody(), this.admission);
+                this.body = body;
+            }
+            return body;
         }
 
         @Override
         public void close() {
             try {
                 this.response.close();
+            } finally {
+                this.admission.succeeded();
+            }
+        }
+    }
+
+    /**
+     * A body that ends the call when it is read to its end or closed: a caller that takes the body
+     * as an {@code InputStream} closes that, and RestClient then never closes the response.
+     */
+    private static final class EndingBody extends FilterInputStream {
+
+        private final Admission admission;
+
+        EndingBody(InputStream body, Admission admission) {
+            super(body);
+            this.admission = admission;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int read = super.read();
+            if (read < 0) {
+                this.admission.succeeded();
+            }
+            return read;
+        }
+
+        @Override
+        public int read(byte[] buffer, int offset, int length) throws IOException {
+            int read = super.read(buffer, offset, length);
+            if (read < 0) {
+                this.admission.succeeded();
+            }
+            return read;
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                super.close();
             } finally {
                 this.admission.succeeded();
             }

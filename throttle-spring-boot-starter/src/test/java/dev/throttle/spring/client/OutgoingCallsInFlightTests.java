@@ -21,6 +21,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.client.RestClient;
@@ -63,25 +64,66 @@ class OutgoingCallsInFlightTests {
     }
 
     @Test
-    void aRestClientCallThatWaitsForItsTurnIsNotSentDuringAPauseTheRemoteAskedForMeanwhile() throws Exception {
-        this.contextRunner.run((context) -> {
-            RestClient client = context.getBean(RestClient.Builder.class).build();
-            assertWaiterHeldByPause((path) -> client.get()
-                    .uri(this.server.url() + path)
-                    .exchange((request, response) -> response.getStatusCode().value()));
-        });
+    void aRestClientCallThatWaitsForItsTurnIsNotSentDuringAPauseTheRemoteAskedForMeanwhile() {
+        this.contextRunner.run((context) -> assertWaiterHeldByPause(restClientStatus(context)));
     }
 
     @Test
-    void aWebClientCallThatWaitsForItsTurnIsNotSentDuringAPauseTheRemoteAskedForMeanwhile() throws Exception {
-        this.contextRunner.run((context) -> {
-            WebClient client = context.getBean(WebClient.Builder.class).build();
-            assertWaiterHeldByPause((path) -> client.get()
-                    .uri(this.server.url() + path)
-                    .exchangeToMono((response) -> response.releaseBody()
-                            .thenReturn(response.statusCode().value()))
-                    .block(Duration.ofSeconds(10)));
-        });
+    void aWebClientCallThatWaitsForItsTurnIsNotSentDuringAPauseTheRemoteAskedForMeanwhile() {
+        this.contextRunner.run((context) -> assertWaiterHeldByPause(webClientStatus(context)));
+    }
+
+    @Test
+    void aRestClientCallThatWaitsForAConcurrencySlotIsNotSentDuringAPauseTheRemoteAskedForMeanwhile() {
+        this.contextRunner
+                .withPropertyValues("throttle.clients.quotes.policy=slots")
+                .run((context) -> assertWaiterHeldByPause(restClientStatus(context)));
+    }
+
+    @Test
+    void aWebClientCallThatWaitsForAConcurrencySlotIsNotSentDuringAPauseTheRemoteAskedForMeanwhile() {
+        this.contextRunner
+                .withPropertyValues("throttle.clients.quotes.policy=slots")
+                .run((context) -> assertWaiterHeldByPause(webClientStatus(context)));
+    }
+
+    /** A RestClient call of a path of the server: its status. */
+    private Function<String, Integer> restClientStatus(AssertableApplicationContext context) {
+        RestClient client = context.getBean(RestClient.Builder.class).build();
+        return (path) -> client.get()
+                .uri(this.server.url() + path)
+                .exchange((request, response) -> response.getStatusCode().value());
+    }
+
+    /** A WebClient call of a path of the server: its status, the body released. */
+    private Function<String, Integer> webClientStatus(AssertableApplicationContext context) {
+        WebClient client = context.getBean(WebClient.Builder.class).build();
+        return (path) -> client.get()
+                .uri(this.server.url() + path)
+                .exchangeToMono((response) ->
+                        response.releaseBody().thenReturn(response.statusCode().value()))
+                .block(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void aBodyTakenAsAStreamEndsTheCallWhenClosed() throws Exception {
+        this.contextRunner
+                .withPropertyValues("throttle.clients.quotes.policy=slots", "throttle.clients.quotes.wait=0s")
+                .run((context) -> {
+                    RestClient client =
+                            context.getBean(RestClient.Builder.class).build();
+                    for (int i = 0; i < 3; i++) {
+                        // the response left open for the caller, who reads and closes the stream alone
+                        try (java.io.InputStream body = client.get()
+                                .uri(this.server.url() + "/stream")
+                                .exchange((request, response) -> response.getBody(), false)) {
+                            assertThat(new String(body.readAllBytes())).contains("200");
+                        }
+                    }
+                    assertThat(this.server.calls())
+                            .as("each call's slot freed when its stream was closed")
+                            .isEqualTo(3);
+                });
     }
 
     /**
@@ -196,18 +238,7 @@ class OutgoingCallsInFlightTests {
 
     @Test
     void everySpellingOfOneRemoteIsOneClientAndOneKey() {
-        Throttler throttler =
-                new Throttler(new MemoryThrottleStore(), List.of(new GcraPolicy("paced", 1, Duration.ofSeconds(1))));
-        OutgoingClient client = new OutgoingClient(
-                "quotes",
-                URI.create("http://api.example.com"),
-                Set.of("partner.example.com"),
-                Admissions.of(throttler).charge("paced"),
-                null,
-                false,
-                new MemoryRemotePauses(TimeSource.system()),
-                new OutgoingCallListener() {},
-                TimeSource.system());
+        OutgoingClient client = client("http://api.example.com", "partner.example.com");
         for (String url : new String[] {
             "http://api.example.com/x",
             "http://API.Example.com./x",
@@ -218,6 +249,18 @@ class OutgoingCallsInFlightTests {
             assertThat(client.matches(uri)).as(url).isTrue();
             assertThat(client.keyOf(uri, "GET", Map.of())).as(url).isEqualTo("api.example.com");
         }
+        OutgoingClient underPath = client("http://api.example.com/api");
+        for (String url : new String[] {
+            "http://api.example.com/api/x",
+            "http://api.example.com/./api/x",
+            "http://api.example.com/x/../api/x",
+            "http://api.example.com/%61pi/x"
+        }) {
+            assertThat(underPath.matches(URI.create(url)))
+                    .as("%s is /api/x to the server", url)
+                    .isTrue();
+        }
+        assertThat(underPath.matches(URI.create("http://api.example.com/apis"))).isFalse();
         assertThat(client.matches(URI.create("https://api.example.com/x"))).isFalse();
         assertThat(client.matches(URI.create("http://api.example.com:8080/x"))).isFalse();
         assertThat(client.keyOf(URI.create("https://api.example.com:443/x"), "GET", Map.of()))
@@ -227,6 +270,22 @@ class OutgoingCallsInFlightTests {
         assertThat(client.matches(URI.create("https://Partner.Example.com.:8443/y")))
                 .as("a host the client names, any port")
                 .isTrue();
+    }
+
+    /** A client of the memory store under this base URL and these hosts. */
+    private static OutgoingClient client(String baseUrl, String... hosts) {
+        Throttler throttler =
+                new Throttler(new MemoryThrottleStore(), List.of(new GcraPolicy("paced", 1, Duration.ofSeconds(1))));
+        return new OutgoingClient(
+                "quotes",
+                URI.create(baseUrl),
+                Set.of(hosts),
+                Admissions.of(throttler).charge("paced"),
+                null,
+                false,
+                new MemoryRemotePauses(TimeSource.system()),
+                new OutgoingCallListener() {},
+                TimeSource.system());
     }
 
     @Configuration(proxyBeanMethods = false)

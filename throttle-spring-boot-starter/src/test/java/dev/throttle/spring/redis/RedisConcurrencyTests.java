@@ -13,6 +13,8 @@ import dev.throttle.TimeSource;
 import dev.throttle.memory.MemoryThrottleStore;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
+import dev.throttle.spring.admission.Admission;
+import dev.throttle.spring.admission.Charge;
 import dev.throttle.testing.Eventually;
 import dev.throttle.testing.redis.RedisEndpoint;
 import dev.throttle.testing.redis.RedisMonitor;
@@ -30,6 +32,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -356,6 +359,30 @@ class RedisConcurrencyTests {
         } finally {
             factory.destroy();
             redis.stop();
+        }
+    }
+
+    @Test
+    void aSlotEndedOnAnInterruptedThreadIsReleasedAllTheSame() throws Exception {
+        ConcurrencyPolicy one = new ConcurrencyPolicy("interrupted-slots", 1, Duration.ofSeconds(30));
+        try (RedisThrottleStore store = store(connectionFactory)) {
+            Throttler throttler = new Throttler(store, List.of(one));
+            Charge slot = Charge.of(throttler.bound("interrupted-slots"), Charge.OnSuccess.COUNT);
+            for (Consumer<Admission> ending : List.<Consumer<Admission>>of(
+                    Admission::succeeded, Admission::failed, Admission::refund, Admission::close)) {
+                Admission admission = Admission.decide(slot, "k");
+                assertThat(throttler.peek("interrupted-slots", "k").allowed()).isFalse();
+                // what Future.cancel(true), shutdownNow() or a time limiter does to the calling thread
+                Thread.currentThread().interrupt();
+                try {
+                    ending.accept(admission);
+                } finally {
+                    Thread.interrupted();
+                }
+                Eventually.until(
+                        "the slot is released though the thread was interrupted",
+                        () -> throttler.peek("interrupted-slots", "k").allowed());
+            }
         }
     }
 }

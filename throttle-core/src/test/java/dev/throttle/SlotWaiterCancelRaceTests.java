@@ -1,0 +1,69 @@
+package dev.throttle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.throttle.memory.MemoryThrottleStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A waiter for a concurrency slot whose caller gives up at the very moment a release hands it the
+ * slot: either the caller gets the slot (and releases it) or the slot goes back, never lost to both.
+ */
+class SlotWaiterCancelRaceTests {
+
+    private final MemoryThrottleStore store = new MemoryThrottleStore();
+
+    private final Throttler throttler =
+            new Throttler(this.store, List.of(new ConcurrencyPolicy("slots", 1, Duration.ofMinutes(10))));
+
+    @Test
+    void aWaiterCancelledAsAReleaseWakesItNeverLosesTheSlot() throws Exception {
+        BoundPolicy slots = this.throttler.bound("slots");
+        for (int round = 0; round < 200; round++) {
+            Decision held = slots.tryAcquire("k", 1);
+            assertThat(held.allowed())
+                    .as("round %d starts with the slot free", round)
+                    .isTrue();
+            CompletableFuture<Decision> waiter =
+                    slots.reserveAsync("k", 1, Duration.ofSeconds(10)).toCompletableFuture();
+            CountDownLatch go = new CountDownLatch(1);
+            Thread releasing = new Thread(() -> {
+                await(go);
+                slots.refund("k", 1, held);
+            });
+            Thread cancelling = new Thread(() -> {
+                await(go);
+                waiter.cancel(false);
+            });
+            releasing.start();
+            cancelling.start();
+            go.countDown();
+            releasing.join();
+            cancelling.join();
+            if (!waiter.isCancelled()) {
+                // the waiter got the slot before its caller gave up: the caller releases it
+                slots.refund("k", 1, waiter.get(10, TimeUnit.SECONDS));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!slots.peek("k").allowed() && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertThat(slots.peek("k").allowed())
+                    .as("round %d: the slot is free again, not held by a waiter nobody releases", round)
+                    .isTrue();
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
