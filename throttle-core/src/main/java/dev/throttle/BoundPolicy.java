@@ -423,14 +423,18 @@ public final class BoundPolicy {
                             (failure instanceof CompletionException) ? failure : new CompletionException(failure));
                     return;
                 }
-                Decision notified;
+                boolean handedOn;
                 try {
-                    notified = notify(numbers, key, decision, this.shared.storeSource, lastCall.get());
-                } catch (RuntimeException ex) {
-                    notified = decision;
+                    handedOn = told.complete(notify(numbers, key, decision, this.shared.storeSource, lastCall.get()));
+                } catch (RuntimeException | Error ex) {
+                    // a listener failed: the caller sees that failure as on every other path, and never
+                    // holds the slot it would not know it had
+                    told.completeExceptionally(new CompletionException(ex));
+                    handedOn = false;
                 }
-                if (!told.complete(notified) && decision.allowed()) {
-                    // the caller gave up just as a slot was taken for it: nobody would ever release it
+                if (!handedOn && decision.allowed()) {
+                    // the caller gave up (or never got it) just as a slot was taken for it: nobody would
+                    // ever release it
                     giveBackSlot(numbers.limiter, storeKey, decision);
                 }
             });

@@ -129,7 +129,7 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
                     Charge reserved = reserve(request);
                     @Nullable String[] keys = {this.key.of(request)};
                     return Mono.fromCompletionStage(() -> Admission.decideAsync(List.of(reserved), keys))
-                            .map((admission) -> new Metered(admission, reserved.cost(), promptLength(request)));
+                            .map((admission) -> new Metered(admission, reserved.cost(), request));
                 }),
                 (metered) -> chain.nextStream(request).doOnNext(metered::read),
                 (metered) -> metered.settle(true),
@@ -181,16 +181,17 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
 
         private final long reserved;
 
-        private final long promptCharacters;
+        // measured only for a stream cancelled before its usage, the one case that needs it
+        private final ChatClientRequest request;
 
         private volatile long units = ESTIMATE_STANDS;
 
         private volatile long streamedCharacters;
 
-        Metered(Admission admission, long reserved, long promptCharacters) {
+        Metered(Admission admission, long reserved, ChatClientRequest request) {
             this.admission = admission;
             this.reserved = reserved;
-            this.promptCharacters = promptCharacters;
+            this.request = request;
         }
 
         void read(ChatClientResponse chunk) {
@@ -218,7 +219,7 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
                 // a token per CHARACTERS_PER_TOKEN characters, or a client that leaves before the
                 // last chunk would pay the estimate for any length
                 long counted = TokenBudgetAdvisor.this.usage.units(
-                        tokensOf(this.promptCharacters), tokensOf(this.streamedCharacters));
+                        tokensOf(promptLength(this.request)), tokensOf(this.streamedCharacters));
                 if (counted > this.reserved) {
                     actual = counted;
                 }
