@@ -162,9 +162,11 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
      * TAT nearest to now with those bits (exact within 2^50 us, about 35 years, of now).
      *
      * <p>Receipt: the TAT the call stored. The call took the span {@code [receipt - cost * I, receipt]}
-     * of the score; a refund takes back what of that span is still ahead of now and not beyond the
-     * current TAT, so a refund after the span went by gives back nothing, and one of a call whose
-     * span is half gone gives back half.
+     * of the score; a refund takes back what of that span is still ahead of now, never more than the
+     * score runs ahead of now, so a refund after the span went by gives back nothing, and one of a
+     * call whose span is half gone gives back half. The span is not clipped at the current TAT:
+     * earlier refunds moved the TAT back without moving the later calls' receipts, and waiters that
+     * give up their turns in the order they took them must get all of them back, not half.
      */
     static final class Transition implements PackedTransition {
 
@@ -344,7 +346,7 @@ public record GcraPolicy(String name, int limit, Duration period) implements Pol
                 return state;
             }
             long tat = nowMicros + ahead;
-            long stillAhead = Math.min(receipt, tat) - Math.max(receipt - cost * this.interval, nowMicros);
+            long stillAhead = Math.min(receipt - Math.max(receipt - cost * this.interval, nowMicros), ahead);
             if (stillAhead <= 0) {
                 return state;
             }

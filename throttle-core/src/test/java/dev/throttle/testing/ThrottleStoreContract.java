@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -2774,6 +2775,45 @@ public abstract class ThrottleStoreContract {
             assertThat(throttler.tryAcquire("g", "k"))
                     .as("the turns that came were taken by those who waited")
                     .isEqualTo(reject(10, 0, 100, 1_000));
+        }
+
+        @Test
+        void gcraWaitersThatGiveUpTheirTurnsInAnyOrderGiveBackEveryTurn() {
+            if (!reservesTurns()) {
+                aReservationIsAPlainDecisionOnAStoreThatDoesNotReserve();
+                return;
+            }
+            for (String order : List.of("as taken", "reversed", "interleaved")) {
+                Throttler throttler = throttler(new GcraPolicy("g", 2, Duration.ofSeconds(1)));
+                List<Decision> waiters = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    Decision taken = throttler.bound("g").reserve("k-" + order, 1, Duration.ofSeconds(30));
+                    assertThat(taken.allowed()).isTrue();
+                    if (i >= 2) {
+                        waiters.add(taken);
+                    }
+                }
+                List<Decision> givenUp = new ArrayList<>(waiters);
+                if (order.equals("reversed")) {
+                    Collections.reverse(givenUp);
+                } else if (order.equals("interleaved")) {
+                    givenUp = List.of(
+                            waiters.get(3),
+                            waiters.get(0),
+                            waiters.get(7),
+                            waiters.get(1),
+                            waiters.get(5),
+                            waiters.get(2),
+                            waiters.get(6),
+                            waiters.get(4));
+                }
+                for (Decision waiter : givenUp) {
+                    throttler.bound("g").refund("k-" + order, 1, waiter);
+                }
+                assertThat(throttler.tryAcquire("g", "k-" + order))
+                        .as("given up %s: only the burst of two is left, the next turn 500 ms away", order)
+                        .isEqualTo(reject(2, 0, 500, 1_000));
+            }
         }
 
         @Test

@@ -295,7 +295,8 @@ BEGIN
         IF tat IS NOT NULL THEN
             back := tat - cost * intv;
             IF receipt IS NOT NULL THEN
-                still := least(receipt, tat) - greatest(receipt - cost * intv, now_us);
+                -- not clipped at the TAT: earlier refunds moved it back without moving later receipts
+                still := least(receipt - greatest(receipt - cost * intv, now_us), tat - now_us);
                 IF still <= 0 THEN
                     RETURN;
                 END IF;

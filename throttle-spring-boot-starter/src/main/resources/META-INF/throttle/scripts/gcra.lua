@@ -14,7 +14,8 @@
 -- ahead of now is the algorithm's ordinary state, so a clock that stepped back needs no care. With
 -- r whole intervals left, the next unit comes once the score is (r + 1) intervals within the
 -- tolerance. A call took the span [receipt - cost * interval, receipt] of the score: a refund with
--- its receipt gives back what of that span is still ahead of now and not past the TAT.
+-- its receipt gives back what of that span is still ahead of now, at most what the score runs ahead
+-- (not clipped at the TAT, which earlier refunds moved back without moving later receipts).
 -- Microseconds since the epoch stay below 2^53 (until about 2255), so Lua's doubles hold them; a
 -- score or interval that is not a whole number within range (1e300, inf, nan) is no score.
 --
@@ -80,7 +81,7 @@ elseif op == 'r' then
   if tat ~= nil then
     local back = tat - cost * interval
     if receipt ~= nil then
-      local stillAhead = math.min(receipt, tat) - math.max(receipt - cost * interval, nowMicros)
+      local stillAhead = math.min(receipt - math.max(receipt - cost * interval, nowMicros), tat - nowMicros)
       if stillAhead <= 0 then
         return {}
       end
