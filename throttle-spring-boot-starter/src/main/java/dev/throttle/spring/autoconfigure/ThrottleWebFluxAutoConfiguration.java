@@ -1,6 +1,7 @@
 package dev.throttle.spring.autoconfigure;
 
 import dev.throttle.ThrottleStore;
+import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.internal.aop.EarlyThrottlingHandlerAdapter;
 import dev.throttle.spring.internal.aop.ThrottledMethods;
@@ -11,10 +12,12 @@ import dev.throttle.spring.internal.web.CorsExposure;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.WebFluxBanFilter;
 import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
+import dev.throttle.spring.internal.web.WebFluxRefusalExceptionHandler;
 import dev.throttle.spring.internal.web.WebFluxRefusals;
 import dev.throttle.spring.internal.web.WebFluxThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.InitializingBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -80,6 +83,36 @@ public final class ThrottleWebFluxAutoConfiguration {
         WebFluxRefusals refusals = new WebFluxRefusals(handler, beanFactory);
         refusals.setBans(bans.getIfAvailable());
         return refusals;
+    }
+
+    /**
+     * Answers a refusal thrown outside any handler (from a web filter, Spring Security's among them)
+     * as a handler's is answered, not with Spring Boot's 500.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    WebFluxRefusalExceptionHandler throttleRefusalExceptionHandler(WebFluxRefusals refusals) {
+        return new WebFluxRefusalExceptionHandler(refusals);
+    }
+
+    /**
+     * Spring Security login throttling ({@code throttle.security.authentication}) hooks into the
+     * servlet stack's {@code ProviderManager}: in a WebFlux application it would throttle no login
+     * while the application believes its logins are protected, so it stops the start instead.
+     */
+    @Bean
+    static InitializingBean throttleNoServletLoginThrottling(Environment environment) {
+        return () -> {
+            for (String name : new String[] {"username-policy", "ip-policy"}) {
+                String property = "throttle.security.authentication." + name;
+                if (environment.getProperty(property) != null) {
+                    throw new ThrottleConfigurationException(property + " throttles Spring Security logins in"
+                            + " servlet applications only: this WebFlux application would throttle no login with"
+                            + " it. Remove it, and put @Throttled on the authenticate method of a"
+                            + " ReactiveAuthenticationManager bean of your own (see docs/security-logins.md)");
+                }
+            }
+        };
     }
 
     /**

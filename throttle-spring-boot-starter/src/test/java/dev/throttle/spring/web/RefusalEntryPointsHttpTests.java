@@ -240,10 +240,19 @@ class RefusalEntryPointsHttpTests {
                                         ? new Class<?>[] {stack.application, CustomAnswer.class}
                                         : new Class<?>[] {stack.application})
                         .web(stack.type)
-                        .properties(PROPERTIES)
+                        .properties(properties(stack))
                         .run());
         context.getBean(MemoryThrottleStore.class).clear();
         return Integer.parseInt(context.getEnvironment().getProperty("local.server.port"));
+    }
+
+    /** The servlet-only login throttling stops the start of a WebFlux application. */
+    private static String[] properties(Stack stack) {
+        return (stack == Stack.MVC)
+                ? PROPERTIES
+                : Stream.of(PROPERTIES)
+                        .filter((property) -> !property.startsWith("throttle.security."))
+                        .toArray(String[]::new);
     }
 
     private static HttpResponse<String> get(int port, String path, String... headers) throws Exception {

@@ -29,6 +29,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -94,6 +95,39 @@ class WebFluxConcurrencyTests {
         Eventually.until("released", () -> inUse("ann") == 0);
         assertThat(get("/slow?user=ann&millis=0").statusCode()).isEqualTo(200);
         Eventually.until("released again", () -> inUse("ann") == 0);
+    }
+
+    @Test
+    void aConditionalRequestAnsweredNotModifiedReleasesItsSlot() throws Exception {
+        for (int i = 0; i < 4; i++) {
+            HttpResponse<String> unchanged = client.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/tagged?user=eve"))
+                            .header("If-None-Match", "\"v1\"")
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(unchanged.statusCode())
+                    .as("request %d: not modified, not refused for a slot its body never held", i + 1)
+                    .isEqualTo(304);
+            Eventually.until("released", () -> inUse("eve") == 0);
+        }
+        assertThat(get("/tagged?user=eve").body()).isEqualTo("ab");
+        Eventually.until("released after its body", () -> inUse("eve") == 0);
+    }
+
+    /** Clients gone before their responses were written (the connection reset at once) hold no slot. */
+    @Test
+    void clientsGoneBeforeTheirResponsesHoldNoSlot() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            try (Socket socket = new Socket("127.0.0.1", this.port)) {
+                socket.setSoLinger(true, 0);
+                socket.getOutputStream()
+                        .write(("GET /slow?user=fay&millis=50 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                                .getBytes(StandardCharsets.US_ASCII));
+                socket.getOutputStream().flush();
+            }
+        }
+        Eventually.until("every slot free again, long before the lease", () -> inUse("fay") == 0);
+        assertThat(get("/slow?user=fay&millis=0").statusCode()).isEqualTo(200);
     }
 
     @Test
@@ -204,6 +238,12 @@ class WebFluxConcurrencyTests {
         @Throttled(policy = "slots", key = "#user")
         Mono<String> fail(@RequestParam String user) {
             return Mono.error(new IllegalStateException("the report failed"));
+        }
+
+        @GetMapping("/tagged")
+        @Throttled(policy = "slots", key = "#user")
+        Mono<ResponseEntity<Flux<String>>> tagged(@RequestParam String user) {
+            return Mono.just(ResponseEntity.ok().eTag("\"v1\"").body(Flux.just("a", "b")));
         }
 
         @GetMapping(path = "/ticks", produces = MediaType.TEXT_EVENT_STREAM_VALUE)

@@ -31,12 +31,19 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.reactive.function.server.RequestPredicates;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.ResponseStatusException;
+import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -44,7 +51,9 @@ import reactor.core.publisher.Mono;
  * The lockout probe through a real WebFlux (Netty) port, for handlers returning a
  * {@code Publisher}, an RxJava {@code Single}, a {@code ResponseEntity<Mono<T>>} and a
  * {@code Mono<ResponseEntity<Mono<T>>>} or {@code Mono<ResponseEntity<Flux<T>>>}: followed to their
- * outcome (the body's, not the entity's status), so a wrong password is no success.
+ * outcome (the body's, not the entity's status), so a wrong password is no success. Nor is one
+ * answered by a {@code ProblemDetail}, by the exchange's status alone or by a functional endpoint's
+ * {@code ServerResponse}.
  */
 @SpringBootTest(
         classes = WebFluxReturnTypeTests.LoginApplication.class,
@@ -90,7 +99,11 @@ class WebFluxReturnTypeTests {
                 "/login/single",
                 "/login/entity",
                 "/login/mono-of-entity-of-mono",
-                "/login/mono-of-entity-of-flux"
+                "/login/mono-of-entity-of-flux",
+                "/login/problem",
+                "/login/exchange-status",
+                "/login/exchange-status-by-ip",
+                "/login/functional"
             })
     void fiveWrongPasswordsDoNotPassALockoutAndASuccessResetsIt(String path) throws Exception {
         assertThat(login(path, "alice", "guess").statusCode()).isEqualTo(401);
@@ -142,12 +155,29 @@ class WebFluxReturnTypeTests {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import(LoginEndpoints.class)
+    @Import({LoginEndpoints.class, FunctionalLogins.class})
     static class LoginApplication {
 
         @Bean
         ManualTimeSource manualTimeSource() {
             return new ManualTimeSource();
+        }
+
+        @Bean
+        RouterFunction<ServerResponse> functionalLogin(FunctionalLogins logins) {
+            return RouterFunctions.route(RequestPredicates.POST("/login/functional"), logins::login);
+        }
+    }
+
+    /** A functional endpoint's handler, answering a wrong password with a 401 {@code ServerResponse}. */
+    static class FunctionalLogins {
+
+        @Throttled(policy = "login", key = "'functional'")
+        public Mono<ServerResponse> login(ServerRequest request) {
+            return request.bodyToMono(Credentials.class)
+                    .flatMap((credentials) -> "secret".equals(credentials.password())
+                            ? ServerResponse.ok().bodyValue(Map.of("user", credentials.user()))
+                            : ServerResponse.status(HttpStatus.UNAUTHORIZED).build());
         }
     }
 
@@ -184,6 +214,37 @@ class WebFluxReturnTypeTests {
         @Throttled(policy = "login", key = "#credentials.user")
         Mono<ResponseEntity<Mono<Map<String, String>>>> monoOfEntityOfMono(@RequestBody Credentials credentials) {
             return Mono.fromSupplier(() -> ResponseEntity.ok(Mono.fromCallable(() -> check(credentials))));
+        }
+
+        // answers without an error of the publisher's: by a ProblemDetail, or by the exchange's status alone
+        @PostMapping("/login/problem")
+        @Throttled(policy = "login", key = "#credentials.user")
+        Mono<ProblemDetail> problem(@RequestBody Credentials credentials) {
+            return Mono.fromSupplier(() -> "secret".equals(credentials.password())
+                    ? ProblemDetail.forStatusAndDetail(HttpStatus.OK, "welcome")
+                    : ProblemDetail.forStatusAndDetail(HttpStatus.UNAUTHORIZED, "wrong password"));
+        }
+
+        @PostMapping("/login/exchange-status")
+        @Throttled(policy = "login", key = "#credentials.user")
+        Mono<Void> exchangeStatus(@RequestBody Credentials credentials, ServerWebExchange exchange) {
+            return Mono.fromRunnable(() -> {
+                if (!"secret".equals(credentials.password())) {
+                    exchange.getResponse().setStatusCode(HttpStatus.UNAUTHORIZED);
+                }
+            });
+        }
+
+        /** Keyed by the request alone: decided before its arguments are resolved, settled by its advice. */
+        @PostMapping("/login/exchange-status-by-ip")
+        @Throttled(policy = "login", key = "#ip")
+        Mono<Void> exchangeStatusByIp(@RequestBody Mono<Credentials> body, ServerWebExchange exchange) {
+            return body.doOnNext((credentials) -> {
+                        if (!"secret".equals(credentials.password())) {
+                            exchange.getResponse().setStatusCode(HttpStatus.UNAUTHORIZED);
+                        }
+                    })
+                    .then();
         }
 
         @PostMapping("/login/mono-of-entity-of-flux")

@@ -35,6 +35,25 @@ final class Outcomes {
      * @return what the caller gets: the result, or one that settles the call on its outcome
      */
     static Object settle(ThrottledMethod throttled, Admitted taken, Object result) {
+        return settle(throttled, taken, result, false);
+    }
+
+    /**
+     * Settles a call that returned normally, now or when its outcome is known.
+     * @param throttled the method
+     * @param taken what the call took, and its request
+     * @param result what the call returned
+     * @param answeredWithError whether the call itself set its response's status to an error (a
+     * handler that calls {@code response.sendError(401)} and returns nothing): a plain value is then
+     * a failure, whatever it is
+     * @return what the caller gets: the result, or one that settles the call on its outcome
+     */
+    static Object settle(ThrottledMethod throttled, Admitted taken, Object result, boolean answeredWithError) {
+        if (answeredWithError && isPlain(result)) {
+            taken.read(result);
+            taken.failed();
+            return result;
+        }
         return switch (throttled.plan().kind()) {
             case STAGE ->
                 (result instanceof CompletionStage<?> stage)
@@ -44,6 +63,15 @@ final class Outcomes {
             case HIDDEN -> throttled.releasesAtEnd() ? atRequestEnd(throttled, taken, result) : result;
             default -> now(throttled, taken, result);
         };
+    }
+
+    /** A value that is the outcome itself: no stage, no reactive type, nothing Spring MVC completes later, no entity (whose status Spring writes). */
+    private static boolean isPlain(Object result) {
+        return result == null
+                || !(result instanceof CompletionStage<?>
+                        || ReturnTypes.isEntity(result)
+                        || ReturnTypes.adapterFor(result.getClass()) != null
+                        || ReturnTypes.hides(result.getClass()));
     }
 
     private static Object now(ThrottledMethod throttled, Admitted taken, Object result) {
@@ -130,8 +158,7 @@ final class Outcomes {
                 return null;
             }
         }
-        taken.read(value);
-        taken.succeeded();
+        now(throttled, taken, value);
         return null;
     }
 

@@ -1,8 +1,12 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.core.ReactiveAdapter;
@@ -57,8 +61,7 @@ final class ReactiveThrottling {
                         return Mono.just(claimed);
                     }
                     ThrottledMethod.Call charged = throttled.call(arguments, context);
-                    return Mono.fromCompletionStage(() -> context.admitAsync(charged.charges(), charged.keys()))
-                            .map((admission) -> Admitted.of(admission, context));
+                    return admitted(context, charged);
                 });
         Mono<Admitted> acquired =
                 decided.map((taken) -> throttled.metered(taken, arguments)).flatMap(ReactiveThrottling::turn);
@@ -83,6 +86,32 @@ final class ReactiveThrottling {
                     : settledOnValue(Mono.from(proceed(call, adapter)), taken));
         }
         return (adapter != null) ? adapter.fromPublisher(result) : result;
+    }
+
+    /**
+     * The call's admission, handed on only to a subscriber still there. One that cancels while the
+     * store decides stops the decision (what it took goes back, a wait for a slot ends); one that
+     * cancels after, before it asked for the admission (a client gone before the response was
+     * written), has it given back: held by no one, a concurrency slot would stay taken for its lease.
+     */
+    private static Mono<Admitted> admitted(ThrottleRequestContext context, ThrottledMethod.Call charged) {
+        return Mono.<Admitted>create((sink) -> {
+                    CompletableFuture<Admission> admitting = context.admitAsync(charged.charges(), charged.keys())
+                            .toCompletableFuture();
+                    sink.onCancel(() -> admitting.cancel(false));
+                    admitting.whenComplete((admission, error) -> {
+                        if (error != null) {
+                            sink.error(
+                                    (error instanceof CompletionException && error.getCause() != null)
+                                            ? error.getCause()
+                                            : error);
+                        } else {
+                            // a sink already cancelled discards the value, and the hook below gives it back
+                            sink.success(Admitted.of(admission, context));
+                        }
+                    });
+                })
+                .doOnDiscard(Admitted.class, (taken) -> taken.admission().refundAsync());
     }
 
     /**
@@ -140,11 +169,11 @@ final class ReactiveThrottling {
                         return Mono.just(followed);
                     }
                     taken.read(emitted);
-                    return ReturnTypes.isFailure(emitted)
+                    return (ReturnTypes.isFailure(emitted) || answeredWithError(taken))
                             ? failed(taken).thenReturn(emitted)
                             : settled(taken).thenReturn(emitted);
                 })
-                .switchIfEmpty(settled(taken))
+                .switchIfEmpty(Mono.defer(() -> answeredWithError(taken) ? failed(taken) : settled(taken)))
                 .onErrorResume((error) -> failed(taken).then(Mono.error(error)))
                 .doOnCancel(taken::failedAsync);
     }
@@ -157,10 +186,19 @@ final class ReactiveThrottling {
                         taken.read(emitted);
                         failed[0] |= ReturnTypes.isFailure(emitted);
                     })
-                    .concatWith(Mono.defer(() -> failed[0] ? failed(taken) : settled(taken)))
+                    .concatWith(
+                            Mono.defer(() -> (failed[0] || answeredWithError(taken)) ? failed(taken) : settled(taken)))
                     .onErrorResume((error) -> failed(taken).then(Mono.error(error)))
                     .doOnCancel(taken::failedAsync);
         });
+    }
+
+    /**
+     * Whether the call answered by setting its response's status to an error (a WebFlux handler
+     * that sets 401 on the exchange and completes empty): a failure, whatever it emitted.
+     */
+    private static boolean answeredWithError(Admitted taken) {
+        return taken.request().responseStatus() >= 400;
     }
 
     /** Settles a success when subscribed; completes empty, and never fails (see {@link dev.throttle.spring.admission.Admission}). */
@@ -206,7 +244,15 @@ final class ReactiveThrottling {
             if (adapter == null) {
                 return null;
             }
-            return Outcomes.Entities.withBody(entity, follow(body, adapter, taken));
+            // a conditional request answered 304 (or 412) never reads the body that would settle the call
+            AtomicBoolean read = new AtomicBoolean();
+            Publisher<Object> source = Flux.from(adapter.toPublisher(body)).doOnSubscribe((s) -> read.set(true));
+            taken.request().beforeCommit((status) -> {
+                if (!read.get() && (status == 304 || status == 412)) {
+                    taken.failedAsync();
+                }
+            });
+            return Outcomes.Entities.withBody(entity, follow(adapter.fromPublisher(source), adapter, taken));
         }
     }
 

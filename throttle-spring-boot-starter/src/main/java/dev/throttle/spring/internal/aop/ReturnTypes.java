@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.ReactiveAdapter;
@@ -33,6 +34,19 @@ final class ReturnTypes {
     private static final Class<?> FLUX = resolve("reactor.core.publisher.Flux");
 
     private static final Class<?> RESPONSE_ENTITY = resolve("org.springframework.http.ResponseEntity");
+
+    private static final boolean WEB_PRESENT = RESPONSE_ENTITY != null;
+
+    private static final Class<?> MODEL_AND_VIEW = resolve("org.springframework.web.servlet.ModelAndView");
+
+    private static final Class<?> RENDERING = resolve("org.springframework.web.reactive.result.view.Rendering");
+
+    /** A functional endpoint's answer, WebFlux's and Spring MVC's. */
+    private static final Class<?> REACTIVE_SERVER_RESPONSE =
+            resolve("org.springframework.web.reactive.function.server.ServerResponse");
+
+    private static final Class<?> SERVLET_SERVER_RESPONSE =
+            resolve("org.springframework.web.servlet.function.ServerResponse");
 
     /**
      * With kotlinx-coroutines-reactor, Spring AOP runs a Kotlin {@code suspend fun} as a Mono (a
@@ -221,16 +235,24 @@ final class ReturnTypes {
     }
 
     /**
-     * Whether a returned value is a failed outcome although no exception was thrown: a
-     * {@code ResponseEntity} with an error status.
+     * Whether a returned value is a failed outcome although no exception was thrown: a value that
+     * Spring answers with its own error status ({@code ResponseEntity}, {@code ProblemDetail},
+     * {@code ErrorResponse}, a {@code ModelAndView}, a WebFlux {@code Rendering} or a functional
+     * endpoint's {@code ServerResponse}). A login that
+     * answers a wrong password with such a value must not reset its lockout nor get back what it took.
      * @param value what the call returned (or a reactive call emitted)
      * @return whether it counts as a failure
      */
-    static boolean isFailure(Object value) {
-        return isEntity(value)
-                && ((org.springframework.http.ResponseEntity<?>) value)
-                        .getStatusCode()
-                        .isError();
+    static boolean isFailure(@Nullable Object value) {
+        if (value == null || !WEB_PRESENT) {
+            return false;
+        }
+        if (isEntity(value)) {
+            return ((org.springframework.http.ResponseEntity<?>) value)
+                    .getStatusCode()
+                    .isError();
+        }
+        return Answers.isError(value);
     }
 
     private static boolean isA(Class<?> type, String className) {
@@ -246,6 +268,41 @@ final class ReturnTypes {
             }
         }
         return isA(type.getSuperclass(), className);
+    }
+
+    /** The values with a status of their own besides a ResponseEntity; kept apart so that ReturnTypes loads without Spring Web. */
+    private static final class Answers {
+
+        static boolean isError(Object value) {
+            if (value instanceof org.springframework.http.ProblemDetail problem) {
+                // a problem without a status is answered 500
+                return problem.getStatus() < 200 || problem.getStatus() >= 400;
+            }
+            if (value instanceof org.springframework.web.ErrorResponse error) {
+                return error.getStatusCode().isError();
+            }
+            if (MODEL_AND_VIEW != null && MODEL_AND_VIEW.isInstance(value)) {
+                org.springframework.http.HttpStatusCode status =
+                        ((org.springframework.web.servlet.ModelAndView) value).getStatus();
+                return status != null && status.isError();
+            }
+            if (REACTIVE_SERVER_RESPONSE != null && REACTIVE_SERVER_RESPONSE.isInstance(value)) {
+                return ((org.springframework.web.reactive.function.server.ServerResponse) value)
+                        .statusCode()
+                        .isError();
+            }
+            if (SERVLET_SERVER_RESPONSE != null && SERVLET_SERVER_RESPONSE.isInstance(value)) {
+                return ((org.springframework.web.servlet.function.ServerResponse) value)
+                        .statusCode()
+                        .isError();
+            }
+            if (RENDERING != null && RENDERING.isInstance(value)) {
+                org.springframework.http.HttpStatusCode status =
+                        ((org.springframework.web.reactive.result.view.Rendering) value).status();
+                return status != null && status.isError();
+            }
+            return false;
+        }
     }
 
     private static Class<?> resolve(String className) {

@@ -82,18 +82,26 @@ final class ThrottleInterceptor implements MethodInterceptor {
         }
         // a policy with a wait: the call sleeps on the calling thread until its turn
         taken.admission().awaitTurn();
-        if (!throttled.releasesAtEnd()) {
-            Object result = invocation.proceed();
-            return throttled.settlesOnSuccess() ? Outcomes.settle(throttled, taken, result) : result;
+        if (!throttled.settlesOnSuccess() && !throttled.releasesAtEnd()) {
+            return invocation.proceed();
         }
-        // a concurrency slot is released however the call ends: an exception ends it here
+        // a handler may answer by the response's status alone (sendError(401), returning nothing)
+        int statusBefore = request.responseStatus();
         Object result;
         try {
             result = invocation.proceed();
         } catch (Throwable ex) {
-            taken.admission().failed();
+            if (throttled.releasesAtEnd()) {
+                // a concurrency slot is released however the call ends: an exception ends it here
+                taken.admission().failed();
+            }
             throw ex;
         }
-        return Outcomes.settle(throttled, taken, result);
+        return Outcomes.settle(throttled, taken, result, answeredWithError(statusBefore, request.responseStatus()));
+    }
+
+    /** The call turned its response's status into an error (one it already had is no news of the call's). */
+    private static boolean answeredWithError(int before, int after) {
+        return after >= 400 && before < 400;
     }
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.IntConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -268,6 +269,24 @@ public interface ThrottleRequestContext {
      * @param name the attribute's name
      */
     default void removeAttribute(String name) {}
+
+    /**
+     * Returns the status the current request's response has been given so far: how a call that
+     * answers by setting it ({@code response.sendError(401)} in a handler that returns nothing) is
+     * seen to fail. The default has no response.
+     * @return the status, or 0 when there is no response
+     */
+    default int responseStatus() {
+        return 0;
+    }
+
+    /**
+     * Runs an action just before the current request's response is committed, with its status: how a
+     * call whose body a conditional request never reads (a 304) is ended. The default has no response
+     * and never runs it.
+     * @param action told the response's status (0 when unknown)
+     */
+    default void beforeCommit(IntConsumer action) {}
 
     /**
      * Ends a call when the current request's asynchronous processing ends (it completes, times out

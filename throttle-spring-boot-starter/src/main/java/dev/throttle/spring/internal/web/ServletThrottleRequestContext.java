@@ -191,6 +191,14 @@ public final class ServletThrottleRequestContext extends WebRequestContext imple
         response.setHeader(RateLimitHeaders.LIMIT, RateLimitItems.merged(earlier, RateLimitHeaders.limit(decisions)));
     }
 
+    @Override
+    public int responseStatus() {
+        RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+        HttpServletResponse response =
+                (attributes instanceof ServletRequestAttributes servlet) ? servlet.getResponse() : null;
+        return (response != null) ? response.getStatus() : 0;
+    }
+
     private static HttpServletRequest request() {
         RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
         return (attributes instanceof ServletRequestAttributes servlet) ? servlet.getRequest() : null;

@@ -10,8 +10,10 @@ import java.net.InetSocketAddress;
 import java.security.Principal;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.IntConsumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
@@ -84,6 +86,17 @@ public final class WebFluxThrottleRequestContext extends WebRequestContext imple
         @Override
         public @Nullable Object getAttribute(String name) {
             return this.exchange.getAttribute(name);
+        }
+
+        @Override
+        public void beforeCommit(IntConsumer action) {
+            this.exchange.getResponse().beforeCommit(() -> Mono.fromRunnable(() -> action.accept(responseStatus())));
+        }
+
+        @Override
+        public int responseStatus() {
+            HttpStatusCode status = this.exchange.getResponse().getStatusCode();
+            return (status != null) ? status.value() : 0;
         }
 
         @Override

@@ -28,7 +28,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 import reactor.core.publisher.Flux;
@@ -80,6 +82,24 @@ class ReturnTypeOutcomeTests {
             assertThat(Flux.from(logins.publisher("alice", true)).blockLast())
                     .as("the success reset the lockout")
                     .isEqualTo("alice");
+        });
+    }
+
+    @Test
+    void aModelAndViewOrAProblemWithAnErrorStatusIsAFailure() {
+        this.contextRunner.run((context) -> {
+            Logins logins = context.getBean(Logins.class);
+            assertThat(logins.page("carol", false).getStatus()).isEqualTo(HttpStatus.UNAUTHORIZED);
+            assertThatExceptionOfType(ThrottledException.class)
+                    .as("the lockout holds: a page answered 401 is no success")
+                    .isThrownBy(() -> logins.page("carol", false));
+            assertThat(logins.problem("dave", false).getStatus()).isEqualTo(401);
+            assertThatExceptionOfType(ThrottledException.class).isThrownBy(() -> logins.problem("dave", false));
+            this.clock.advance(Duration.ofSeconds(1));
+            logins.page("carol", true);
+            assertThat(logins.page("carol", true).getStatus())
+                    .as("a page answered 200 is a success, which reset the lockout")
+                    .isNull();
         });
     }
 
@@ -256,6 +276,20 @@ class ReturnTypeOutcomeTests {
         public Publisher<String> publisher(String user, boolean passwordMatches) {
             this.calls.incrementAndGet();
             return Mono.fromCallable(() -> check(user, passwordMatches));
+        }
+
+        @Throttled(policy = "login", key = "#user")
+        public ModelAndView page(String user, boolean passwordMatches) {
+            ModelAndView page = new ModelAndView("login");
+            if (!passwordMatches) {
+                page.setStatus(HttpStatus.UNAUTHORIZED);
+            }
+            return page;
+        }
+
+        @Throttled(policy = "login", key = "#user")
+        public ProblemDetail problem(String user, boolean passwordMatches) {
+            return ProblemDetail.forStatus(passwordMatches ? HttpStatus.OK : HttpStatus.UNAUTHORIZED);
         }
 
         @Throttled(policy = "login", key = "#user")
