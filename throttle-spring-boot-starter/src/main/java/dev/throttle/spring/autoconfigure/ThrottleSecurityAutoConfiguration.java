@@ -22,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.core.env.Environment;
 import org.springframework.security.authentication.ProviderManager;
@@ -32,46 +33,54 @@ import org.springframework.web.context.request.RequestContextHolder;
  * Spring Security logins throttled by {@code throttle.security.authentication.username-policy}
  * and {@code ip-policy}: the {@link AuthenticationThrottle} (backs off for one of the
  * application's own), the post-processor that charges every {@code ProviderManager}'s attempts
- * before a password is checked, and the filter before Spring Security's that answers a refused
- * attempt with 429. Servlet applications; on when either property is set or the application
- * declares its own throttle.
+ * before a password is checked (on when either property is set or the application declares its
+ * own throttle), and the filter before Spring Security's that answers a refusal thrown inside its
+ * chain with 429 (always, in a servlet application with Spring Security).
  */
 @AutoConfiguration(after = {ThrottleAutoConfiguration.class, ThrottleWebMvcAutoConfiguration.class})
 @ConditionalOnClass({ProviderManager.class, RequestContextHolder.class})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnBooleanProperty(name = "throttle.enabled", matchIfMissing = true)
-@Conditional(ThrottleSecurityAutoConfiguration.OnAuthenticationThrottle.class)
 public final class ThrottleSecurityAutoConfiguration {
 
     /** Spring Boot's default order of Spring Security's filter chain ({@code spring.security.filter.order}). */
     private static final int SECURITY_FILTER_ORDER = -100;
 
-    @Bean
-    @ConditionalOnMissingBean
-    AuthenticationThrottle authenticationThrottle(
-            Throttler throttler,
-            ThrottleProperties properties,
-            ObjectProvider<ThrottleRequestContext> requestContext,
-            ObjectProvider<ClientAccess> clientAccess,
-            ObjectProvider<PolicyModes> modes) {
-        boolean headers = properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF;
-        return new AuthenticationThrottle(
-                throttler,
-                properties,
-                requestContext.getIfAvailable(() -> new ServletThrottleRequestContext(
-                        headers, properties.getHttp().getIpv6Prefix())),
-                clientAccess.getIfAvailable(ClientAccess::none),
-                modes.getIfAvailable());
-    }
+    /** The throttle of every login attempt, on when either property is set or the application declares its own. */
+    @Configuration(proxyBeanMethods = false)
+    @Conditional(ThrottleSecurityAutoConfiguration.OnAuthenticationThrottle.class)
+    static class AuthenticationThrottling {
 
-    @Bean
-    static AuthenticationThrottlePostProcessor authenticationThrottlePostProcessor(
-            ObjectProvider<AuthenticationThrottle> throttle) {
-        return new AuthenticationThrottlePostProcessor(throttle);
+        @Bean
+        @ConditionalOnMissingBean
+        AuthenticationThrottle authenticationThrottle(
+                Throttler throttler,
+                ThrottleProperties properties,
+                ObjectProvider<ThrottleRequestContext> requestContext,
+                ObjectProvider<ClientAccess> clientAccess,
+                ObjectProvider<PolicyModes> modes) {
+            boolean headers = properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF;
+            return new AuthenticationThrottle(
+                    throttler,
+                    properties,
+                    requestContext.getIfAvailable(() -> new ServletThrottleRequestContext(
+                            headers, properties.getHttp().getIpv6Prefix())),
+                    clientAccess.getIfAvailable(ClientAccess::none),
+                    modes.getIfAvailable());
+        }
+
+        @Bean
+        static AuthenticationThrottlePostProcessor authenticationThrottlePostProcessor(
+                ObjectProvider<AuthenticationThrottle> throttle) {
+            return new AuthenticationThrottlePostProcessor(throttle);
+        }
     }
 
     /**
-     * Just before Spring Security's filter chain, wherever {@code spring.security.filter.order} puts it.
+     * Just before Spring Security's filter chain, wherever {@code spring.security.filter.order} puts it:
+     * answers a refusal thrown inside the chain, the login throttle's or that of a {@code @Throttled}
+     * bean the chain calls (an {@code AuthenticationProvider} of the application's own), which would
+     * otherwise reach the container as an error and the client as Spring Security's 401 for the error page.
      */
     @Bean
     AuthenticationRefusalFilter authenticationRefusalFilter(

@@ -42,12 +42,12 @@ class AuthenticationThrottleAutoConfigurationTests {
                     "throttle.policies.login-ip.refill-period=30s");
 
     @Test
-    void nothingIsConfiguredWithoutEitherProperty() {
+    void withoutEitherPropertyNoLoginIsThrottledButARefusalInsideSpringSecurityIsStillAnswered() {
         this.contextRunner.run((context) -> assertThat(context)
                 .hasNotFailed()
                 .doesNotHaveBean(AuthenticationThrottle.class)
                 .doesNotHaveBean(AuthenticationThrottlePostProcessor.class)
-                .doesNotHaveBean(AuthenticationRefusalFilter.class));
+                .hasSingleBean(AuthenticationRefusalFilter.class));
     }
 
     @Test
