@@ -4,6 +4,7 @@ import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.internal.request.ReactiveThrottleRequestContext;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -98,16 +99,21 @@ final class ReactiveThrottling {
         return Mono.<Admitted>create((sink) -> {
                     CompletableFuture<Admission> admitting = context.admitAsync(charged.charges(), charged.keys())
                             .toCompletableFuture();
-                    sink.onCancel(() -> admitting.cancel(false));
+                    AtomicBoolean gone = new AtomicBoolean();
+                    sink.onCancel(() -> {
+                        gone.set(true);
+                        admitting.cancel(false);
+                    });
                     admitting.whenComplete((admission, error) -> {
-                        if (error != null) {
+                        if (error == null) {
+                            // a sink already cancelled discards the value, and the hook below gives it back
+                            sink.success(Admitted.of(admission, context));
+                        } else if (!gone.get() && !(error instanceof CancellationException)) {
+                            // nobody to tell once the subscriber left: Reactor would log the error it drops
                             sink.error(
                                     (error instanceof CompletionException && error.getCause() != null)
                                             ? error.getCause()
                                             : error);
-                        } else {
-                            // a sink already cancelled discards the value, and the hook below gives it back
-                            sink.success(Admitted.of(admission, context));
                         }
                     });
                 })
