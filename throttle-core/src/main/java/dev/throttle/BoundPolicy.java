@@ -521,7 +521,9 @@ public final class BoundPolicy {
 
     /**
      * Gives back exactly what one allowed call took, identified by the decision it got (see
-     * {@link Limiter#refund(String, int, long)}): nothing once that is gone.
+     * {@link Limiter#refund(String, int, long)}): nothing once that is gone. Once per decision: a
+     * key's state keeps no list of receipts, so a second refund of one decision may give back what
+     * other calls hold (a GCRA turn).
      * @param key the key the call used
      * @param cost units the call took
      * @param taken the call's (allowed) decision

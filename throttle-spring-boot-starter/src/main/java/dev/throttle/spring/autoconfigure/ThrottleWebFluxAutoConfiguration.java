@@ -11,6 +11,7 @@ import dev.throttle.spring.internal.web.ClientAccess;
 import dev.throttle.spring.internal.web.CorsExposure;
 import dev.throttle.spring.internal.web.HttpRules;
 import dev.throttle.spring.internal.web.WebFluxBanFilter;
+import dev.throttle.spring.internal.web.WebFluxExchangeEnds;
 import dev.throttle.spring.internal.web.WebFluxHttpRulesFilter;
 import dev.throttle.spring.internal.web.WebFluxRefusalExceptionHandler;
 import dev.throttle.spring.internal.web.WebFluxRefusals;
@@ -54,6 +55,13 @@ public final class ThrottleWebFluxAutoConfiguration {
     @Order(Ordered.HIGHEST_PRECEDENCE)
     ServerWebExchangeContextFilter serverWebExchangeContextFilter() {
         return new ServerWebExchangeContextFilter();
+    }
+
+    /** Ends what a throttled call left for the end of its exchange (a body never read). */
+    @Bean
+    @ConditionalOnMissingBean
+    WebFluxExchangeEnds throttleExchangeEnds() {
+        return new WebFluxExchangeEnds();
     }
 
     @Bean

@@ -12,6 +12,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -82,7 +83,8 @@ class ErrorAnswerHttpTests {
                 "/login/error-response",
                 "/login/send-error",
                 "/login/set-status",
-                "/login/send-error-by-ip"
+                "/login/send-error-by-ip",
+                "/login/status-then-future"
             })
     void aWrongPasswordAnsweredWithAnErrorStatusDoesNotResetTheLockout(String path) throws Exception {
         assertThat(post(path, "alice", "guess").statusCode()).isEqualTo(401);
@@ -166,6 +168,15 @@ class ErrorAnswerHttpTests {
                 return Map.of("error", "wrong password");
             }
             return Map.of("user", credentials.user());
+        }
+
+        @PostMapping("/login/status-then-future")
+        @Throttled(policy = "login", key = "#credentials.user")
+        CompletableFuture<String> statusThenFuture(@RequestBody Credentials credentials, HttpServletResponse response) {
+            if (wrong(credentials)) {
+                response.setStatus(401);
+            }
+            return CompletableFuture.completedFuture(wrong(credentials) ? "wrong password" : "welcome");
         }
 
         /** Keyed by the request alone: decided before its arguments are bound, settled by its advice. */

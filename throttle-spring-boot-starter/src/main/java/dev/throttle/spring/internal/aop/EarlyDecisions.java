@@ -77,8 +77,9 @@ public final class EarlyDecisions {
                 admitting.thenApply((admission) -> new Decided(throttled.method(), Admitted.of(admission, request)));
         // the exchange's cancel (a client gone) reaches the admission: a call waiting for a slot leaves
         decided.whenComplete((done, error) -> {
-            if (decided.isCancelled()) {
-                admitting.cancel(false);
+            if (decided.isCancelled() && !admitting.cancel(false)) {
+                // admitted just before: what it took is lost with the stage that would have handed it on
+                admitting.thenAccept(Admission::refundAsync);
             }
         });
         return decided;

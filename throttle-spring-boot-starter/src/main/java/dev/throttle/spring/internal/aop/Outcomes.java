@@ -54,6 +54,10 @@ final class Outcomes {
             taken.failed();
             return result;
         }
+        if (answeredWithError && result instanceof CompletionStage<?> stage) {
+            // the handler answered an error before it returned its future: a failure when that completes
+            return stage(throttled, taken, stage, true);
+        }
         return switch (throttled.plan().kind()) {
             case STAGE ->
                 (result instanceof CompletionStage<?> stage)
@@ -110,11 +114,16 @@ final class Outcomes {
      * which a stage completed first never runs (the slot would stay taken, the actual cost unpaid).
      */
     private static Object stage(ThrottledMethod throttled, Admitted taken, CompletionStage<?> stage) {
+        return stage(throttled, taken, stage, false);
+    }
+
+    private static Object stage(
+            ThrottledMethod throttled, Admitted taken, CompletionStage<?> stage, boolean answeredWithError) {
         CompletionStage<?> settling = stage.whenComplete((value, error) -> {
             if (error == null) {
                 taken.read(value);
             }
-            if (error == null && !ReturnTypes.isFailure(value)) {
+            if (error == null && !answeredWithError && !ReturnTypes.isFailure(value)) {
                 taken.succeeded();
             } else {
                 taken.failed();

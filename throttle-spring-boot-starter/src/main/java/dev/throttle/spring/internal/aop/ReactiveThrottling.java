@@ -250,15 +250,12 @@ final class ReactiveThrottling {
             if (adapter == null) {
                 return null;
             }
-            // a conditional request answered 304 (or 412) never reads the body that would settle the call
-            AtomicBoolean read = new AtomicBoolean();
-            Publisher<Object> source = Flux.from(adapter.toPublisher(body)).doOnSubscribe((s) -> read.set(true));
-            taken.request().beforeCommit((status) -> {
-                if (!read.get() && (status == 304 || status == 412)) {
-                    taken.failedAsync();
-                }
-            });
-            return Outcomes.Entities.withBody(entity, follow(adapter.fromPublisher(source), adapter, taken));
+            // the body that settles the call may never end (a conditional request answered 304 never
+            // reads it; a client gone between the entity and its body may leave it read and never ended
+            // nor cancelled): the end of the request ends the call then, and is a no-op for one the body
+            // ended already
+            taken.request().atEnd(taken::failedAsync);
+            return Outcomes.Entities.withBody(entity, follow(body, adapter, taken));
         }
     }
 

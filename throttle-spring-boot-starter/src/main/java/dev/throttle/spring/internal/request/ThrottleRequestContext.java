@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.function.IntConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -78,8 +77,9 @@ public interface ThrottleRequestContext {
         });
         // a caller that gives up (a cancelled Mono) stops the decision too: a call waiting for a slot leaves
         admitted.whenComplete((admission, error) -> {
-            if (admitted.isCancelled()) {
-                deciding.cancel(false);
+            if (admitted.isCancelled() && !deciding.cancel(false)) {
+                // decided just before: the admission this stage would have handed on is lost with it
+                deciding.thenAccept(Admission::refundAsync);
             }
         });
         return admitted;
@@ -281,12 +281,15 @@ public interface ThrottleRequestContext {
     }
 
     /**
-     * Runs an action just before the current request's response is committed, with its status: how a
-     * call whose body a conditional request never reads (a 304) is ended. The default has no response
-     * and never runs it.
-     * @param action told the response's status (0 when unknown)
+     * Leaves an action for the end of the current request, however it ends (written, failed, its
+     * client gone): how a call whose reactive body may never be read is ended. The default has no
+     * request, and says so.
+     * @param action what to run when the request ends
+     * @return whether the request will run it
      */
-    default void beforeCommit(IntConsumer action) {}
+    default boolean atEnd(Runnable action) {
+        return false;
+    }
 
     /**
      * Ends a call when the current request's asynchronous processing ends (it completes, times out

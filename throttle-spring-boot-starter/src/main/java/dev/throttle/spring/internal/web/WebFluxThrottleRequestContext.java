@@ -10,7 +10,6 @@ import java.net.InetSocketAddress;
 import java.security.Principal;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.IntConsumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
@@ -89,8 +88,9 @@ public final class WebFluxThrottleRequestContext extends WebRequestContext imple
         }
 
         @Override
-        public void beforeCommit(IntConsumer action) {
-            this.exchange.getResponse().beforeCommit(() -> Mono.fromRunnable(() -> action.accept(responseStatus())));
+        public boolean atEnd(Runnable action) {
+            WebFluxExchangeEnds.atEnd(this.exchange, action);
+            return true;
         }
 
         @Override
