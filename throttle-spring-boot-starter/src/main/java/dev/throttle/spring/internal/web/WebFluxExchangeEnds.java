@@ -2,6 +2,8 @@ package dev.throttle.spring.internal.web;
 
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.core.Ordered;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
@@ -16,6 +18,8 @@ import reactor.core.publisher.Mono;
  * taken for its lease. Costs an exchange nothing unless a call left something.
  */
 public final class WebFluxExchangeEnds implements WebFilter, Ordered {
+
+    private static final Log logger = LogFactory.getLog(WebFluxExchangeEnds.class);
 
     private static final String ATTRIBUTE = WebFluxExchangeEnds.class.getName() + ".actions";
 
@@ -40,7 +44,12 @@ public final class WebFluxExchangeEnds implements WebFilter, Ordered {
             Queue<Runnable> actions = exchange.getAttribute(ATTRIBUTE);
             if (actions != null) {
                 for (Runnable action = actions.poll(); action != null; action = actions.poll()) {
-                    action.run();
+                    try {
+                        action.run();
+                    } catch (RuntimeException ex) {
+                        // one call's ending must not keep the others of the exchange from theirs
+                        logger.debug("An action left for the end of an exchange failed", ex);
+                    }
                 }
             }
         });
