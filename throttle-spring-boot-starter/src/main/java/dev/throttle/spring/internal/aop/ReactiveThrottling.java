@@ -86,7 +86,17 @@ final class ReactiveThrottling {
                     ? Mono.from(proceed(call, adapter))
                     : settledOnValue(Mono.from(proceed(call, adapter)), taken));
         }
-        return (adapter != null) ? adapter.fromPublisher(result) : result;
+        // an admission that any step of the call discards (a subscriber gone before it asked for
+        // anything, wherever the admission was held then) is given back: held by no one, a
+        // concurrency slot would stay taken for its lease
+        Publisher<Object> guarded = (result instanceof Mono<Object> one)
+                ? one.doOnDiscard(Admitted.class, ReactiveThrottling::giveBack)
+                : Flux.from(result).doOnDiscard(Admitted.class, ReactiveThrottling::giveBack);
+        return (adapter != null) ? adapter.fromPublisher(guarded) : guarded;
+    }
+
+    private static void giveBack(Admitted taken) {
+        taken.admission().refundAsync();
     }
 
     /**
@@ -97,27 +107,26 @@ final class ReactiveThrottling {
      */
     private static Mono<Admitted> admitted(ThrottleRequestContext context, ThrottledMethod.Call charged) {
         return Mono.<Admitted>create((sink) -> {
-                    CompletableFuture<Admission> admitting = context.admitAsync(charged.charges(), charged.keys())
-                            .toCompletableFuture();
-                    AtomicBoolean gone = new AtomicBoolean();
-                    sink.onCancel(() -> {
-                        gone.set(true);
-                        admitting.cancel(false);
-                    });
-                    admitting.whenComplete((admission, error) -> {
-                        if (error == null) {
-                            // a sink already cancelled discards the value, and the hook below gives it back
-                            sink.success(Admitted.of(admission, context));
-                        } else if (!gone.get() && !(error instanceof CancellationException)) {
-                            // nobody to tell once the subscriber left: Reactor would log the error it drops
-                            sink.error(
-                                    (error instanceof CompletionException && error.getCause() != null)
-                                            ? error.getCause()
-                                            : error);
-                        }
-                    });
-                })
-                .doOnDiscard(Admitted.class, (taken) -> taken.admission().refundAsync());
+            CompletableFuture<Admission> admitting =
+                    context.admitAsync(charged.charges(), charged.keys()).toCompletableFuture();
+            AtomicBoolean gone = new AtomicBoolean();
+            sink.onCancel(() -> {
+                gone.set(true);
+                admitting.cancel(false);
+            });
+            admitting.whenComplete((admission, error) -> {
+                if (error == null) {
+                    // a sink already cancelled discards the value, which the call's discard hook gives back
+                    sink.success(Admitted.of(admission, context));
+                } else if (!gone.get() && !(error instanceof CancellationException)) {
+                    // nobody to tell once the subscriber left: Reactor would log the error it drops
+                    sink.error(
+                            (error instanceof CompletionException && error.getCause() != null)
+                                    ? error.getCause()
+                                    : error);
+                }
+            });
+        });
     }
 
     /**
@@ -209,7 +218,9 @@ final class ReactiveThrottling {
 
     /** Settles a success when subscribed; completes empty, and never fails (see {@link dev.throttle.spring.admission.Admission}). */
     private static <T> Mono<T> settled(Admitted taken) {
-        return Mono.fromCompletionStage(taken::succeededAsync).then(Mono.empty());
+        // never cancelled: a settlement under way finishes (and a JDK stage may refuse a cancel, an error Reactor logs)
+        return Mono.fromFuture(() -> taken.succeededAsync().toCompletableFuture(), true)
+                .then(Mono.empty());
     }
 
     /**
@@ -217,7 +228,8 @@ final class ReactiveThrottling {
      * completes empty, and never fails.
      */
     private static <T> Mono<T> failed(Admitted taken) {
-        return Mono.fromCompletionStage(taken::failedAsync).then(Mono.empty());
+        return Mono.fromFuture(() -> taken.failedAsync().toCompletableFuture(), true)
+                .then(Mono.empty());
     }
 
     @SuppressWarnings("unchecked")
