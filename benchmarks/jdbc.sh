@@ -39,8 +39,9 @@ else
   JDBC_TIMES=(4 1 3)
 fi
 # JDBC_VARIANTS / JDBC_REGIMES (space-separated) narrow the step, for trying it
-# (throttle-token-bucket@10: the store with max-connections 10, the whole pool, as Bucket4j may use it)
-read -r -a VARIANTS <<<"${JDBC_VARIANTS:-select-1 throttle-token-bucket throttle-token-bucket@10 bucket4j-select-for-update bucket4j-advisory-lock}"
+# (throttle-token-bucket@10: the store with max-connections 10, the whole pool, as Bucket4j may use it;
+# throttle-token-bucket+near-cache: with throttle.store.jdbc.near-cache.enabled)
+read -r -a VARIANTS <<<"${JDBC_VARIANTS:-select-1 throttle-token-bucket throttle-token-bucket+near-cache throttle-token-bucket@10 bucket4j-select-for-update bucket4j-advisory-lock}"
 read -r -a REGIMES <<<"${JDBC_REGIMES:-api high}"
 
 log() { printf '\n== %s  [%ss]\n' "$*" "$(( $(date +%s) - STARTED ))"; }

@@ -3,6 +3,8 @@ package dev.throttle.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.throttle.Limiter;
+import dev.throttle.resilience.RefusalMemory;
+import dev.throttle.spring.jdbc.JdbcNearCacheSettings;
 import dev.throttle.spring.jdbc.JdbcSchema;
 import dev.throttle.spring.jdbc.JdbcThrottleStore;
 import io.github.bucket4j.BucketConfiguration;
@@ -32,6 +34,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -48,7 +51,9 @@ import javax.sql.DataSource;
  * <li>{@code throttle-<algorithm>}: this project's {@link JdbcThrottleStore} as the starter builds it
  * by default (its own threads holding at most 4 of the pool's connections, a 1 s timeout, the
  * database's clock), deciding the regime's policy; {@code throttle-<algorithm>@<n>} the same with
- * {@code max-connections} n (Bucket4j takes as many of the pool's connections as it has callers);</li>
+ * {@code max-connections} n (Bucket4j takes as many of the pool's connections as it has callers);
+ * {@code throttle-<algorithm>+near-cache} the same with {@code throttle.store.jdbc.near-cache.enabled}
+ * (refusals answered on the instance until their Retry-After; one more connection held, listening);</li>
  * <li>{@code bucket4j-select-for-update}: Bucket4j's {@code PostgreSQLSelectForUpdateBasedProxyManager}
  * (a transaction per decision: the row locked by {@code SELECT ... FOR UPDATE}, then written back),
  * configured to the same limit, a bucket proxy built per call as its guide does;</li>
@@ -346,6 +351,9 @@ public final class JdbcLoad {
             if (variant.startsWith("throttle-")) {
                 // throttle-<algorithm>[@<max-connections>]: the store's default bound on connections unless given
                 String spec = variant.substring("throttle-".length());
+                // throttle-<algorithm>+near-cache: with throttle.store.jdbc.near-cache.enabled (its defaults)
+                boolean nearCache = spec.endsWith("+near-cache");
+                spec = nearCache ? spec.substring(0, spec.length() - "+near-cache".length()) : spec;
                 int at = spec.indexOf('@');
                 String algorithm = (at < 0) ? spec : spec.substring(0, at);
                 int connections =
@@ -357,7 +365,16 @@ public final class JdbcLoad {
                         connections,
                         null,
                         null,
-                        0);
+                        0,
+                        nearCache
+                                ? JdbcNearCacheSettings.of(
+                                        RefusalMemory.DEFAULT_MAXIMUM_KEYS,
+                                        JdbcNearCacheSettings.DEFAULT_MINIMUM_RETRY_AFTER,
+                                        Set.of())
+                                : JdbcNearCacheSettings.disabled());
+                if (nearCache) {
+                    store.eventsHeard().orTimeout(10, TimeUnit.SECONDS).join();
+                }
                 Limiter limiter = store.limiter(Workload.policy(algorithm, regime));
                 return new Subject((key) -> limiter.tryAcquire(key, 1).allowed(), store);
             }

@@ -9,15 +9,18 @@ import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.bans.SharedBans;
 import dev.throttle.spring.fleet.SharedPolicyChanges;
+import dev.throttle.spring.jdbc.JdbcNearCacheSettings;
 import dev.throttle.spring.jdbc.JdbcSchema;
 import dev.throttle.spring.jdbc.JdbcSharedBans;
 import dev.throttle.spring.jdbc.JdbcSharedPolicyChanges;
 import dev.throttle.spring.jdbc.JdbcThrottleStore;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -87,7 +90,8 @@ class JdbcStoreConfiguration {
                     jdbc.getMaxConnections(),
                     null,
                     jdbc.getPurgeInterval(),
-                    jdbc.getPurgeBatchSize());
+                    jdbc.getPurgeBatchSize(),
+                    nearCache(properties));
         } catch (IllegalArgumentException ex) {
             throw new ThrottleConfigurationException(ex.getMessage(), ex);
         }
@@ -107,6 +111,30 @@ class JdbcStoreConfiguration {
         boolean anyLocal = mode == FailureMode.LOCAL || policyModes.containsValue(FailureMode.LOCAL);
         MemoryThrottleStore local = anyLocal ? new MemoryThrottleStore(throttleTimeSource, localMaximumKeys) : null;
         return new ResilientThrottleStore(store, mode, local, throttleTimeSource, policyModes);
+    }
+
+    /**
+     * The near cache, when enabled: it answers every policy but those that give back every successful
+     * call ({@code count: failures}, or a Spring Security ip-policy that does not set its count, which
+     * counts failures only), unless a policy says otherwise ({@code near-cache}).
+     */
+    static JdbcNearCacheSettings nearCache(ThrottleProperties properties) {
+        ThrottleProperties.JdbcNearCache nearCache =
+                properties.getStore().getJdbc().getNearCache();
+        if (!nearCache.isEnabled()) {
+            return JdbcNearCacheSettings.disabled();
+        }
+        String loginIpPolicy = properties.getSecurity().getAuthentication().getIpPolicy();
+        Set<String> databaseOnly = new HashSet<>();
+        properties.getPolicies().forEach((name, policy) -> {
+            Boolean own = policy.getNearCache();
+            boolean failuresOnly = policy.getCount() == ThrottleProperties.Count.FAILURES
+                    || (name.equals(loginIpPolicy) && !policy.hasCount());
+            if (!((own != null) ? own : !failuresOnly)) {
+                databaseOnly.add(name);
+            }
+        });
+        return JdbcNearCacheSettings.of(nearCache.getMaximumKeys(), nearCache.getMinimumRetryAfter(), databaseOnly);
     }
 
     /**

@@ -175,6 +175,15 @@ public class ThrottleProperties {
          */
         private int purgeBatchSize = 500;
 
+        /**
+         * Refusals answered on the instance until their Retry-After, without a call to the database.
+         */
+        private final JdbcNearCache nearCache = new JdbcNearCache();
+
+        public JdbcNearCache getNearCache() {
+            return this.nearCache;
+        }
+
         public String getTablePrefix() {
             return this.tablePrefix;
         }
@@ -229,6 +238,55 @@ public class ThrottleProperties {
 
         public void setPurgeBatchSize(int purgeBatchSize) {
             this.purgeBatchSize = purgeBatchSize;
+        }
+    }
+
+    /**
+     * Refusals of the jdbc store remembered on each instance and answered there until their
+     * Retry-After, so that calls of a refused key are refused without a call to the database; dropped
+     * on every instance when a key is reset or given back, or a policy changes ({@code NOTIFY} on
+     * {@code <table-prefix>events}, heard on one connection of the pool held by each instance).
+     */
+    public static class JdbcNearCache {
+
+        /**
+         * Whether refusals answer on the instance, and invalidation events are published and heard.
+         */
+        private boolean enabled = false;
+
+        /**
+         * Most refused keys remembered per policy on this instance, about 200 bytes each.
+         */
+        private long maximumKeys = 100000;
+
+        /**
+         * Shortest Retry-After worth remembering: a database round trip costs far more than an entry,
+         * so even a refusal of a few milliseconds saves calls.
+         */
+        private Duration minimumRetryAfter = Duration.ofMillis(1);
+
+        public boolean isEnabled() {
+            return this.enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public long getMaximumKeys() {
+            return this.maximumKeys;
+        }
+
+        public void setMaximumKeys(long maximumKeys) {
+            this.maximumKeys = maximumKeys;
+        }
+
+        public Duration getMinimumRetryAfter() {
+            return this.minimumRetryAfter;
+        }
+
+        public void setMinimumRetryAfter(Duration minimumRetryAfter) {
+            this.minimumRetryAfter = minimumRetryAfter;
         }
     }
 

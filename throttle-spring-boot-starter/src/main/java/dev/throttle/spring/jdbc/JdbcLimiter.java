@@ -2,9 +2,11 @@ package dev.throttle.spring.jdbc;
 
 import dev.throttle.ConcurrencyPolicy;
 import dev.throttle.Decision;
+import dev.throttle.DecisionSource;
 import dev.throttle.FixedWindowPolicy;
-import dev.throttle.Limiter;
 import dev.throttle.Policy;
+import dev.throttle.SourcedDecision;
+import dev.throttle.SourcedLimiter;
 import dev.throttle.resilience.RefusalMemory;
 import dev.throttle.resilience.RememberedRefusals;
 import java.sql.Connection;
@@ -22,13 +24,19 @@ import org.jspecify.annotations.Nullable;
  * are written once, here, as the array literal every call sends.
  *
  * <p>The refusals the database gives are remembered on this instance until their Retry-After
- * ({@link RefusalMemory}), never to answer while the database does, only for an outage: a failure
- * policy asks for them first ({@link RememberedRefusals}), so a key the database locked out stays
- * locked out on every instance that saw it refused, whatever the failure mode. An allowed call, a
- * refund and a reset made here forget the key here; one made on another instance does not reach this
- * one, whose refusal then holds until its Retry-After, in an outage only. Thread-safe.
+ * ({@link RefusalMemory}). With the store's near cache ({@link JdbcNearCacheSettings}) they answer
+ * the key's next calls here while this instance hears the store's events ({@link JdbcEvents}): a reset
+ * or a refund forgets the key here once the database has it, then is published to every instance.
+ * Without it they answer only in an outage: a failure policy asks for them first
+ * ({@link RememberedRefusals}), so a key the database locked out stays locked out on every instance
+ * that saw it refused, whatever the failure mode; a refund or a reset made on another instance then
+ * does not reach this one, whose refusal holds until its Retry-After, in an outage only. Thread-safe.
  */
-final class JdbcLimiter implements Limiter, RememberedRefusals {
+final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
+
+    private static final DecisionSource STORE = DecisionSource.store(JdbcCalls.KIND);
+
+    private static final DecisionSource NEAR_CACHE = DecisionSource.nearCache(JdbcCalls.KIND);
 
     private final Policy policy;
 
@@ -44,19 +52,36 @@ final class JdbcLimiter implements Limiter, RememberedRefusals {
 
     private final String resetSql;
 
+    /** The reset and its event, one statement: a data-modifying WITH runs whether or not it is read. */
+    private final String resetAndPublishSql;
+
     /** The refusals the database gave under the policy's name, shared by its limiters (plans, changes). */
     private final RefusalMemory remembered;
 
-    JdbcLimiter(JdbcCalls calls, Policy policy, RefusalMemory remembered) {
+    /** The store's events, null without a near cache. */
+    private final @Nullable JdbcEvents events;
+
+    /** Whether calls are answered from {@link #remembered} while the database answers and events are heard. */
+    private final boolean answersLocally;
+
+    JdbcLimiter(
+            JdbcCalls calls,
+            Policy policy,
+            RefusalMemory remembered,
+            @Nullable JdbcEvents events,
+            JdbcNearCacheSettings nearCache) {
         this.policy = policy;
         this.calls = calls;
         this.remembered = remembered;
+        this.events = events;
+        this.answersLocally = events != null && nearCache.answersFor(policy);
         this.algorithm = policy.algorithm().id();
         this.limits = limitsOf(policy);
         this.calendar = (policy instanceof FixedWindowPolicy window && window.calendar() != null)
                 ? new CalendarLimits(window)
                 : null;
         this.resetSql = "DELETE FROM " + calls.tablePrefix() + "state WHERE policy_name = ? AND limit_key = ?";
+        this.resetAndPublishSql = "WITH deleted AS (" + this.resetSql + ") SELECT pg_notify(?, ?)";
     }
 
     /** {@code {len1, numbers1..., len2, numbers2...}}: one limit, or each of several. */
@@ -82,6 +107,41 @@ final class JdbcLimiter implements Limiter, RememberedRefusals {
         if (cost > this.policy.maxCost()) {
             return Decision.neverAllowed(this.policy.quota());
         }
+        Decision local = answerLocally(key, cost);
+        return (local != null) ? local : acquireNow(key, cost);
+    }
+
+    @Override
+    public SourcedDecision tryAcquireSourced(String key, int cost) {
+        if (cost > this.policy.maxCost()) {
+            return new SourcedDecision(Decision.neverAllowed(this.policy.quota()), STORE);
+        }
+        Decision local = answerLocally(key, cost);
+        return (local != null)
+                ? new SourcedDecision(local, NEAR_CACHE)
+                : new SourcedDecision(acquireNow(key, cost), STORE);
+    }
+
+    @Override
+    public CompletionStage<SourcedDecision> tryAcquireSourcedAsync(String key, int cost) {
+        if (cost > this.policy.maxCost()) {
+            return CompletableFuture.completedFuture(
+                    new SourcedDecision(Decision.neverAllowed(this.policy.quota()), STORE));
+        }
+        Decision local = answerLocally(key, cost);
+        if (local != null) {
+            return CompletableFuture.completedFuture(new SourcedDecision(local, NEAR_CACHE));
+        }
+        return acquire(key, cost).thenApply((decision) -> new SourcedDecision(decision, STORE));
+    }
+
+    /** A refusal remembered for the call, when the policy answers from the near cache and events are heard; else null. */
+    private @Nullable Decision answerLocally(String key, int cost) {
+        JdbcEvents heard = this.events;
+        return (this.answersLocally && heard != null && heard.hears()) ? this.remembered.answer(key, cost, this) : null;
+    }
+
+    private Decision acquireNow(String key, int cost) {
         long sentAt = this.remembered.now();
         long sentEpoch = this.remembered.epoch();
         Decision decision = this.calls.decideNow(call(key, "a", cost, null), JdbcLimiter::decision, "tryAcquire");
@@ -94,6 +154,11 @@ final class JdbcLimiter implements Limiter, RememberedRefusals {
         if (cost > this.policy.maxCost()) {
             return CompletableFuture.completedFuture(Decision.neverAllowed(this.policy.quota()));
         }
+        Decision local = answerLocally(key, cost);
+        return (local != null) ? CompletableFuture.completedFuture(local) : acquire(key, cost);
+    }
+
+    private CompletableFuture<Decision> acquire(String key, int cost) {
         long sentAt = this.remembered.now();
         long sentEpoch = this.remembered.epoch();
         return this.calls
@@ -231,6 +296,19 @@ final class JdbcLimiter implements Limiter, RememberedRefusals {
         int given = Math.min(cost, this.policy.maxCost());
         this.calls.decideNow(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
         this.remembered.forget(key);
+        publishGivenBack(key);
+    }
+
+    /**
+     * Tells every instance that the key was given back, when the policy answers from the near cache
+     * (where it does not, a refusal remembered elsewhere answers only in an outage). Not waited for:
+     * the refund is the database's already; an event lost leaves a refusal that ends at its Retry-After.
+     */
+    private void publishGivenBack(String key) {
+        JdbcEvents events = this.events;
+        if (this.answersLocally && events != null) {
+            events.publishKey(this.policy.name(), key);
+        }
     }
 
     private CompletionStage<Void> refundLater(String key, int cost, @Nullable String receipts) {
@@ -245,6 +323,7 @@ final class JdbcLimiter implements Limiter, RememberedRefusals {
                 .decide(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund")
                 .thenApply((nothing) -> {
                     this.remembered.forget(key);
+                    publishGivenBack(key);
                     return nothing;
                 });
     }
@@ -280,12 +359,25 @@ final class JdbcLimiter implements Limiter, RememberedRefusals {
                 });
     }
 
+    /**
+     * A {@code DELETE}; with a near cache, the {@code DELETE} and its event in one statement (one
+     * round trip, and PostgreSQL sends the event only once the delete is committed).
+     */
     private @Nullable Void delete(Connection connection, String key) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(this.resetSql)) {
+        JdbcEvents events = this.events;
+        String event = (events != null) ? events.keyPayload(this.policy.name(), key) : null;
+        try (PreparedStatement statement =
+                connection.prepareStatement((event != null) ? this.resetAndPublishSql : this.resetSql)) {
             statement.setQueryTimeout(this.calls.queryTimeoutSeconds());
             statement.setString(1, this.policy.name());
             statement.setString(2, storedKey(key));
-            statement.executeUpdate();
+            if (event != null) {
+                statement.setString(3, events.channel());
+                statement.setString(4, event);
+                statement.execute();
+            } else {
+                statement.executeUpdate();
+            }
         }
         return null;
     }

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -36,6 +37,13 @@ import org.jspecify.annotations.Nullable;
  * the pool than that. Every call is bounded by the timeout: a call the database has not answered
  * by then fails with {@link JdbcStoreException}. Wrap the store in a
  * {@link dev.throttle.resilience.ResilientThrottleStore} to turn failures into a failure mode.
+ *
+ * <p>Near cache of refusals ({@link JdbcNearCacheSettings}, off unless given): a refusal the
+ * database gave answers the key's next calls on this instance until its Retry-After, without a call
+ * to the database, while the instance hears the store's events ({@code LISTEN <prefix>events}, on one
+ * connection of the pool held for as long as the store runs). Resets, refunds and policy changes are
+ * published there ({@code pg_notify}) and drop the refusals on every instance. Without it, refusals
+ * are remembered only to answer during an outage.
  *
  * <p>Expired rows (their state neutral again) are read as no row; with a purge interval, they are
  * deleted in batches on the store's threads ({@code <prefix>purge}).
@@ -81,6 +89,11 @@ public final class JdbcThrottleStore implements ThrottleStore {
 
     private final @Nullable ScheduledExecutorService purge;
 
+    private final JdbcNearCacheSettings nearCache;
+
+    /** The events of the near cache; null without one. */
+    private final @Nullable JdbcEvents events;
+
     /**
      * Creates a store with the default prefix, timeout and connections, on the database's clock,
      * without a purge.
@@ -110,6 +123,39 @@ public final class JdbcThrottleStore implements ThrottleStore {
             @Nullable TimeSource clock,
             @Nullable Duration purgeInterval,
             int purgeBatchSize) {
+        this(
+                dataSource,
+                tablePrefix,
+                timeout,
+                maxConnections,
+                clock,
+                purgeInterval,
+                purgeBatchSize,
+                JdbcNearCacheSettings.disabled());
+    }
+
+    /**
+     * Creates a store, with a near cache of refusals unless {@code nearCache} is disabled; its events
+     * are listened for from here on, on a connection of the pool of its own ({@link #eventsHeard()}).
+     * @param dataSource the application's data source, on PostgreSQL
+     * @param tablePrefix what the table's and the functions' names start with
+     * @param timeout the longest any call waits for the database
+     * @param maxConnections the most connections of the pool the store holds at once for its calls
+     * @param clock the clock to pass with every call, or null for the database's clock
+     * @param purgeInterval how often expired rows are deleted, or null for never
+     * @param purgeBatchSize the most rows one delete removes
+     * @param nearCache the near cache's settings
+     * @throws IllegalArgumentException when a setting is invalid, with a message that names its property
+     */
+    public JdbcThrottleStore(
+            DataSource dataSource,
+            String tablePrefix,
+            Duration timeout,
+            int maxConnections,
+            @Nullable TimeSource clock,
+            @Nullable Duration purgeInterval,
+            int purgeBatchSize,
+            JdbcNearCacheSettings nearCache) {
         if (dataSource == null) {
             throw new IllegalArgumentException("dataSource is required");
         }
@@ -131,7 +177,44 @@ public final class JdbcThrottleStore implements ThrottleStore {
         }
         this.calls = new JdbcCalls(dataSource, tablePrefix, timeout, maxConnections, clock);
         this.clock = clock;
+        this.nearCache = (nearCache != null) ? nearCache : JdbcNearCacheSettings.disabled();
+        this.events = this.nearCache.isEnabled() ? startEvents(dataSource) : null;
         this.purge = (purgeInterval != null) ? startPurge(purgeInterval, purgeBatchSize) : null;
+    }
+
+    /** The events, when the PostgreSQL driver is there to hear them; else none (and so no local answers). */
+    private @Nullable JdbcEvents startEvents(DataSource dataSource) {
+        try {
+            Class.forName("org.postgresql.PGConnection", false, JdbcThrottleStore.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError ex) {
+            logger.warn("throttle: no PostgreSQL driver (org.postgresql) to hear the jdbc store's events; its near "
+                    + "cache answers nothing, every decision asks the database");
+            return null;
+        }
+        JdbcEvents started = new JdbcEvents(dataSource, this.calls, new JdbcEvents.Target() {
+            @Override
+            public void forget(String policy, String key) {
+                RefusalMemory entries = JdbcThrottleStore.this.remembered.get(policy);
+                if (entries != null) {
+                    entries.forget(key);
+                }
+            }
+
+            @Override
+            public void forgetPolicy(String policy) {
+                RefusalMemory entries = JdbcThrottleStore.this.remembered.get(policy);
+                if (entries != null) {
+                    entries.forgetAll();
+                }
+            }
+
+            @Override
+            public void forgetAll() {
+                JdbcThrottleStore.this.remembered.values().forEach(RefusalMemory::forgetAll);
+            }
+        });
+        started.start();
+        return started;
     }
 
     /**
@@ -162,17 +245,82 @@ public final class JdbcThrottleStore implements ThrottleStore {
                 throw new IllegalArgumentException("throttle policy '" + policy.name() + "' uses algorithm '"
                         + algorithm + "', which throttle.store.type=jdbc does not run (it runs " + ALGORITHMS + ")");
             }
-            limiter = this.limiters.computeIfAbsent(
-                    policy, (p) -> new JdbcLimiter(this.calls, p, rememberedOf(p.name())));
+            JdbcLimiter created =
+                    new JdbcLimiter(this.calls, policy, rememberedOf(policy.name()), this.events, this.nearCache);
+            limiter = this.limiters.putIfAbsent(policy, created);
+            if (limiter == null) {
+                limiter = created;
+                if (this.limiters.keySet().stream()
+                        .anyMatch((p) -> p.name().equals(policy.name()) && !p.equals(policy))) {
+                    policyChanged(policy.name());
+                }
+            }
         }
         return limiter;
+    }
+
+    /**
+     * Forgets the policy's remembered refusals here and, with a near cache, tells every other instance
+     * to, so that a change made everywhere takes effect everywhere at once. (A refusal answers only
+     * the limiter that was refused, so one under other numbers never answers these.)
+     */
+    private void policyChanged(String policy) {
+        RefusalMemory entries = this.remembered.get(policy);
+        if (entries != null) {
+            entries.forgetAll();
+        }
+        JdbcEvents events = this.events;
+        if (events != null) {
+            events.publishPolicy(policy);
+        }
     }
 
     private RefusalMemory rememberedOf(String policy) {
         return this.remembered.computeIfAbsent(
                 policy,
                 (name) -> new RefusalMemory(
-                        RefusalMemory.DEFAULT_MAXIMUM_KEYS, RefusalMemory.DEFAULT_MINIMUM_RETRY_MILLIS, this.clock));
+                        this.nearCache.maximumKeys(),
+                        this.nearCache.minimumRetryAfter().toMillis(),
+                        this.clock));
+    }
+
+    /**
+     * Returns the near cache's settings.
+     * @return the settings, {@link JdbcNearCacheSettings#disabled()} without one
+     */
+    public JdbcNearCacheSettings nearCacheSettings() {
+        return this.nearCache;
+    }
+
+    /**
+     * Returns a future completed once this instance first listens for the store's events, from when
+     * its near cache answers; without a near cache (or the PostgreSQL driver), one that never completes.
+     * @return the future
+     */
+    public CompletableFuture<Void> eventsHeard() {
+        JdbcEvents events = this.events;
+        return (events != null) ? events.heard() : new CompletableFuture<>();
+    }
+
+    /**
+     * Whether this instance hears the store's events now, so that its near cache answers.
+     * @return false without a near cache, or while the listening connection is lost
+     */
+    public boolean hearsEvents() {
+        JdbcEvents events = this.events;
+        return events != null && events.hears();
+    }
+
+    /**
+     * How many refusals are remembered on this instance, all policies together (an estimate).
+     * @return the count
+     */
+    public long nearCacheSize() {
+        long size = 0;
+        for (RefusalMemory entries : this.remembered.values()) {
+            size += entries.size();
+        }
+        return size;
     }
 
     @Override
@@ -268,6 +416,9 @@ public final class JdbcThrottleStore implements ThrottleStore {
     public void close() {
         if (this.purge != null) {
             this.purge.shutdownNow();
+        }
+        if (this.events != null) {
+            this.events.close();
         }
         this.calls.close();
     }

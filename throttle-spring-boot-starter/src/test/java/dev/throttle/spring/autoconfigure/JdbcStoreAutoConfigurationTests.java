@@ -5,10 +5,13 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.throttle.BoundPolicy;
 import dev.throttle.Decision;
+import dev.throttle.DecisionSource;
+import dev.throttle.SourcedLimiter;
 import dev.throttle.Throttler;
 import dev.throttle.resilience.FailureMode;
 import dev.throttle.resilience.ResilientThrottleStore;
 import dev.throttle.spring.ThrottleConfigurationException;
+import dev.throttle.spring.jdbc.JdbcThrottleStore;
 import dev.throttle.testing.jdbc.SharedPostgres;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -252,6 +255,69 @@ class JdbcStoreAutoConfigurationTests {
                 .run((context) -> assertThat(
                                 analysis(context.getStartupFailure()).getDescription())
                         .contains("throttle.store.jdbc.table-prefix must be"));
+    }
+
+    @Test
+    void theNearCacheIsOffByDefault() {
+        this.contextRunner
+                .withPropertyValues("spring.datasource.url=" + SharedPostgres.url())
+                .run((context) -> assertThat(
+                                jdbcStore(context).nearCacheSettings().isEnabled())
+                        .isFalse());
+    }
+
+    @Test
+    void anEnabledNearCacheAnswersRefusalsOnTheInstanceButNotOfPoliciesThatCountOnlyFailures() {
+        SharedPostgres.clear();
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.datasource.url=" + SharedPostgres.url(),
+                        "throttle.store.jdbc.near-cache.enabled=true",
+                        "throttle.policies.login.algorithm=lockout",
+                        "throttle.policies.login.timeouts=1h",
+                        "throttle.policies.login.count=failures",
+                        "throttle.policies.quiet.algorithm=gcra",
+                        "throttle.policies.quiet.limit=1",
+                        "throttle.policies.quiet.period=1h",
+                        "throttle.policies.quiet.near-cache=false")
+                .run((context) -> {
+                    assertThat(context).hasNotFailed();
+                    JdbcThrottleStore store = jdbcStore(context);
+                    store.eventsHeard().get(10, java.util.concurrent.TimeUnit.SECONDS);
+                    Throttler throttler = context.getBean(Throttler.class);
+                    assertThat(store.nearCacheSettings().answersFor(throttler.policy("api")))
+                            .isTrue();
+                    assertThat(store.nearCacheSettings().answersFor(throttler.policy("login")))
+                            .as("count: failures")
+                            .isFalse();
+                    assertThat(store.nearCacheSettings().answersFor(throttler.policy("quiet")))
+                            .as("near-cache: false")
+                            .isFalse();
+                    throttler.tryAcquire("api", "erin");
+                    throttler.tryAcquire("api", "erin");
+                    assertThat(throttler.tryAcquire("api", "erin").allowed()).isFalse();
+                    SourcedLimiter limiter = (SourcedLimiter) context.getBean(ResilientThrottleStore.class)
+                            .store()
+                            .limiter(throttler.policy("api"));
+                    assertThat(limiter.tryAcquireSourced("erin", 1).source())
+                            .isEqualTo(DecisionSource.nearCache("jdbc"));
+                });
+    }
+
+    @Test
+    void aNearCacheOfNoKeysFailsTheStartNamingTheProperty() {
+        this.contextRunner
+                .withPropertyValues(
+                        "spring.datasource.url=" + SharedPostgres.url(),
+                        "throttle.store.jdbc.near-cache.enabled=true",
+                        "throttle.store.jdbc.near-cache.maximum-keys=0")
+                .run((context) -> assertThat(
+                                analysis(context.getStartupFailure()).getDescription())
+                        .contains("throttle.store.jdbc.near-cache.maximum-keys must be at least 1"));
+    }
+
+    private static JdbcThrottleStore jdbcStore(org.springframework.context.ApplicationContext context) {
+        return (JdbcThrottleStore) context.getBean(ResilientThrottleStore.class).store();
     }
 
     @Test

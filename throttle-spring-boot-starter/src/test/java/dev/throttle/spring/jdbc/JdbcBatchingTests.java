@@ -168,7 +168,8 @@ class JdbcBatchingTests {
                 .singleElement()
                 .satisfies((ex) -> assertThat(ex.getSQLState()).isEqualTo("22P02"));
         // the batch rolled back whole, then each call went alone: b and d were charged once
-        Limiter limiter = new JdbcLimiter(calls, BATCHED, new RefusalMemory(10, 50, null));
+        Limiter limiter = new JdbcLimiter(
+                calls, BATCHED, new RefusalMemory(10, 50, null), null, JdbcNearCacheSettings.disabled());
         assertThat(limiter.peek("b").remaining()).isEqualTo(4);
         assertThat(limiter.peek("d").remaining()).isEqualTo(4);
     }
@@ -191,7 +192,8 @@ class JdbcBatchingTests {
         assertThat(calls.decideNow(acquire("after", limits), JdbcLimiter::decision, "tryAcquire")
                         .remaining())
                 .isEqualTo(4);
-        Limiter limiter = new JdbcLimiter(calls, BATCHED, new RefusalMemory(10, 50, null));
+        Limiter limiter = new JdbcLimiter(
+                calls, BATCHED, new RefusalMemory(10, 50, null), null, JdbcNearCacheSettings.disabled());
         assertThat(limiter.peek("a").remaining()).isEqualTo(4);
         assertThat(limiter.peek("gave-up").remaining()).isEqualTo(5);
         assertThat(count("unnest(")).isZero();

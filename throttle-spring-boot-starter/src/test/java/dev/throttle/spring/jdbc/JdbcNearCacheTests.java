@@ -1,0 +1,208 @@
+package dev.throttle.spring.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.throttle.Decision;
+import dev.throttle.DecisionSource;
+import dev.throttle.LockoutPolicy;
+import dev.throttle.SourcedLimiter;
+import dev.throttle.TokenBucketPolicy;
+import dev.throttle.testing.Eventually;
+import dev.throttle.testing.jdbc.SharedPostgres;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The jdbc store's near cache between two instances (two stores, each on a pool of its own) on one
+ * real PostgreSQL: a refusal answers on the instance that was given it, and a reset or a refund made
+ * on the other instance reaches it through {@code NOTIFY}; a lost listening connection, an unreadable
+ * event and keys no payload delimiter may split never leave a refusal standing that the database has
+ * undone.
+ */
+class JdbcNearCacheTests {
+
+    private static final DecisionSource NEAR_CACHE = DecisionSource.nearCache("jdbc");
+
+    private static final DecisionSource DATABASE = DecisionSource.store("jdbc");
+
+    private static final LockoutPolicy LOGIN = LockoutPolicy.of("login", List.of(Duration.ofHours(1)));
+
+    private static final TokenBucketPolicy EXPORT = new TokenBucketPolicy("export", 1, 1, Duration.ofHours(1));
+
+    private HikariDataSource poolA;
+
+    private HikariDataSource poolB;
+
+    private JdbcThrottleStore instanceA;
+
+    private JdbcThrottleStore instanceB;
+
+    @BeforeEach
+    void startTwoInstances() {
+        SharedPostgres.clear();
+        this.poolA = SharedPostgres.newDataSource(named("near-cache-a"), 4);
+        this.poolB = SharedPostgres.newDataSource(named("near-cache-b"), 4);
+        this.instanceA = store(this.poolA, Set.of("failures"));
+        this.instanceB = store(this.poolB, Set.of("failures"));
+        this.instanceA.eventsHeard().orTimeout(10, TimeUnit.SECONDS).join();
+        this.instanceB.eventsHeard().orTimeout(10, TimeUnit.SECONDS).join();
+    }
+
+    @AfterEach
+    void stopThem() {
+        this.instanceA.close();
+        this.instanceB.close();
+        this.poolA.close();
+        this.poolB.close();
+    }
+
+    private static String named(String application) {
+        String url = SharedPostgres.url();
+        return url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + application;
+    }
+
+    private static JdbcThrottleStore store(HikariDataSource pool, Set<String> databaseOnly) {
+        return new JdbcThrottleStore(
+                pool,
+                "throttle_",
+                Duration.ofSeconds(5),
+                2,
+                null,
+                null,
+                0,
+                JdbcNearCacheSettings.of(1_000, Duration.ofMillis(50), databaseOnly));
+    }
+
+    private static SourcedLimiter limiter(JdbcThrottleStore store, dev.throttle.Policy policy) {
+        return (SourcedLimiter) store.limiter(policy);
+    }
+
+    /** Locks the user out on instance A, and checks that A now refuses them without asking the database. */
+    private void lockOutOnA(String user) {
+        SourcedLimiter onA = limiter(this.instanceA, LOGIN);
+        assertThat(onA.tryAcquireSourced(user, 1).decision().allowed()).isTrue();
+        assertThat(onA.tryAcquireSourced(user, 1).source()).isEqualTo(DATABASE);
+        assertThat(onA.tryAcquireSourced(user, 1))
+                .satisfies((refused) -> assertThat(refused.decision().allowed()).isFalse())
+                .satisfies((refused) -> assertThat(refused.source()).isEqualTo(NEAR_CACHE));
+    }
+
+    @Test
+    void aRefusalAnswersOnTheInstanceUntilAResetOnAnotherInstanceReachesIt() {
+        lockOutOnA("alice@example.com");
+        this.instanceB.limiter(LOGIN).reset("alice@example.com");
+        SourcedLimiter onA = limiter(this.instanceA, LOGIN);
+        Eventually.until(
+                "the reset made on B lets the user through on A",
+                () -> onA.tryAcquireSourced("alice@example.com", 1).decision().allowed());
+    }
+
+    @Test
+    void aRefundMadeOnAnotherInstanceForgetsTheRefusalRememberedHere() {
+        Decision taken = this.instanceB.limiter(EXPORT).tryAcquire("10.0.0.1", 1);
+        assertThat(taken.allowed()).isTrue();
+        SourcedLimiter onA = limiter(this.instanceA, EXPORT);
+        assertThat(onA.tryAcquireSourced("10.0.0.1", 1).source()).isEqualTo(DATABASE);
+        assertThat(onA.tryAcquireSourced("10.0.0.1", 1).source())
+                .as("remembered on A")
+                .isEqualTo(NEAR_CACHE);
+        this.instanceB.limiter(EXPORT).refund("10.0.0.1", 1, taken);
+        Eventually.until(
+                "the unit given back on B is taken on A",
+                () -> onA.tryAcquireSourced("10.0.0.1", 1).decision().allowed());
+    }
+
+    @Test
+    void aPolicyThatAnswersFromTheDatabaseOnlyIsNeverRefusedFromTheNearCache() {
+        TokenBucketPolicy failures = new TokenBucketPolicy("failures", 1, 1, Duration.ofHours(1));
+        SourcedLimiter onA = limiter(this.instanceA, failures);
+        assertThat(onA.tryAcquireSourced("k", 1).decision().allowed()).isTrue();
+        for (int i = 0; i < 3; i++) {
+            assertThat(onA.tryAcquireSourced("k", 1))
+                    .satisfies((refused) ->
+                            assertThat(refused.decision().allowed()).isFalse())
+                    .satisfies((refused) -> assertThat(refused.source()).isEqualTo(DATABASE));
+        }
+        // still remembered, to answer in an outage
+        assertThat(((dev.throttle.resilience.RememberedRefusals) onA).rememberedRefusal("k", 1))
+                .isNotNull();
+    }
+
+    @Test
+    void anInstanceWhoseListeningConnectionIsKilledHearsAgainAndMissesNoReset() throws Exception {
+        lockOutOnA("bob@example.com");
+        assertThat(terminated("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        + " WHERE application_name = 'near-cache-a' AND query LIKE 'LISTEN%'"))
+                .as("A's listening connection killed")
+                .isEqualTo(1);
+        Eventually.until("A no longer hears the events", () -> !this.instanceA.hearsEvents());
+        // the reset may come while A listens again: heard then, or forgotten with everything when it is back
+        this.instanceB.limiter(LOGIN).reset("bob@example.com");
+        SourcedLimiter onA = limiter(this.instanceA, LOGIN);
+        Eventually.until(
+                "the user is let through on A",
+                () -> onA.tryAcquireSourced("bob@example.com", 1).decision().allowed());
+        Eventually.until("A hears the events again", this.instanceA::hearsEvents);
+        assertThat(onA.tryAcquireSourced("bob@example.com", 1).source()).isEqualTo(DATABASE);
+        assertThat(onA.tryAcquireSourced("bob@example.com", 1).source())
+                .as("answered on A again once it hears")
+                .isEqualTo(NEAR_CACHE);
+    }
+
+    private static int terminated(String sql) throws java.sql.SQLException {
+        try (java.sql.Connection connection = SharedPostgres.dataSource().getConnection();
+                java.sql.Statement statement = connection.createStatement();
+                java.sql.ResultSet rows = statement.executeQuery(sql)) {
+            int count = 0;
+            while (rows.next()) {
+                count++;
+            }
+            return count;
+        }
+    }
+
+    @Test
+    void anEventNoInstanceCanReadForgetsEveryRefusal() {
+        lockOutOnA("carol@example.com");
+        lockOutOnA("dave@example.com");
+        SharedPostgres.execute("SELECT pg_notify('throttle_events', 'k not-base64! ')");
+        SourcedLimiter onA = limiter(this.instanceA, LOGIN);
+        Eventually.until("both asked of the database again", () -> this.instanceA.nearCacheSize() == 0);
+        assertThat(onA.tryAcquireSourced("carol@example.com", 1).source()).isEqualTo(DATABASE);
+        assertThat(onA.tryAcquireSourced("dave@example.com", 1).source()).isEqualTo(DATABASE);
+    }
+
+    @Test
+    void aResetOfAKeyTooLongToNameInAnEventForgetsItsWholePolicyEverywhere() {
+        // PostgreSQL refuses a payload of 8000 bytes; the store's own keys are hashed past 200 characters,
+        // but the store takes any key it is given
+        String longKey = "k".repeat(6_000);
+        lockOutOnA(longKey);
+        this.instanceB.limiter(LOGIN).reset(longKey);
+        SourcedLimiter onA = limiter(this.instanceA, LOGIN);
+        Eventually.until(
+                "the long key is let through on A",
+                () -> onA.tryAcquireSourced(longKey, 1).decision().allowed());
+    }
+
+    @Test
+    void aResetOfAKeyWithSpacesNulAndUnicodeReachesThatKeyAndNoOther() {
+        String odd = "a b\0ç 😀 k";
+        lockOutOnA(odd);
+        lockOutOnA("a b");
+        this.instanceB.limiter(LOGIN).reset(odd);
+        SourcedLimiter onA = limiter(this.instanceA, LOGIN);
+        Eventually.until(
+                "the odd key is let through on A",
+                () -> onA.tryAcquireSourced(odd, 1).decision().allowed());
+        assertThat(onA.tryAcquireSourced("a b", 1).source())
+                .as("the other key, still remembered")
+                .isEqualTo(NEAR_CACHE);
+    }
+}
