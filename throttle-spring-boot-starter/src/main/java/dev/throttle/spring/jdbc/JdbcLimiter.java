@@ -25,8 +25,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The refusals the database gives are remembered on this instance until their Retry-After
  * ({@link RefusalMemory}). With the store's near cache ({@link JdbcNearCacheSettings}) they answer
- * the key's next calls here while this instance hears the store's events ({@link JdbcEvents}): a reset
- * or a refund forgets the key here once the database has it, then is published to every instance.
+ * the key's next calls here while this instance hears the store's events ({@link JdbcEvents}): a refund
+ * forgets the key here once the database has it (or the call failed), then is published to every
+ * instance. A reset is published by every store, near cache or not, in the {@code DELETE}'s own statement.
  * Without it they answer only in an outage: a failure policy asks for them first
  * ({@link RememberedRefusals}), so a key the database locked out stays locked out on every instance
  * that saw it refused, whatever the failure mode; a refund or a reset made on another instance then
@@ -50,8 +51,6 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
     /** A fixed window of the calendar's numbers with the boundaries around the application's time; else null. */
     private final @Nullable CalendarLimits calendar;
 
-    private final String resetSql;
-
     /** The reset and its event, one statement: a data-modifying WITH runs whether or not it is read. */
     private final String resetAndPublishSql;
 
@@ -64,6 +63,9 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
     /** Whether calls are answered from {@link #remembered} while the database answers and events are heard. */
     private final boolean answersLocally;
 
+    /** Whether refunds are published: the policy's name answers from the near cache (under some numbers). */
+    private final boolean publishesGiveBacks;
+
     JdbcLimiter(
             JdbcCalls calls,
             Policy policy,
@@ -75,13 +77,14 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
         this.remembered = remembered;
         this.events = events;
         this.answersLocally = events != null && nearCache.answersFor(policy);
+        this.publishesGiveBacks = events != null && nearCache.publishesGiveBacksFor(policy);
         this.algorithm = policy.algorithm().id();
         this.limits = limitsOf(policy);
         this.calendar = (policy instanceof FixedWindowPolicy window && window.calendar() != null)
                 ? new CalendarLimits(window)
                 : null;
-        this.resetSql = "DELETE FROM " + calls.tablePrefix() + "state WHERE policy_name = ? AND limit_key = ?";
-        this.resetAndPublishSql = "WITH deleted AS (" + this.resetSql + ") SELECT pg_notify(?, ?)";
+        this.resetAndPublishSql = "WITH deleted AS (DELETE FROM " + calls.tablePrefix()
+                + "state WHERE policy_name = ? AND limit_key = ?) SELECT pg_notify(?, ?)";
     }
 
     /** {@code {len1, numbers1..., len2, numbers2...}}: one limit, or each of several. */
@@ -292,21 +295,29 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
         return refundLater(key, cost, receipts(taken));
     }
 
+    /**
+     * A refund; whatever its outcome, the key is forgotten here and published (forgetting is always
+     * safe: the next call asks the database), so that a refund the database applied after its caller
+     * stopped waiting leaves no refusal standing.
+     */
     private void refundWith(String key, int cost, @Nullable String receipts) {
         int given = Math.min(cost, this.policy.maxCost());
-        this.calls.decideNow(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
-        this.remembered.forget(key);
-        publishGivenBack(key);
+        try {
+            this.calls.decideNow(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
+        } finally {
+            this.remembered.forget(key);
+            publishGivenBack(key);
+        }
     }
 
     /**
-     * Tells every instance that the key was given back, when the policy answers from the near cache
-     * (where it does not, a refusal remembered elsewhere answers only in an outage). Not waited for:
-     * the refund is the database's already; an event lost leaves a refusal that ends at its Retry-After.
+     * Tells every instance that the key was given back, when the policy's name answers from the near
+     * cache on any instance (where it does not, a refusal remembered elsewhere answers only in an
+     * outage). Not waited for: an event lost leaves a refusal elsewhere that ends at its Retry-After.
      */
     private void publishGivenBack(String key) {
         JdbcEvents events = this.events;
-        if (this.answersLocally && events != null) {
+        if (this.publishesGiveBacks && events != null) {
             events.publishKey(this.policy.name(), key);
         }
     }
@@ -318,14 +329,15 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
             // answer the caller's next call in an outage that starts before the database has the release
             this.remembered.forget(key);
         }
-        // forgotten once the database has the refund, so that no refusal from before is remembered again
-        return this.calls
-                .decide(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund")
-                .thenApply((nothing) -> {
-                    this.remembered.forget(key);
-                    publishGivenBack(key);
-                    return nothing;
-                });
+        // forgotten once the database has the refund (or the call failed), so that no refusal from before
+        // is remembered again
+        CompletableFuture<Void> refunded =
+                this.calls.decide(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
+        refunded.whenComplete((nothing, ex) -> {
+            this.remembered.forget(key);
+            publishGivenBack(key);
+        });
+        return refunded;
     }
 
     /**
@@ -345,39 +357,35 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
 
     @Override
     public void reset(String key) {
-        this.calls.await((c) -> delete(c, key), "reset", this.policy.name());
-        this.remembered.forget(key);
+        try {
+            this.calls.await((c) -> delete(c, key), "reset", this.policy.name());
+        } finally {
+            this.remembered.forget(key);
+        }
     }
 
     @Override
     public CompletionStage<Void> resetAsync(String key) {
-        return this.calls
-                .bounded((c) -> delete(c, key), "reset", this.policy.name())
-                .thenApply((nothing) -> {
-                    this.remembered.forget(key);
-                    return nothing;
-                });
+        CompletableFuture<Void> reset = this.calls.bounded((c) -> delete(c, key), "reset", this.policy.name());
+        reset.whenComplete((nothing, ex) -> this.remembered.forget(key));
+        return reset;
     }
 
     /**
-     * A {@code DELETE}; with a near cache, the {@code DELETE} and its event in one statement (one
-     * round trip, and PostgreSQL sends the event only once the delete is committed).
+     * The {@code DELETE} and its event in one statement, whether or not this instance has a near cache
+     * (one round trip; PostgreSQL sends the event only once the delete is committed), so that an
+     * instance without one (an admin application, say) unlocks a user on those that have one.
      */
     private @Nullable Void delete(Connection connection, String key) throws SQLException {
         JdbcEvents events = this.events;
-        String event = (events != null) ? events.keyPayload(this.policy.name(), key) : null;
-        try (PreparedStatement statement =
-                connection.prepareStatement((event != null) ? this.resetAndPublishSql : this.resetSql)) {
+        String sender = (events != null) ? events.sender() : JdbcEventPayloads.NO_SENDER;
+        try (PreparedStatement statement = connection.prepareStatement(this.resetAndPublishSql)) {
             statement.setQueryTimeout(this.calls.queryTimeoutSeconds());
             statement.setString(1, this.policy.name());
             statement.setString(2, storedKey(key));
-            if (event != null) {
-                statement.setString(3, events.channel());
-                statement.setString(4, event);
-                statement.execute();
-            } else {
-                statement.executeUpdate();
-            }
+            statement.setString(3, JdbcEventPayloads.channelOf(this.calls.tablePrefix()));
+            statement.setString(4, JdbcEventPayloads.keyChanged(sender, this.policy.name(), key));
+            statement.execute();
         }
         return null;
     }

@@ -118,6 +118,19 @@ public final class JdbcNearCacheSettings {
                 && !"concurrency".equals(policy.algorithm().id());
     }
 
+    /**
+     * Whether the refunds of a policy are published to the other instances: where its name answers
+     * from the near cache under some numbers (a plan of one limit beside one of several, say), so a
+     * policy of several limits publishes too, where it does not answer itself.
+     * @param policy the policy
+     * @return false for a policy that answers from the database only and for a concurrency policy
+     */
+    public boolean publishesGiveBacksFor(Policy policy) {
+        return this.enabled
+                && !this.databaseOnly.contains(policy.name())
+                && !"concurrency".equals(policy.algorithm().id());
+    }
+
     @Override
     public String toString() {
         return this.enabled

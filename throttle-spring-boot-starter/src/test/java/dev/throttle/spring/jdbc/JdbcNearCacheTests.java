@@ -67,7 +67,7 @@ class JdbcNearCacheTests {
         return url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + application;
     }
 
-    private static JdbcThrottleStore store(HikariDataSource pool, Set<String> databaseOnly) {
+    private static JdbcThrottleStore store(javax.sql.DataSource pool, Set<String> databaseOnly) {
         return new JdbcThrottleStore(
                 pool,
                 "throttle_",
@@ -138,7 +138,7 @@ class JdbcNearCacheTests {
     void anInstanceWhoseListeningConnectionIsKilledHearsAgainAndMissesNoReset() throws Exception {
         lockOutOnA("bob@example.com");
         assertThat(terminated("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                        + " WHERE application_name = 'near-cache-a' AND query LIKE 'LISTEN%'"))
+                        + " WHERE application_name = 'near-cache-a' AND query LIKE 'SELECT pg_notify%'"))
                 .as("A's listening connection killed")
                 .isEqualTo(1);
         Eventually.until("A no longer hears the events", () -> !this.instanceA.hearsEvents());
@@ -164,6 +164,95 @@ class JdbcNearCacheTests {
                 count++;
             }
             return count;
+        }
+    }
+
+    @Test
+    void aResetByAnInstanceWithoutTheNearCacheReachesThoseWithIt() {
+        lockOutOnA("frank@example.com");
+        try (HikariDataSource poolC = SharedPostgres.newDataSource(2)) {
+            JdbcThrottleStore withoutNearCache =
+                    new JdbcThrottleStore(poolC, "throttle_", Duration.ofSeconds(5), 2, null, null, 0);
+            try {
+                withoutNearCache.limiter(LOGIN).reset("frank@example.com");
+            } finally {
+                withoutNearCache.close();
+            }
+        }
+        SourcedLimiter onA = limiter(this.instanceA, LOGIN);
+        Eventually.until(
+                "the reset made without a near cache lets the user through on A",
+                () -> onA.tryAcquireSourced("frank@example.com", 1).decision().allowed());
+    }
+
+    @Test
+    void aConnectionThatTakesListenButDeliversNothingNeverLetsTheNearCacheAnswer() throws Exception {
+        // as behind a pooler in transaction mode: LISTEN is accepted, and no event ever comes back
+        try (HikariDataSource pool = SharedPostgres.newDataSource(named("near-cache-deaf"), 3)) {
+            JdbcThrottleStore deaf = store(listenIgnored(pool), Set.of());
+            try {
+                SourcedLimiter limiter = limiter(deaf, LOGIN);
+                assertThat(limiter.tryAcquireSourced("grace@example.com", 1)
+                                .decision()
+                                .allowed())
+                        .isTrue();
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (System.nanoTime() < until) {
+                    assertThat(limiter.tryAcquireSourced("grace@example.com", 1))
+                            .satisfies((refused) ->
+                                    assertThat(refused.decision().allowed()).isFalse())
+                            .satisfies((refused) -> assertThat(refused.source()).isEqualTo(DATABASE));
+                    Thread.sleep(100);
+                }
+                assertThat(deaf.hearsEvents()).isFalse();
+                assertThat(deaf.eventsHeard()).isNotDone();
+            } finally {
+                deaf.close();
+            }
+        }
+    }
+
+    /** Connections on which {@code LISTEN} runs as a {@code SELECT 1}: accepted, and nothing is heard. */
+    private static javax.sql.DataSource listenIgnored(HikariDataSource pool) {
+        return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                JdbcNearCacheTests.class.getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(pool, method, args);
+                    return (result instanceof java.sql.Connection connection) ? listenIgnored(connection) : result;
+                });
+    }
+
+    private static java.sql.Connection listenIgnored(java.sql.Connection connection) {
+        return (java.sql.Connection) java.lang.reflect.Proxy.newProxyInstance(
+                JdbcNearCacheTests.class.getClassLoader(),
+                new Class<?>[] {java.sql.Connection.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(connection, method, args);
+                    if (result instanceof java.sql.Statement statement
+                            && !(result instanceof java.sql.PreparedStatement)) {
+                        return java.lang.reflect.Proxy.newProxyInstance(
+                                JdbcNearCacheTests.class.getClassLoader(),
+                                new Class<?>[] {java.sql.Statement.class},
+                                (inner, call, callArgs) -> {
+                                    if (call.getName().equals("execute")
+                                            && callArgs != null
+                                            && callArgs.length == 1
+                                            && String.valueOf(callArgs[0]).startsWith("LISTEN")) {
+                                        callArgs = new Object[] {"SELECT 1"};
+                                    }
+                                    return invoke(statement, call, callArgs);
+                                });
+                    }
+                    return result;
+                });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException ex) {
+            throw ex.getCause();
         }
     }
 
