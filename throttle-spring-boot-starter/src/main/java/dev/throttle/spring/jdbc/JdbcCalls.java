@@ -115,7 +115,26 @@ final class JdbcCalls {
             @Nullable Long now,
             @Nullable String receipts) {}
 
-    private record Pending<T>(Decide call, Reply<T> reply, CompletableFuture<T> result) {
+    /**
+     * A call waiting for one of the store's threads; {@code finished}, when given, runs once the
+     * call's statement has ended (committed, failed, or never sent), whether or not its caller still
+     * waits: what must follow the database's change rather than the caller's answer.
+     */
+    private record Pending<T>(
+            Decide call,
+            Reply<T> reply,
+            CompletableFuture<T> result,
+            @Nullable Runnable finished) {
+
+        void finish() {
+            if (this.finished != null) {
+                try {
+                    this.finished.run();
+                } catch (Throwable ex) {
+                    // what follows a call never fails the calls beside it
+                }
+            }
+        }
 
         void answer(Object[] numbers) {
             try {
@@ -241,7 +260,15 @@ final class JdbcCalls {
      * @return the caller's reply, or a failure ({@link JdbcStoreException}) once the timeout has passed
      */
     <T> CompletableFuture<T> decide(Decide call, Reply<T> reply, String operation) {
-        return boundedResult(enqueue(call, reply), operation, call.policy());
+        return decide(call, reply, operation, null);
+    }
+
+    /**
+     * {@link #decide}, with {@code finished} run once the call's statement has ended (or the call was
+     * dropped unsent), however long after its caller stopped waiting.
+     */
+    <T> CompletableFuture<T> decide(Decide call, Reply<T> reply, String operation, @Nullable Runnable finished) {
+        return boundedResult(enqueue(call, reply, finished), operation, call.policy());
     }
 
     /**
@@ -249,14 +276,20 @@ final class JdbcCalls {
      * @throws JdbcStoreException when it failed or did not answer in time
      */
     <T> T decideNow(Decide call, Reply<T> reply, String operation) {
-        return awaitResult(enqueue(call, reply), operation, call.policy());
+        return decideNow(call, reply, operation, null);
     }
 
-    private <T> CompletableFuture<T> enqueue(Decide call, Reply<T> reply) {
-        Pending<T> pending = new Pending<>(call, reply, new CompletableFuture<>());
+    /** {@link #decideNow}, with {@code finished} as in {@link #decide(Decide, Reply, String, Runnable)}. */
+    <T> T decideNow(Decide call, Reply<T> reply, String operation, @Nullable Runnable finished) {
+        return awaitResult(enqueue(call, reply, finished), operation, call.policy());
+    }
+
+    private <T> CompletableFuture<T> enqueue(Decide call, Reply<T> reply, @Nullable Runnable finished) {
+        Pending<T> pending = new Pending<>(call, reply, new CompletableFuture<>(), finished);
         if (this.waiting.incrementAndGet() > QUEUE_CAPACITY) {
             this.waiting.decrementAndGet();
             pending.result.completeExceptionally(busy(null));
+            pending.finish();
             return pending.result;
         }
         this.decisions.add(pending);
@@ -298,11 +331,14 @@ final class JdbcCalls {
             // a caller that stopped waiting while it was queued is never sent
             if (!pending.result.isDone()) {
                 batch.add(pending);
+            } else {
+                pending.finish();
             }
         }
         try {
             decide(batch);
         } finally {
+            batch.forEach(Pending::finish);
             if (!this.decisions.isEmpty()) {
                 try {
                     this.executor.execute(this::decideWaiting);

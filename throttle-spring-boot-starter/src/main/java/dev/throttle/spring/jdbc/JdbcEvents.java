@@ -30,8 +30,9 @@ import org.postgresql.PGNotification;
  * refusal (events may be missed until it listens again) and tries a new one every second.
  *
  * <p>A payload names its sender, the policy and the key, the names in Base64 so that no name or key can
- * be read as another; an instance skips its own (it forgot before it published), and one it cannot read
- * forgets everything. Thread-safe.
+ * be read as another; one it cannot read forgets everything. An instance hears its own events too: a
+ * reset whose caller stopped waiting before it was committed forgets the key here once it is, after
+ * any refusal a decision made meanwhile remembered. Thread-safe.
  */
 final class JdbcEvents {
 
@@ -70,7 +71,7 @@ final class JdbcEvents {
 
     private final JdbcCalls calls;
 
-    /** This instance's name in its events: its own are skipped. */
+    /** This instance's name in its events, for whoever reads the channel. */
     private final String sender = UUID.randomUUID().toString().substring(0, 8);
 
     private final Thread listener;
@@ -166,10 +167,6 @@ final class JdbcEvents {
                 if (parts[1].equals(this.awaitedProof)) {
                     this.awaitedProof = null;
                 }
-                return;
-            }
-            if (parts.length >= 2 && parts[1].equals(this.sender)) {
-                // this instance forgot before it published
                 return;
             }
             if (parts.length == 4 && parts[0].equals("k")) {

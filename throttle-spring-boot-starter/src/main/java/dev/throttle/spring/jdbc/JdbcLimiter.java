@@ -296,18 +296,25 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
     }
 
     /**
-     * A refund; whatever its outcome, the key is forgotten here and published (forgetting is always
-     * safe: the next call asks the database), so that a refund the database applied after its caller
-     * stopped waiting leaves no refusal standing.
+     * A refund; once its statement has ended, whatever its outcome and however long after its caller
+     * stopped waiting, the key is forgotten here and published (forgetting is always safe: the next
+     * call asks the database), so that a refund the database applied late leaves no refusal standing
+     * here or elsewhere.
      */
     private void refundWith(String key, int cost, @Nullable String receipts) {
         int given = Math.min(cost, this.policy.maxCost());
         try {
-            this.calls.decideNow(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
+            this.calls.decideNow(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund", () -> givenBack(key));
         } finally {
+            // before the caller goes on: its next call is not answered from a refusal from before
             this.remembered.forget(key);
-            publishGivenBack(key);
         }
+    }
+
+    /** After a refund's statement: the key forgotten here, then published. */
+    private void givenBack(String key) {
+        this.remembered.forget(key);
+        publishGivenBack(key);
     }
 
     /**
@@ -329,15 +336,10 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
             // answer the caller's next call in an outage that starts before the database has the release
             this.remembered.forget(key);
         }
-        // forgotten once the database has the refund (or the call failed), so that no refusal from before
-        // is remembered again
-        CompletableFuture<Void> refunded =
-                this.calls.decide(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund");
-        refunded.whenComplete((nothing, ex) -> {
-            this.remembered.forget(key);
-            publishGivenBack(key);
-        });
-        return refunded;
+        // forgotten before the caller goes on, and again (and published) once the statement has ended
+        return this.calls
+                .decide(call(key, "r", given, receipts), JdbcLimiter::nothing, "refund", () -> givenBack(key))
+                .whenComplete((nothing, ex) -> this.remembered.forget(key));
     }
 
     /**

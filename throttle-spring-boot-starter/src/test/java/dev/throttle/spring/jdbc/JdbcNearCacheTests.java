@@ -119,6 +119,54 @@ class JdbcNearCacheTests {
     }
 
     @Test
+    void aRefundCommittedAfterItsCallerStoppedWaitingLeavesNoRefusalStanding() throws Exception {
+        try (HikariDataSource pool = SharedPostgres.newDataSource(named("near-cache-impatient"), 4)) {
+            JdbcThrottleStore impatient = new JdbcThrottleStore(
+                    pool,
+                    "throttle_",
+                    Duration.ofMillis(300),
+                    2,
+                    null,
+                    null,
+                    0,
+                    JdbcNearCacheSettings.of(1_000, Duration.ofMillis(50), Set.of()));
+            try {
+                impatient.eventsHeard().orTimeout(10, TimeUnit.SECONDS).join();
+                SourcedLimiter limiter = limiter(impatient, EXPORT);
+                Decision taken = limiter.tryAcquire("10.0.0.2", 1);
+                assertThat(taken.allowed()).isTrue();
+                limiter.tryAcquireSourced("10.0.0.2", 1);
+                assertThat(limiter.tryAcquireSourced("10.0.0.2", 1).source()).isEqualTo(NEAR_CACHE);
+                try (java.sql.Connection holder = SharedPostgres.dataSource().getConnection()) {
+                    // the key's row locked elsewhere: the refund waits for it past its caller's timeout
+                    holder.setAutoCommit(false);
+                    try (java.sql.Statement statement = holder.createStatement()) {
+                        statement
+                                .executeQuery("SELECT * FROM throttle_state WHERE policy_name = 'export'"
+                                        + " AND limit_key = '10.0.0.2' FOR UPDATE")
+                                .close();
+                    }
+                    org.assertj.core.api.Assertions.assertThatThrownBy(() -> limiter.refund("10.0.0.2", 1, taken))
+                            .isInstanceOf(JdbcStoreException.class);
+                    // the database still holds the unit taken: this refusal is remembered again
+                    assertThat(limiter.tryAcquireSourced("10.0.0.2", 1)
+                                    .decision()
+                                    .allowed())
+                            .isFalse();
+                    holder.commit();
+                }
+                Eventually.until(
+                        "the refund, committed once the row was free, lets the next call through",
+                        () -> limiter.tryAcquireSourced("10.0.0.2", 1)
+                                .decision()
+                                .allowed());
+            } finally {
+                impatient.close();
+            }
+        }
+    }
+
+    @Test
     void aPolicyThatAnswersFromTheDatabaseOnlyIsNeverRefusedFromTheNearCache() {
         TokenBucketPolicy failures = new TokenBucketPolicy("failures", 1, 1, Duration.ofHours(1));
         SourcedLimiter onA = limiter(this.instanceA, failures);

@@ -173,7 +173,10 @@ class RedisDecisionBatchesTests {
                     .filter(RedisMonitor.Command::isTopLevel)
                     .filter((command) -> command.name().startsWith("EVAL"))
                     .count();
-            assertThat(calls).as("calls for 300 decisions").isBetween(2L, 30L);
+            // how many leave together depends on how the loop above and Redis's answers interleave (a
+            // loaded CI machine once made 65 calls where an idle one makes about 10): proven is that
+            // they leave together, at most half as many calls as decisions (one by one: 300)
+            assertThat(calls).as("calls for 300 decisions").isBetween(2L, 150L);
         }
     }
 
