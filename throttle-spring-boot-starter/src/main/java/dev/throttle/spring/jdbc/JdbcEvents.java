@@ -293,6 +293,10 @@ final class JdbcEvents {
             }
             deliver(postgres);
         }
+        if (this.awaitedProof != null) {
+            // closed while waiting: nothing was proven
+            throw new SQLException("closed");
+        }
         this.provenAt = System.nanoTime();
     }
 
