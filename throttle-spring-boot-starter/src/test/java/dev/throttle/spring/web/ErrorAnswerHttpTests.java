@@ -30,6 +30,7 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.web.ErrorResponse;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -98,6 +99,17 @@ class ErrorAnswerHttpTests {
         assertThat(post(path, "alice", "secret").statusCode())
                 .as("the success reset the lockout")
                 .isEqualTo(200);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"/login/declared-status", "/login/declared-status-future"})
+    void everyCallOfAHandlerThatDeclaresAnErrorStatusIsAFailure(String path) throws Exception {
+        assertThat(post(path, "alice", "secret").statusCode()).isEqualTo(401);
+        for (int i = 0; i < 3; i++) {
+            assertThat(post(path, "alice", "secret").statusCode())
+                    .as("attempt " + (i + 2) + ": the call before was answered 401 and reset nothing")
+                    .isEqualTo(429);
+        }
     }
 
     @Test
@@ -186,6 +198,20 @@ class ErrorAnswerHttpTests {
             if (wrong(credentials)) {
                 response.sendError(401, "wrong password");
             }
+        }
+
+        @PostMapping("/login/declared-status")
+        @ResponseStatus(HttpStatus.UNAUTHORIZED)
+        @Throttled(policy = "login", key = "#credentials.user")
+        Map<String, String> declaredStatus(@RequestBody Credentials credentials) {
+            return Map.of("error", "wrong password");
+        }
+
+        @PostMapping("/login/declared-status-future")
+        @ResponseStatus(HttpStatus.UNAUTHORIZED)
+        @Throttled(policy = "login", key = "#credentials.user")
+        CompletableFuture<Map<String, String>> declaredStatusFuture(@RequestBody Credentials credentials) {
+            return CompletableFuture.completedFuture(Map.of("error", "wrong password"));
         }
 
         @PostMapping("/check/send-error")

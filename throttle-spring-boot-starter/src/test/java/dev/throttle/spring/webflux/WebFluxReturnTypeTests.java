@@ -33,9 +33,11 @@ import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.server.RequestPredicates;
 import org.springframework.web.reactive.function.server.RouterFunction;
@@ -103,7 +105,10 @@ class WebFluxReturnTypeTests {
                 "/login/problem",
                 "/login/exchange-status",
                 "/login/exchange-status-by-ip",
-                "/login/functional"
+                "/login/functional",
+                "/login/plain-throws",
+                "/login/plain-entity",
+                "/login/plain-exchange-status"
             })
     void fiveWrongPasswordsDoNotPassALockoutAndASuccessResetsIt(String path) throws Exception {
         assertThat(login(path, "alice", "guess").statusCode()).isEqualTo(401);
@@ -117,6 +122,17 @@ class WebFluxReturnTypeTests {
         assertThat(login(path, "alice", "secret").statusCode())
                 .as("the success reset the lockout")
                 .isEqualTo(200);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"/login/declared-status", "/login/declared-status-mono"})
+    void everyCallOfAHandlerThatDeclaresAnErrorStatusIsAFailure(String path) throws Exception {
+        assertThat(login(path, "alice", "secret").statusCode()).isEqualTo(401);
+        for (int i = 0; i < 3; i++) {
+            assertThat(login(path, "alice", "secret").statusCode())
+                    .as("attempt " + (i + 2) + ": the call before was answered 401 and reset nothing")
+                    .isEqualTo(429);
+        }
     }
 
     @Test
@@ -245,6 +261,45 @@ class WebFluxReturnTypeTests {
                         }
                     })
                     .then();
+        }
+
+        // plain values: the handler runs when Spring calls it, and its outcome is known when it returns
+        @PostMapping("/login/plain-throws")
+        @Throttled(policy = "login", key = "#credentials.user")
+        Map<String, String> plainThrows(@RequestBody Credentials credentials) {
+            return check(credentials);
+        }
+
+        @PostMapping("/login/plain-entity")
+        @Throttled(policy = "login", key = "#credentials.user")
+        ResponseEntity<Map<String, String>> plainEntity(@RequestBody Credentials credentials) {
+            return "secret".equals(credentials.password())
+                    ? ResponseEntity.ok(Map.of("user", credentials.user()))
+                    : ResponseEntity.status(HttpStatus.UNAUTHORIZED).build();
+        }
+
+        @PostMapping("/login/plain-exchange-status")
+        @Throttled(policy = "login", key = "#credentials.user")
+        Map<String, String> plainExchangeStatus(@RequestBody Credentials credentials, ServerHttpResponse response) {
+            if (!"secret".equals(credentials.password())) {
+                response.setStatusCode(HttpStatus.UNAUTHORIZED);
+                return Map.of("error", "wrong password");
+            }
+            return Map.of("user", credentials.user());
+        }
+
+        @PostMapping("/login/declared-status")
+        @ResponseStatus(HttpStatus.UNAUTHORIZED)
+        @Throttled(policy = "login", key = "#credentials.user")
+        Map<String, String> declaredStatus(@RequestBody Credentials credentials) {
+            return Map.of("error", "wrong password");
+        }
+
+        @PostMapping("/login/declared-status-mono")
+        @ResponseStatus(HttpStatus.UNAUTHORIZED)
+        @Throttled(policy = "login", key = "#credentials.user")
+        Mono<Map<String, String>> declaredStatusMono(@RequestBody Credentials credentials) {
+            return Mono.just(Map.of("error", "wrong password"));
         }
 
         @PostMapping("/login/mono-of-entity-of-flux")

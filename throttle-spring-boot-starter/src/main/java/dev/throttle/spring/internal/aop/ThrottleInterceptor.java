@@ -85,8 +85,11 @@ final class ThrottleInterceptor implements MethodInterceptor {
         if (!throttled.settlesOnSuccess() && !throttled.releasesAtEnd()) {
             return invocation.proceed();
         }
-        // a handler may answer by the response's status alone (sendError(401), returning nothing)
+        // a handler may answer by the response's status alone (sendError(401), returning nothing),
+        // or by one it declares (@ResponseStatus) or sets on a WebFlux response it was given
         int statusBefore = request.responseStatus();
+        ErrorAnswers answers = throttled.errorAnswers();
+        int argumentStatusBefore = answers.status(invocation.getArguments());
         Object result;
         try {
             result = invocation.proceed();
@@ -97,7 +100,10 @@ final class ThrottleInterceptor implements MethodInterceptor {
             }
             throw ex;
         }
-        return Outcomes.settle(throttled, taken, result, answeredWithError(statusBefore, request.responseStatus()));
+        boolean answeredWithError = answers.declared()
+                || answeredWithError(statusBefore, request.responseStatus())
+                || answeredWithError(argumentStatusBefore, answers.status(invocation.getArguments()));
+        return Outcomes.settle(throttled, taken, result, answeredWithError);
     }
 
     /** The call turned its response's status into an error (one it already had is no news of the call's). */

@@ -35,6 +35,8 @@ final class ThrottledMethod {
 
     private final boolean releasesAtEnd;
 
+    private final ErrorAnswers errorAnswers;
+
     /** Set once a call's outcome could not be seen and was not settled: said once per method. */
     private final AtomicBoolean hiddenOutcomeReported = new AtomicBoolean();
 
@@ -84,6 +86,7 @@ final class ThrottledMethod {
         // a cost known after the call is read from the call's outcome, as a success is settled
         this.settlesOnSuccess = actualCosts != null || this.throttles.stream().anyMatch(Charge::settlesOnSuccess);
         this.releasesAtEnd = this.throttles.stream().anyMatch(Charge::releasesAtEnd);
+        this.errorAnswers = (method != null && this.settlesOnSuccess) ? ErrorAnswers.of(method) : ErrorAnswers.NONE;
     }
 
     Method method() {
@@ -206,6 +209,15 @@ final class ThrottledMethod {
      */
     boolean settlesOnSuccess() {
         return this.settlesOnSuccess;
+    }
+
+    /**
+     * How the method's calls answer an error that the settling must see besides their response's
+     * status: a declared {@code @ResponseStatus}, a WebFlux response given as an argument.
+     * @return the method's error answers
+     */
+    ErrorAnswers errorAnswers() {
+        return this.errorAnswers;
     }
 
     /**
