@@ -4,8 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
 /**
- * The jdbc store's events as text, apart from {@link JdbcEvents} so that a store publishes its resets
- * without the PostgreSQL driver's classes: {@code k <sender> <policy> <key>}, {@code p <sender>
+ * The jdbc store's events as text, apart from {@link JdbcEvents} so that a limiter writes its
+ * resets' events without the PostgreSQL driver's classes: {@code k <sender> <policy> <key>}, {@code p <sender>
  * <policy>} and a listener's proof of delivery {@code h <nonce>}, the names in Base64 (URL alphabet,
  * no padding) so that no name or key can be read as another.
  */
@@ -13,9 +13,6 @@ final class JdbcEventPayloads {
 
     /** PostgreSQL refuses a payload of 8000 bytes or more; a longer key's event forgets its whole policy. */
     static final int MAXIMUM_PAYLOAD = 7900;
-
-    /** The sender of an instance that does not listen: no instance skips its events. */
-    static final String NO_SENDER = "-";
 
     private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
 

@@ -27,7 +27,9 @@ import org.jspecify.annotations.Nullable;
  * ({@link RefusalMemory}). With the store's near cache ({@link JdbcNearCacheSettings}) they answer
  * the key's next calls here while this instance hears the store's events ({@link JdbcEvents}): a refund
  * forgets the key here once the database has it (or the call failed), then is published to every
- * instance. A reset is published by every store, near cache or not, in the {@code DELETE}'s own statement.
+ * instance; so is a reset, in the {@code DELETE}'s own statement. A store without it publishes nothing: a
+ * {@code NOTIFY} takes PostgreSQL's notification lock at commit, so concurrent resets that publish
+ * commit one after the other.
  * Without it they answer only in an outage: a failure policy asks for them first
  * ({@link RememberedRefusals}), so a key the database locked out stays locked out on every instance
  * that saw it refused, whatever the failure mode; a refund or a reset made on another instance then
@@ -51,8 +53,8 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
     /** A fixed window of the calendar's numbers with the boundaries around the application's time; else null. */
     private final @Nullable CalendarLimits calendar;
 
-    /** The reset and its event, one statement: a data-modifying WITH runs whether or not it is read. */
-    private final String resetAndPublishSql;
+    /** The reset, with its event where the policy publishes: a data-modifying WITH runs whether or not it is read. */
+    private final String resetSql;
 
     /** The refusals the database gave under the policy's name, shared by its limiters (plans, changes). */
     private final RefusalMemory remembered;
@@ -63,7 +65,7 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
     /** Whether calls are answered from {@link #remembered} while the database answers and events are heard. */
     private final boolean answersLocally;
 
-    /** Whether refunds are published: the policy's name answers from the near cache (under some numbers). */
+    /** Whether refunds and resets are published: the policy's name answers from the near cache (under some numbers). */
     private final boolean publishesGiveBacks;
 
     JdbcLimiter(
@@ -83,8 +85,8 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
         this.calendar = (policy instanceof FixedWindowPolicy window && window.calendar() != null)
                 ? new CalendarLimits(window)
                 : null;
-        this.resetAndPublishSql = "WITH deleted AS (DELETE FROM " + calls.tablePrefix()
-                + "state WHERE policy_name = ? AND limit_key = ?) SELECT pg_notify(?, ?)";
+        String delete = "DELETE FROM " + calls.tablePrefix() + "state WHERE policy_name = ? AND limit_key = ?";
+        this.resetSql = this.publishesGiveBacks ? "WITH deleted AS (" + delete + ") SELECT pg_notify(?, ?)" : delete;
     }
 
     /** {@code {len1, numbers1..., len2, numbers2...}}: one limit, or each of several. */
@@ -368,25 +370,26 @@ final class JdbcLimiter implements SourcedLimiter, RememberedRefusals {
 
     @Override
     public CompletionStage<Void> resetAsync(String key) {
-        CompletableFuture<Void> reset = this.calls.bounded((c) -> delete(c, key), "reset", this.policy.name());
-        reset.whenComplete((nothing, ex) -> this.remembered.forget(key));
-        return reset;
+        // the caller learns of the reset once the key is forgotten here too
+        return this.calls
+                .bounded((c) -> delete(c, key), "reset", this.policy.name())
+                .whenComplete((nothing, ex) -> this.remembered.forget(key));
     }
 
     /**
-     * The {@code DELETE} and its event in one statement, whether or not this instance has a near cache
-     * (one round trip; PostgreSQL sends the event only once the delete is committed), so that an
-     * instance without one (an admin application, say) unlocks a user on those that have one.
+     * The {@code DELETE}, and where the policy publishes, its event in the same statement (one round
+     * trip; PostgreSQL sends the event only once the delete is committed).
      */
     private @Nullable Void delete(Connection connection, String key) throws SQLException {
         JdbcEvents events = this.events;
-        String sender = (events != null) ? events.sender() : JdbcEventPayloads.NO_SENDER;
-        try (PreparedStatement statement = connection.prepareStatement(this.resetAndPublishSql)) {
+        try (PreparedStatement statement = connection.prepareStatement(this.resetSql)) {
             statement.setQueryTimeout(this.calls.queryTimeoutSeconds());
             statement.setString(1, this.policy.name());
             statement.setString(2, storedKey(key));
-            statement.setString(3, JdbcEventPayloads.channelOf(this.calls.tablePrefix()));
-            statement.setString(4, JdbcEventPayloads.keyChanged(sender, this.policy.name(), key));
+            if (this.publishesGiveBacks && events != null) {
+                statement.setString(3, JdbcEventPayloads.channelOf(this.calls.tablePrefix()));
+                statement.setString(4, JdbcEventPayloads.keyChanged(events.sender(), this.policy.name(), key));
+            }
             statement.execute();
         }
         return null;
