@@ -1,5 +1,6 @@
 package dev.throttle.spring.ai;
 
+import dev.throttle.spring.admission.KeyText;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.commons.logging.Log;
@@ -82,11 +83,17 @@ public final class RequestKey {
             shared("failed: " + ex.getMessage());
             return null;
         }
-        if (key == null || key.toString().isBlank()) {
-            shared((key == null) ? "was null" : "was blank");
+        String text = KeyText.of(key);
+        if (text == null || text.isBlank()) {
+            shared(
+                    (key == null)
+                            ? "was null"
+                            : (text == null)
+                                    ? "was a " + key.getClass().getSimpleName() + ", " + KeyText.NAMES_THE_OBJECT
+                                    : "was blank");
             return null;
         }
-        return key.toString();
+        return text;
     }
 
     private void shared(String what) {

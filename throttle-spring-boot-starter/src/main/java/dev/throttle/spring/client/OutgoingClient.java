@@ -5,6 +5,7 @@ import dev.throttle.ThrottledException;
 import dev.throttle.TimeSource;
 import dev.throttle.spring.admission.Admission;
 import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.admission.KeyText;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Locale;
@@ -154,8 +155,9 @@ final class OutgoingClient {
         context.setVariable("uri", url);
         context.setVariable("method", method);
         context.setVariable("headers", headers);
-        Object value = expression.getValue(context);
-        return (value != null) ? value.toString() : "";
+        // a value whose text would be its identity names no key: the client's one shared key
+        String key = KeyText.of(expression.getValue(context));
+        return (key != null) ? key : "";
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.spring.admission.KeyText;
 import dev.throttle.spring.internal.request.ThrottleRequestContext;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
@@ -314,7 +315,11 @@ final class ThrottleKeys {
     private String evaluate(int index, MethodBasedEvaluationContext context) {
         try {
             Object value = this.expressions[index].getValue(context);
-            return (value != null) ? value.toString() : null;
+            String key = KeyText.of(value);
+            if (key == null && value != null) {
+                shared(index, "was a " + value.getClass().getSimpleName() + ", " + KeyText.NAMES_THE_OBJECT);
+            }
+            return key;
         } catch (RuntimeException ex) {
             // SpEL rethrows what a method it calls throws (StringIndexOutOfBoundsException from
             // substring) as it is: any failure shares the bucket, never a 500. Only the exception's

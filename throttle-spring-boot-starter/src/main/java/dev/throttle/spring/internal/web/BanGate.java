@@ -1,5 +1,6 @@
 package dev.throttle.spring.internal.web;
 
+import dev.throttle.spring.admission.KeyText;
 import dev.throttle.spring.bans.ActiveBan;
 import dev.throttle.spring.bans.BanRule;
 import dev.throttle.spring.bans.Bans;
@@ -220,7 +221,11 @@ public final class BanGate {
             } else {
                 try {
                     Object value = this.expression.getValue(context(request));
-                    key = (value != null) ? value.toString() : null;
+                    key = KeyText.of(value);
+                    if (key == null && value != null) {
+                        warn("was a " + value.getClass().getSimpleName() + ", " + KeyText.NAMES_THE_OBJECT);
+                        return null;
+                    }
                 } catch (RuntimeException ex) {
                     warn("could not be evaluated (" + ex.getClass().getSimpleName() + ")");
                     return null;

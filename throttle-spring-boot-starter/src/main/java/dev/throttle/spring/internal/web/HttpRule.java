@@ -1,6 +1,7 @@
 package dev.throttle.spring.internal.web;
 
 import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.admission.KeyText;
 import java.util.AbstractMap;
 import java.util.Map;
 import java.util.Set;
@@ -171,7 +172,11 @@ final class HttpRule {
         StandardEvaluationContext context = context(request, pathVariables);
         try {
             Object value = this.expression.getValue(context);
-            return (value != null) ? value.toString() : null;
+            String key = KeyText.of(value);
+            if (key == null && value != null) {
+                shared("was a " + value.getClass().getSimpleName() + ", " + KeyText.NAMES_THE_OBJECT);
+            }
+            return key;
         } catch (RuntimeException ex) {
             shared("could not be evaluated (" + ex.getClass().getSimpleName() + ")");
             return null;

@@ -190,6 +190,41 @@ class ThrottleKeyVariablesTests {
                 .doesNotContain("e@f");
     }
 
+    @Test
+    void anObjectWhoseTextIsItsIdentitySharesTheBucketInsteadOfGivingEveryCallItsOwn(CapturedOutput output) {
+        this.contextRunner.withBean(Keyed.class).run((context) -> {
+            Keyed runtime = context.getBean(Keyed.class);
+            runtime.byForm(new Form("alice@example.com"));
+            runtime.byForm(new Form("alice@example.com"));
+            assertThatExceptionOfType(ThrottledException.class)
+                    .as("a new Form is no new key")
+                    .isThrownBy(() -> runtime.byForm(new Form("mallory@example.com")));
+        });
+        assertThat(count(
+                        output,
+                        "Key '#form' of @Throttled(policy = \"two\") on Keyed.byForm(Form) was a Form, whose text names "
+                                + "the object, not a key (its class overrides neither toString() nor hashCode()): such calls "
+                                + "share the policy's one bucket (said once per throttle)"))
+                .isOne();
+        assertThat(output.toString()).doesNotContain("alice@example.com").doesNotContain("mallory@example.com");
+    }
+
+    @Test
+    void anArrayKeyIsNamedByItsElements() {
+        this.contextRunner.withBean(Keyed.class).run((context) -> {
+            Keyed runtime = context.getBean(Keyed.class);
+            runtime.byNames(new String[] {"alice", "bob"});
+            runtime.byNames(new String[] {"alice", "bob"});
+            assertThatExceptionOfType(ThrottledException.class)
+                    .isThrownBy(() -> runtime.byNames(new String[] {"alice", "bob"}));
+            runtime.byNames(new String[] {"carol"});
+            assertThat(context.getBean(Throttler.class)
+                            .peek("two", "[alice, bob]")
+                            .remaining())
+                    .isZero();
+        });
+    }
+
     /** What the starter threw, however Spring wrapped it. */
     static Throwable configurationFailure(Throwable failure) {
         Throwable current = failure;
@@ -292,5 +327,25 @@ class ThrottleKeyVariablesTests {
 
         @Throttled(policy = "two", key = "#email.substring(0, 5)")
         public void byPrefix(String email) {}
+
+        @Throttled(policy = "two", key = "#form")
+        public void byForm(Form form) {}
+
+        @Throttled(policy = "two", key = "#names")
+        public void byNames(String[] names) {}
+    }
+
+    /** A form as applications write them: fields and getters, no text of its own. */
+    static class Form {
+
+        private final String email;
+
+        Form(String email) {
+            this.email = email;
+        }
+
+        public String getEmail() {
+            return this.email;
+        }
     }
 }

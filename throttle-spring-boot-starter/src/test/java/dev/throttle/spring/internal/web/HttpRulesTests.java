@@ -165,6 +165,17 @@ class HttpRulesTests {
     }
 
     @Test
+    void aKeyThatNamesAnObjectRatherThanACallerSharesTheBucket() {
+        // #request is the servlet request itself, another one per request: never a bucket per request
+        HttpRules rules = new HttpRules(
+                List.of(new HttpRules.Spec(List.of("/**"), List.of(), "api", "#request", 1)),
+                Admissions.of(this.throttler),
+                null);
+        MockHttpServletRequest request = new MockHttpServletRequest("GET", "/x");
+        assertThat(HttpRules.keys(match(rules, "GET", "/x"), request(request))).containsExactly((String) null);
+    }
+
+    @Test
     void everyMistakeIsNamedByItsPropertyAtOnce() {
         assertThatExceptionOfType(ThrottleConfigurationException.class)
                 .isThrownBy(() -> new HttpRules(

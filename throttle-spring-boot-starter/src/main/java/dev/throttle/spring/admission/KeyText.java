@@ -1,0 +1,94 @@
+package dev.throttle.spring.admission;
+
+import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The key that a value an entry point evaluated (a SpEL expression over a call or a request) names,
+ * so that a key never names the object rather than the caller: a {@code Form@1b6d3586} would be
+ * another key for every call, each with a bucket of its own, and the limit would hold for nobody.
+ *
+ * <ul>
+ *   <li>a {@code String} is the key as it is; {@code null} is no key;
+ *   <li>an array is named by its elements ({@code [alice, bob]}), as a {@code List} names itself;
+ *   <li>an object whose class overrides neither {@code toString()} nor {@code hashCode()}, whose text is
+ *       therefore its identity, names no key: {@code null}, the policy's shared bucket;
+ *   <li>anything else is its {@code toString()}.
+ * </ul>
+ *
+ * An entry point that finds no key puts the call in the policy's shared bucket and says so, never lets
+ * it through unthrottled.
+ */
+public final class KeyText {
+
+    /** What an entry point's warning says of a value whose text names the object. */
+    public static final String NAMES_THE_OBJECT =
+            "whose text names the object, not a key (its class overrides neither toString() nor hashCode())";
+
+    private static final ClassValue<Boolean> IDENTITY_TEXT = new ClassValue<>() {
+
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            try {
+                return type.getMethod("toString").getDeclaringClass() == Object.class
+                        && type.getMethod("hashCode").getDeclaringClass() == Object.class;
+            } catch (NoSuchMethodException ex) {
+                return false;
+            }
+        }
+    };
+
+    private KeyText() {}
+
+    /**
+     * The key a value names.
+     * @param value what the key's expression evaluated to
+     * @return the key, or null when the value is null or its text would be its identity
+     */
+    public static @Nullable String of(@Nullable Object value) {
+        if (value == null || value instanceof String) {
+            return (String) value;
+        }
+        if (value instanceof Object[] objects) {
+            return Arrays.deepToString(objects);
+        }
+        if (value.getClass().isArray()) {
+            return primitives(value);
+        }
+        return namesTheObject(value) ? null : value.toString();
+    }
+
+    /**
+     * Whether a value's text is its identity, so that it names no key.
+     * @param value the value
+     * @return whether its class overrides neither {@code toString()} nor {@code hashCode()}
+     */
+    public static boolean namesTheObject(@Nullable Object value) {
+        return value != null && !value.getClass().isArray() && IDENTITY_TEXT.get(value.getClass());
+    }
+
+    private static String primitives(Object array) {
+        if (array instanceof int[] ints) {
+            return Arrays.toString(ints);
+        }
+        if (array instanceof long[] longs) {
+            return Arrays.toString(longs);
+        }
+        if (array instanceof char[] chars) {
+            return Arrays.toString(chars);
+        }
+        if (array instanceof byte[] bytes) {
+            return Arrays.toString(bytes);
+        }
+        if (array instanceof short[] shorts) {
+            return Arrays.toString(shorts);
+        }
+        if (array instanceof boolean[] booleans) {
+            return Arrays.toString(booleans);
+        }
+        if (array instanceof float[] floats) {
+            return Arrays.toString(floats);
+        }
+        return Arrays.toString((double[]) array);
+    }
+}

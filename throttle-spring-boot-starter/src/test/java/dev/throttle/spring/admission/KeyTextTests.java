@@ -1,0 +1,70 @@
+package dev.throttle.spring.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Objects;
+import org.junit.jupiter.api.Test;
+
+class KeyTextTests {
+
+    record Email(String value) {}
+
+    enum Tier {
+        GOLD
+    }
+
+    /** A form without text of its own: every object reads as another key. */
+    static class Form {}
+
+    /** Equal objects, the same text, though not a readable one. */
+    static class Hashed {
+
+        private final String value;
+
+        Hashed(String value) {
+            this.value = value;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Hashed hashed && hashed.value.equals(this.value);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(this.value);
+        }
+    }
+
+    @Test
+    void valuesWithTextOfTheirOwnAreTheirText() {
+        assertThat(KeyText.of("alice@example.com")).isEqualTo("alice@example.com");
+        assertThat(KeyText.of(new Email("alice@example.com"))).isEqualTo("Email[value=alice@example.com]");
+        assertThat(KeyText.of(Tier.GOLD)).isEqualTo("GOLD");
+        assertThat(KeyText.of(42L)).isEqualTo("42");
+        assertThat(KeyText.of(List.of("a", "b"))).isEqualTo("[a, b]");
+        assertThat(KeyText.of(new Hashed("a"))).isEqualTo(KeyText.of(new Hashed("a")));
+    }
+
+    @Test
+    void arraysAreNamedByTheirElements() {
+        assertThat(KeyText.of(new String[] {"a", "b"})).isEqualTo("[a, b]");
+        assertThat(KeyText.of(new Object[] {"a", new int[] {1, 2}})).isEqualTo("[a, [1, 2]]");
+        assertThat(KeyText.of(new int[] {1, 2})).isEqualTo("[1, 2]");
+        assertThat(KeyText.of(new byte[] {7})).isEqualTo("[7]");
+        assertThat(KeyText.of(new char[] {'x'})).isEqualTo("[x]");
+        assertThat(KeyText.of(new double[] {0.5})).isEqualTo("[0.5]");
+    }
+
+    @Test
+    void nullAndAnObjectWhoseTextIsItsIdentityNameNoKey() {
+        assertThat(KeyText.of(null)).isNull();
+        assertThat(KeyText.of(new Form())).isNull();
+        assertThat(KeyText.of(new Object())).isNull();
+        assertThat(KeyText.namesTheObject(new Form())).isTrue();
+        assertThat(KeyText.namesTheObject(new Hashed("a"))).isFalse();
+        assertThat(KeyText.namesTheObject(new int[0])).isFalse();
+        assertThat(KeyText.namesTheObject(null)).isFalse();
+    }
+}
