@@ -168,17 +168,6 @@ public final class Charge {
     }
 
     /**
-     * The same charge, enforcing its policy whatever the policy's mode: what a URL rule charges (a
-     * rule has always enforced its policy).
-     * @return the charge
-     */
-    public Charge enforced() {
-        return (this.shadow == ENFORCED)
-                ? this
-                : new Charge(this.bound, this.cost, this.onSuccess, ENFORCED, this.wait, this.maxDebt);
-    }
-
-    /**
      * Returns the longest a call waits for its turn when over the limit.
      * @return the wait; zero when the call is refused at once
      */

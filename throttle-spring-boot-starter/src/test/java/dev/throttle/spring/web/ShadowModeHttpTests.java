@@ -45,7 +45,13 @@ import org.springframework.web.bind.annotation.RestController;
             "throttle.policies.trial.mode=shadow",
             "throttle.policies.enforced.algorithm=fixed-window",
             "throttle.policies.enforced.limit=5",
-            "throttle.policies.enforced.window=1m"
+            "throttle.policies.enforced.window=1m",
+            "throttle.policies.ruled.algorithm=fixed-window",
+            "throttle.policies.ruled.limit=1",
+            "throttle.policies.ruled.window=1m",
+            "throttle.policies.ruled.mode=shadow",
+            "throttle.http.rules[0].paths=/ruled",
+            "throttle.http.rules[0].policy=ruled"
         })
 class ShadowModeHttpTests {
 
@@ -82,6 +88,19 @@ class ShadowModeHttpTests {
         HttpResponse<String> sixth = get("/shadowed");
         assertThat(sixth.statusCode()).as("the enforcing policy still refuses").isEqualTo(429);
         assertThat(count("trial", "rejected", "shadow")).isEqualTo(4);
+    }
+
+    @Test
+    void aUrlRuleNamingAShadowPolicyNeverRefusesEither() throws Exception {
+        for (int i = 1; i <= 3; i++) {
+            HttpResponse<String> response = get("/ruled");
+            assertThat(response.statusCode()).as("call %d", i).isEqualTo(200);
+            assertThat(response.headers().allValues("RateLimit-Policy"))
+                    .as("call %d", i)
+                    .isEmpty();
+        }
+        assertThat(count("ruled", "allowed", "shadow")).isEqualTo(1);
+        assertThat(count("ruled", "rejected", "shadow")).isEqualTo(2);
     }
 
     private double count(String policy, String outcome, String mode) {
@@ -138,6 +157,11 @@ class ShadowModeHttpTests {
             @Throttled(policy = "trial", key = "#ip")
             @Throttled(policy = "enforced", key = "#ip")
             String shadowed() {
+                return "ok";
+            }
+
+            @GetMapping("/ruled")
+            String ruled() {
                 return "ok";
             }
         }

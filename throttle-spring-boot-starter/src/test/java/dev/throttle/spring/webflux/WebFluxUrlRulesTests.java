@@ -120,6 +120,11 @@ class WebFluxUrlRulesTests {
             return Mono.just(Map.of("message", "open"));
         }
 
+        @GetMapping("/trial")
+        Mono<Map<String, String>> trial() {
+            return Mono.just(Map.of("message", "trial"));
+        }
+
         @GetMapping("/annotated")
         @Throttled(policy = "annotated", key = "#ip")
         Mono<Map<String, String>> annotated() {
@@ -157,6 +162,17 @@ class WebFluxUrlRulesTests {
             assertThat(refused.headers().firstValue("Retry-After")).hasValue("20");
             assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
             assertThat(refused.body()).contains("\"violated-policies\":[\"api\"]");
+        }
+
+        @Test
+        void aRuleNamingAShadowPolicyNeverRefusesAndSendsNoHeaders() throws Exception {
+            for (int i = 1; i <= 3; i++) {
+                HttpResponse<String> response = get(this.port, "/trial");
+                assertThat(response.statusCode()).as("call %d", i).isEqualTo(200);
+                assertThat(response.headers().allValues("RateLimit-Policy"))
+                        .as("call %d", i)
+                        .isEmpty();
+            }
         }
 
         @Test

@@ -365,9 +365,8 @@ public final class HttpRules {
         if (problems.size() > before || policyWithMistakes) {
             return null;
         }
-        // a URL rule has always enforced its policy, whatever the policy's mode (its wait and debt
-        // bound are the policy's)
-        Charge charge = admissions.charge(policy.name(), cost).enforced();
+        // the policy's own charge: its mode (shadow never refuses), its wait and its debt bound
+        Charge charge = admissions.charge(policy.name(), cost);
         RuleChoices choices = (planExpression != null || costExpression != null)
                 ? new RuleChoices(property, planExpression, costExpression)
                 : null;

@@ -174,7 +174,8 @@ public final class ServletThrottleRequestContext extends WebRequestContext imple
     }
 
     static void addHeaders(HttpServletResponse response, List<PolicyDecision> decisions) {
-        if (response == null || response.isCommitted()) {
+        // no enforcing policy decided (all in shadow mode): no headers, rather than empty ones
+        if (response == null || response.isCommitted() || decisions.isEmpty()) {
             return;
         }
         String earlier = response.getHeader(RateLimitHeaders.LIMIT);

@@ -112,7 +112,8 @@ public final class WebFluxThrottleRequestContext extends WebRequestContext imple
      * @param decisions the decisions of the enforcing policies
      */
     static void addHeaders(ServerHttpResponse response, List<PolicyDecision> decisions) {
-        if (response.isCommitted()) {
+        // no enforcing policy decided (all in shadow mode): no headers, rather than empty ones
+        if (response.isCommitted() || decisions.isEmpty()) {
             return;
         }
         HttpHeaders headers = response.getHeaders();
