@@ -14,6 +14,8 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.bind.annotation.ResponseStatus;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
@@ -36,7 +38,12 @@ class WaitingCallsTests {
                     "throttle.policies.slow.algorithm=gcra",
                     "throttle.policies.slow.limit=1",
                     "throttle.policies.slow.period=10s",
-                    "throttle.policies.slow.wait=30s");
+                    "throttle.policies.slow.wait=30s",
+                    "throttle.policies.failing.algorithm=gcra",
+                    "throttle.policies.failing.limit=1",
+                    "throttle.policies.failing.period=1s",
+                    "throttle.policies.failing.wait=3s",
+                    "throttle.policies.failing.count=failures");
 
     /** Whether the slow key's next turn is taken: a turn given back leaves the next one 10 s away or less. */
     private static boolean turnTaken(Throttler throttler) {
@@ -131,6 +138,20 @@ class WaitingCallsTests {
         });
     }
 
+    @Test
+    void aCompletableFutureThatWaitedAndDeclaresAnErrorStatusKeepsWhatItTook() {
+        this.contextRunner.run((context) -> {
+            Calls calls = context.getBean(Calls.class);
+            Throttler throttler = context.getBean(Throttler.class);
+            calls.declaredFailure().get(5, TimeUnit.SECONDS);
+            // over the limit: waits about a second for its turn, then answers with its declared 401
+            calls.declaredFailure().get(5, TimeUnit.SECONDS);
+            assertThat(throttler.peek("failing", "k").allowed())
+                    .as("the failure that waited kept its turn: the next one is about a second away")
+                    .isFalse();
+        });
+    }
+
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class Application {
@@ -174,6 +195,12 @@ class WaitingCallsTests {
                 this.reactiveRuns.incrementAndGet();
                 return "reactive";
             });
+        }
+
+        @Throttled(policy = "failing", key = "'k'")
+        @ResponseStatus(HttpStatus.UNAUTHORIZED)
+        public CompletableFuture<String> declaredFailure() {
+            return CompletableFuture.completedFuture("wrong password");
         }
 
         @Throttled(policy = "slow", key = "'k'")

@@ -45,7 +45,12 @@ final class Waiting {
                     try {
                         Object stage = call.proceed();
                         if (throttled.settlesOnSuccess()) {
-                            stage = Outcomes.settle(throttled, taken, stage);
+                            // on a timer thread, outside the request: only a declared error status is seen
+                            stage = Outcomes.settle(
+                                    throttled,
+                                    taken,
+                                    stage,
+                                    throttled.errorAnswers().declared());
                         }
                         if (stage == null) {
                             result.complete(null);
