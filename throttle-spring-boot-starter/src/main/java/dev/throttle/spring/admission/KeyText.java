@@ -12,7 +12,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>a {@code String} is the key as it is; {@code null} is no key;
  *   <li>an array is named by its elements ({@code [alice, bob]}), as a {@code List} names itself;
  *   <li>an object whose class overrides neither {@code toString()} nor {@code hashCode()}, whose text is
- *       therefore its identity, names no key: {@code null}, the policy's shared bucket;
+ *       therefore its identity, names no key: {@code null}, the policy's shared bucket; so does one whose
+ *       {@code toString()} shows its identity hash ({@code [Owner@5910e440 id = 1]}, as Spring's
+ *       {@code ToStringCreator} writes it);
  *   <li>anything else is its {@code toString()}.
  * </ul>
  *
@@ -22,8 +24,8 @@ import org.jspecify.annotations.Nullable;
 public final class KeyText {
 
     /** What an entry point's warning says of a value whose text names the object. */
-    public static final String NAMES_THE_OBJECT =
-            "whose text names the object, not a key (its class overrides neither toString() nor hashCode())";
+    public static final String NAMES_THE_OBJECT = "whose text names the object, not a key (its class overrides "
+            + "neither toString() nor hashCode(), or its toString() shows the object's identity hash)";
 
     private static final ClassValue<Boolean> IDENTITY_TEXT = new ClassValue<>() {
 
@@ -55,7 +57,18 @@ public final class KeyText {
         if (value.getClass().isArray()) {
             return primitives(value);
         }
-        return namesTheObject(value) ? null : value.toString();
+        if (namesTheObject(value)) {
+            return null;
+        }
+        String text = value.toString();
+        // a text of its own that still shows the object's identity (Spring's ToStringCreator writes
+        // "[Owner@5910e440 id = 1, ...]"): as much another key for every object
+        return (text != null && showsIdentity(value, text)) ? null : text;
+    }
+
+    private static boolean showsIdentity(Object value, String text) {
+        int at = text.indexOf('@');
+        return at >= 0 && text.indexOf("@" + Integer.toHexString(System.identityHashCode(value)), at) >= 0;
     }
 
     /**

@@ -57,6 +57,24 @@ class KeyTextTests {
         assertThat(KeyText.of(new double[] {0.5})).isEqualTo("[0.5]");
     }
 
+    /** As Spring's ToStringCreator writes an entity: its own text, with its identity in it. */
+    static class Entity {
+
+        @Override
+        public String toString() {
+            return "[" + getClass().getSimpleName() + "@" + Integer.toHexString(System.identityHashCode(this))
+                    + " id = 1, lastName = 'Davis']";
+        }
+    }
+
+    @Test
+    void aTextThatShowsTheObjectsIdentityNamesNoKey() {
+        assertThat(KeyText.of(new Entity())).isNull();
+        assertThat(KeyText.of(new Email("alice@" + Integer.toHexString(System.identityHashCode(this)))))
+                .as("another object's hash in the text is only text")
+                .startsWith("Email[value=alice@");
+    }
+
     @Test
     void nullAndAnObjectWhoseTextIsItsIdentityNameNoKey() {
         assertThat(KeyText.of(null)).isNull();
