@@ -561,9 +561,15 @@ public final class ThrottlePolicies implements PolicyChanges {
             problems.add(path + " is not a number of a plan (plans.<plan>.<setting>)");
             return;
         }
+        String setting = parts[parts.length - 1];
         if (value instanceof List<?> list) {
             for (int i = 0; i < list.size(); i++) {
-                if (list.get(i) instanceof Map<?, ?> limit) {
+                String bare = BareDurations.isDuration(setting)
+                        ? BareDurations.problem(path + "[" + i + "]", list.get(i))
+                        : null;
+                if (bare != null) {
+                    problems.add(bare);
+                } else if (list.get(i) instanceof Map<?, ?> limit) {
                     // one of several limits: its numbers by name
                     int index = i;
                     limit.forEach(
@@ -576,6 +582,11 @@ public final class ThrottlePolicies implements PolicyChanges {
         }
         if (value == null) {
             problems.add(path + " needs a value");
+            return;
+        }
+        String bare = BareDurations.isDuration(setting) ? BareDurations.problem(path, value) : null;
+        if (bare != null) {
+            problems.add(bare);
             return;
         }
         into.put("p." + name, value);

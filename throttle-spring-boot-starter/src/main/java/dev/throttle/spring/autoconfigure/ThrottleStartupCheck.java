@@ -22,6 +22,7 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.SingletonBeanRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -91,6 +92,8 @@ final class ThrottleStartupCheck implements SmartInitializingSingleton {
         ThrottleProperties settings = this.properties.getIfAvailable();
         PolicyFactory.Policies policies = PolicyFactory.read((settings != null) ? settings.getPolicies() : Map.of());
         Set<String> problems = new LinkedHashSet<>(policies.problems());
+        problems.addAll(BareDurations.problems(
+                this.beanFactory.getBeanProvider(Environment.class).getIfAvailable()));
         if (!this.enabled) {
             failOn(problems);
             ThrottleStartupLog.disabled(policies.valid());

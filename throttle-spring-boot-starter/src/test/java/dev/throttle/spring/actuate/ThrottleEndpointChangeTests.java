@@ -137,6 +137,9 @@ class ThrottleEndpointChangeTests {
             assertThat(post(this.port, "/actuator/throttle/api", "{\"limt\": 3}")
                             .body())
                     .contains("throttle.policies.api.limt is not a setting of a policy");
+            assertThat(post(this.port, "/actuator/throttle/api", "{\"refill-period\": 60}")
+                            .body())
+                    .contains("throttle.policies.api.refill-period is 60, a number without a unit");
             // another algorithm is said to be one that cannot change, not judged by its parameters
             assertThat(post(this.port, "/actuator/throttle/api", "{\"algorithm\": \"fixed-window\"}")
                             .body())

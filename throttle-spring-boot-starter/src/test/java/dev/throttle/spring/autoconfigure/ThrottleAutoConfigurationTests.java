@@ -195,6 +195,42 @@ class ThrottleAutoConfigurationTests {
     }
 
     @Test
+    void aDurationWithoutAUnitFailsRatherThanBeingReadAsMilliseconds() {
+        failsWith(
+                "throttle.policies.owners.refill-period is 60, a number without a unit, which Spring Boot reads as 60 "
+                        + "milliseconds: write the unit (60s, 60m or 60ms if milliseconds are meant)",
+                "throttle.policies.owners.algorithm=token-bucket",
+                "throttle.policies.owners.capacity=3",
+                "throttle.policies.owners.refill-period=60");
+    }
+
+    @Test
+    void everyDurationWithoutAUnitIsNamedAtOnceAndZeroNeedsNone() {
+        this.contextRunner
+                .withPropertyValues(
+                        "throttle.policies.login.algorithm=lockout",
+                        "throttle.policies.login.timeouts=1s,2,4s",
+                        "throttle.policies.api.algorithm=gcra",
+                        "throttle.policies.api.limit=3",
+                        "throttle.policies.api.period=1m",
+                        "throttle.policies.api.wait=0",
+                        "throttle.policies.api.plans.free.period=30",
+                        "throttle.policies.fw.algorithm=fixed-window",
+                        "throttle.policies.fw.limit=3",
+                        "throttle.policies.fw.window=60")
+                .run((context) -> assertThat(
+                                ((ThrottleConfigurationException) configurationFailure(context)).problems())
+                        .containsExactlyInAnyOrder(
+                                "throttle.policies.login.timeouts is 1s,2,4s, a number without a unit, which Spring Boot "
+                                        + "reads as 2 milliseconds: write the unit (2s, 2m or 2ms if milliseconds are meant)",
+                                "throttle.policies.api.plans.free.period is 30, a number without a unit, which Spring Boot "
+                                        + "reads as 30 milliseconds: write the unit (30s, 30m or 30ms if milliseconds are "
+                                        + "meant)",
+                                "throttle.policies.fw.window is 60, a number without a unit, which Spring Boot reads as 60 "
+                                        + "milliseconds: write the unit (60s, 60m or 60ms if milliseconds are meant)"));
+    }
+
+    @Test
     void aParameterMeaninglessForTheAlgorithmFails() {
         failsWith(
                 "throttle.policies.api.capacity means nothing to the gcra algorithm, which takes limit, period",

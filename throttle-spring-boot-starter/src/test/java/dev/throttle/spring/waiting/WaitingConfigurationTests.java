@@ -159,4 +159,32 @@ class WaitingConfigurationTests {
             return new Api();
         }
     }
+
+    @Test
+    void anAnnotationsMaxWaitWithoutAUnitFailsStartupRatherThanBeingReadAsMilliseconds() {
+        this.contextRunner
+                .withUserConfiguration(BareWaiter.class)
+                .withPropertyValues(
+                        "throttle.policies.api.algorithm=gcra",
+                        "throttle.policies.api.limit=3",
+                        "throttle.policies.api.period=1s")
+                .run((context) -> assertThat(configurationFailure(context).getMessage())
+                        .contains("has maxWait \"2\", a number without a unit, which would be read as milliseconds"));
+    }
+
+    static class BareApi {
+
+        @Throttled(policy = "api", maxWait = "2")
+        public String call() {
+            return "ok";
+        }
+    }
+
+    static class BareWaiter {
+
+        @Bean
+        BareApi bareApi() {
+            return new BareApi();
+        }
+    }
 }

@@ -398,6 +398,12 @@ public final class ThrottledMethods {
         if (annotation.maxWait().isBlank()) {
             return charge;
         }
+        if (annotation.maxWait().strip().matches("[+-]?\\d+")
+                && !annotation.maxWait().strip().matches("[+-]?0+")) {
+            throw new ThrottleConfigurationException(where(method, annotation) + " has maxWait \""
+                    + annotation.maxWait() + "\", a number without a unit, which would be read as milliseconds: "
+                    + "write the unit (such as 2s, or 500ms if milliseconds are meant)");
+        }
         Duration wait;
         try {
             wait = DurationStyle.detectAndParse(annotation.maxWait().trim());

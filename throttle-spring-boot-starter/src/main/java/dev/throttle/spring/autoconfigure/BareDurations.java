@@ -1,0 +1,115 @@
+package dev.throttle.spring.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
+import org.springframework.core.env.Environment;
+
+/**
+ * Durations of the throttle's settings written as a bare number. Spring Boot reads {@code
+ * refill-period: 60} as 60 milliseconds, so a bucket meant to refill once a minute refills a thousand
+ * times as often and the limit means nothing, without a word. A bare number other than 0 is a
+ * mistake the start reports, naming the property and the units to write.
+ */
+final class BareDurations {
+
+    /** The names of the settings under {@code throttle.} that are durations. */
+    private static final Set<String> DURATIONS = Set.of(
+            "refill-period",
+            "period",
+            "window",
+            "ttl",
+            "initial-delay",
+            "timeouts",
+            "expire-after",
+            "lease",
+            "wait",
+            "timeout",
+            "purge-interval",
+            "minimum-retry-after",
+            "within",
+            "for");
+
+    private static final Pattern NUMBER = Pattern.compile("[+-]?\\d+");
+
+    private static final ConfigurationPropertyName THROTTLE = ConfigurationPropertyName.of("throttle");
+
+    private BareDurations() {}
+
+    /**
+     * Whether a setting of that name is a duration.
+     * @param setting a setting's name, as YAML writes it
+     * @return whether it is read as a duration
+     */
+    static boolean isDuration(String setting) {
+        return DURATIONS.contains(setting);
+    }
+
+    /**
+     * The problem with a duration's value, if it is a bare number other than 0.
+     * @param property the property's name, for the message
+     * @param value its value as written
+     * @return the problem, or null
+     */
+    static @Nullable String problem(String property, @Nullable Object value) {
+        if (value == null) {
+            return null;
+        }
+        for (String part : value.toString().split(",")) {
+            String number = part.strip();
+            if (NUMBER.matcher(number).matches() && Long.parseLong(number) != 0) {
+                return property + " is " + value + ", a number without a unit, which Spring Boot reads as " + number
+                        + " milliseconds: write the unit (" + number + "s, " + number + "m or " + number
+                        + "ms if milliseconds are meant)";
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The problems of every duration under {@code throttle.} in an environment.
+     * @param environment the environment, or null
+     * @return one problem per property written as a bare number
+     */
+    static List<String> problems(@Nullable Environment environment) {
+        List<String> problems = new ArrayList<>();
+        if (environment == null) {
+            return problems;
+        }
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            if (!(source instanceof IterableConfigurationPropertySource iterable)) {
+                continue;
+            }
+            iterable.filter(THROTTLE::isAncestorOf).forEach((name) -> {
+                if (isDuration(setting(name))) {
+                    ConfigurationProperty property = source.getConfigurationProperty(name);
+                    Object value = (property != null) ? property.getValue() : null;
+                    if (value instanceof String text && text.contains("${")) {
+                        value = environment.resolvePlaceholders(text);
+                    }
+                    String problem = problem(name.toString(), value);
+                    if (problem != null && !problems.contains(problem)) {
+                        problems.add(problem);
+                    }
+                }
+            });
+        }
+        return problems;
+    }
+
+    /** A property's setting: its last element, or the one before an index ({@code timeouts[0]}). */
+    private static String setting(ConfigurationPropertyName name) {
+        int last = name.getNumberOfElements() - 1;
+        while (last > 0 && name.isNumericIndex(last)) {
+            last--;
+        }
+        return name.getElement(last, ConfigurationPropertyName.Form.DASHED);
+    }
+}
