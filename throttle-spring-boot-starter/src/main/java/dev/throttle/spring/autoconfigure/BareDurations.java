@@ -1,11 +1,13 @@
 package dev.throttle.spring.autoconfigure;
 
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
-import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
@@ -64,7 +66,8 @@ final class BareDurations {
         }
         for (String part : value.toString().split(",")) {
             String number = part.strip();
-            if (NUMBER.matcher(number).matches() && Long.parseLong(number) != 0) {
+            // any digit but 0: zero is zero in every unit
+            if (NUMBER.matcher(number).matches() && number.chars().anyMatch((c) -> c >= '1' && c <= '9')) {
                 return property + " is " + value + ", a number without a unit, which Spring Boot reads as " + number
                         + " milliseconds: write the unit (" + number + "s, " + number + "m or " + number
                         + "ms if milliseconds are meant)";
@@ -83,23 +86,23 @@ final class BareDurations {
         if (environment == null) {
             return problems;
         }
+        // the names any source gives, each then read as the binder reads it: the value that wins, so
+        // that a bare number a later source overrides (a profile, the command line) is no mistake
+        Set<ConfigurationPropertyName> names = new LinkedHashSet<>();
         for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
-            if (!(source instanceof IterableConfigurationPropertySource iterable)) {
-                continue;
+            if (source instanceof IterableConfigurationPropertySource iterable) {
+                iterable.filter(THROTTLE::isAncestorOf).stream()
+                        .filter((name) -> isDuration(setting(name)))
+                        .forEach(names::add);
             }
-            iterable.filter(THROTTLE::isAncestorOf).forEach((name) -> {
-                if (isDuration(setting(name))) {
-                    ConfigurationProperty property = source.getConfigurationProperty(name);
-                    Object value = (property != null) ? property.getValue() : null;
-                    if (value instanceof String text && text.contains("${")) {
-                        value = environment.resolvePlaceholders(text);
-                    }
-                    String problem = problem(name.toString(), value);
-                    if (problem != null && !problems.contains(problem)) {
-                        problems.add(problem);
-                    }
-                }
-            });
+        }
+        Binder binder = Binder.get(environment);
+        for (ConfigurationPropertyName name : names) {
+            String value = binder.bind(name, Bindable.of(String.class)).orElse(null);
+            String problem = problem(name.toString(), value);
+            if (problem != null) {
+                problems.add(problem);
+            }
         }
         return problems;
     }

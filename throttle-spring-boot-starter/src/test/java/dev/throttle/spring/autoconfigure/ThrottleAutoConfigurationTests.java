@@ -205,6 +205,18 @@ class ThrottleAutoConfigurationTests {
     }
 
     @Test
+    void aDurationWithoutAUnitThatAnotherSourceOverridesIsNoMistake() {
+        // system properties come after the test's own values: the value that wins has a unit
+        this.contextRunner
+                .withSystemProperties("throttle.policies.owners.refill-period=60")
+                .withPropertyValues(
+                        "throttle.policies.owners.algorithm=token-bucket",
+                        "throttle.policies.owners.capacity=3",
+                        "throttle.policies.owners.refill-period=60s")
+                .run((context) -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
     void everyDurationWithoutAUnitIsNamedAtOnceAndZeroNeedsNone() {
         this.contextRunner
                 .withPropertyValues(
