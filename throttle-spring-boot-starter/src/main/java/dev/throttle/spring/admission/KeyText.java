@@ -51,11 +51,10 @@ public final class KeyText {
         if (value == null || value instanceof String) {
             return (String) value;
         }
-        if (value instanceof Object[] objects) {
-            return Arrays.deepToString(objects);
-        }
         if (value.getClass().isArray()) {
-            return primitives(value);
+            // deepToString names an array of any type by its elements, nested ones included
+            String wrapped = Arrays.deepToString(new Object[] {value});
+            return wrapped.substring(1, wrapped.length() - 1);
         }
         if (namesTheObject(value)) {
             return null;
@@ -78,30 +77,5 @@ public final class KeyText {
      */
     public static boolean namesTheObject(@Nullable Object value) {
         return value != null && !value.getClass().isArray() && IDENTITY_TEXT.get(value.getClass());
-    }
-
-    private static String primitives(Object array) {
-        if (array instanceof int[] ints) {
-            return Arrays.toString(ints);
-        }
-        if (array instanceof long[] longs) {
-            return Arrays.toString(longs);
-        }
-        if (array instanceof char[] chars) {
-            return Arrays.toString(chars);
-        }
-        if (array instanceof byte[] bytes) {
-            return Arrays.toString(bytes);
-        }
-        if (array instanceof short[] shorts) {
-            return Arrays.toString(shorts);
-        }
-        if (array instanceof boolean[] booleans) {
-            return Arrays.toString(booleans);
-        }
-        if (array instanceof float[] floats) {
-            return Arrays.toString(floats);
-        }
-        return Arrays.toString((double[]) array);
     }
 }
