@@ -30,7 +30,10 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.servlet.ModelAndView;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 import reactor.core.publisher.Flux;
@@ -241,9 +244,16 @@ class ReturnTypeOutcomeTests {
 
     @Test
     void returnTypesWhoseOutcomeIsHiddenFailStartupNamingTheMethod() {
-        for (Class<?> type :
-                new Class<?>[] {FutureLogin.class, EmitterLogin.class, StreamingLogin.class, EntityCallableLogin.class
-                }) {
+        for (Class<?> type : new Class<?>[] {
+            FutureLogin.class,
+            EmitterLogin.class,
+            BodyEmitterLogin.class,
+            StreamingLogin.class,
+            EntityCallableLogin.class,
+            DeferredLogin.class,
+            AsyncTaskLogin.class,
+            EntityDeferredLogin.class
+        }) {
             this.contextRunner
                     .withBean(type)
                     .run((context) -> assertThat(context)
@@ -356,6 +366,38 @@ class ReturnTypeOutcomeTests {
         @Throttled(policy = "login", key = "#user")
         public StreamingResponseBody login(String user) {
             return (out) -> out.write(user.getBytes());
+        }
+    }
+
+    static class BodyEmitterLogin {
+
+        @Throttled(policy = "login", key = "#user")
+        public ResponseBodyEmitter login(String user) {
+            return new ResponseBodyEmitter();
+        }
+    }
+
+    static class DeferredLogin {
+
+        @Throttled(policy = "login", key = "#user")
+        public DeferredResult<String> login(String user) {
+            return new DeferredResult<>();
+        }
+    }
+
+    static class AsyncTaskLogin {
+
+        @Throttled(policy = "login", key = "#user")
+        public WebAsyncTask<String> login(String user) {
+            return new WebAsyncTask<>(() -> user);
+        }
+    }
+
+    static class EntityDeferredLogin {
+
+        @Throttled(policy = "login", key = "#user")
+        public ResponseEntity<DeferredResult<String>> login(String user) {
+            return ResponseEntity.ok(new DeferredResult<>());
         }
     }
 
