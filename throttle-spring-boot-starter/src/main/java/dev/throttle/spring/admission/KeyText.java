@@ -1,6 +1,7 @@
 package dev.throttle.spring.admission;
 
 import java.util.Arrays;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -14,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>an object whose class overrides neither {@code toString()} nor {@code hashCode()}, whose text is
  *       therefore its identity, names no key: {@code null}, the policy's shared bucket; so does one whose
  *       {@code toString()} shows its identity hash ({@code [Owner@5910e440 id = 1]}, as Spring's
- *       {@code ToStringCreator} writes it);
+ *       {@code ToStringCreator} writes it), or an array's identity ({@code Form[roles=[Ljava.lang.String;@4554617c]},
+ *       as a record with an array component writes it);
  *   <li>anything else is its {@code toString()}.
  * </ul>
  *
@@ -25,7 +27,7 @@ public final class KeyText {
 
     /** What an entry point's warning says of a value whose text names the object. */
     public static final String NAMES_THE_OBJECT = "whose text names the object, not a key (its class overrides "
-            + "neither toString() nor hashCode(), or its toString() shows the object's identity hash)";
+            + "neither toString() nor hashCode(), or its toString() shows the identity hash of the object or of an array in it)";
 
     private static final ClassValue<Boolean> IDENTITY_TEXT = new ClassValue<>() {
 
@@ -39,6 +41,12 @@ public final class KeyText {
             }
         }
     };
+
+    /**
+     * An array as Object's toString writes it ({@code [Ljava.lang.String;@1b6d3586}, {@code [B@4554617c}):
+     * a record's text shows its array components so, another key for every array.
+     */
+    private static final Pattern ARRAY_IDENTITY = Pattern.compile("\\[+(?:[ZBCDFIJS]|L[\\w.$]+;)@\\p{XDigit}+");
 
     private KeyText() {}
 
@@ -67,7 +75,9 @@ public final class KeyText {
 
     private static boolean showsIdentity(Object value, String text) {
         int at = text.indexOf('@');
-        return at >= 0 && text.indexOf("@" + Integer.toHexString(System.identityHashCode(value)), at) >= 0;
+        return at >= 0
+                && (text.indexOf("@" + Integer.toHexString(System.identityHashCode(value)), at) >= 0
+                        || ARRAY_IDENTITY.matcher(text).find());
     }
 
     /**

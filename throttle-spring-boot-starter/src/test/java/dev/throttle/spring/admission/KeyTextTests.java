@@ -75,6 +75,19 @@ class KeyTextTests {
                 .startsWith("Email[value=alice@");
     }
 
+    record Roles(String user, String[] roles) {}
+
+    record Upload(byte[] content) {}
+
+    @Test
+    void aRecordWhoseTextShowsAnArraysIdentityNamesNoKey() {
+        assertThat(KeyText.of(new Roles("alice", new String[] {"admin"}))).isNull();
+        assertThat(KeyText.of(new Upload(new byte[] {1}))).isNull();
+        assertThat(KeyText.of("[B@cafe")).as("a string is the key as it is").isEqualTo("[B@cafe");
+        assertThat(KeyText.of(new Email("[Bob@cafe"))).isEqualTo("Email[value=[Bob@cafe]");
+        assertThat(KeyText.of(new Email("bob@cafe"))).isEqualTo("Email[value=bob@cafe]");
+    }
+
     @Test
     void nullAndAnObjectWhoseTextIsItsIdentityNameNoKey() {
         assertThat(KeyText.of(null)).isNull();

@@ -204,7 +204,7 @@ class ThrottleKeyVariablesTests {
                         output,
                         "Key '#form' of @Throttled(policy = \"two\") on Keyed.byForm(Form) was a Form, whose text names "
                                 + "the object, not a key (its class overrides neither toString() nor hashCode(), or its "
-                                + "toString() shows the object's identity hash): such calls share the policy's one bucket "
+                                + "toString() shows the identity hash of the object or of an array in it): such calls share the policy's one bucket "
                                 + "(said once per throttle)"))
                 .isOne();
         assertThat(output.toString()).doesNotContain("alice@example.com").doesNotContain("mallory@example.com");
