@@ -3,8 +3,13 @@ package dev.throttle.spring.autoconfigure;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -22,22 +27,27 @@ import org.springframework.core.env.Environment;
  */
 final class BareDurations {
 
-    /** The names of the settings under {@code throttle.} that are durations. */
-    private static final Set<String> DURATIONS = Set.of(
-            "refill-period",
-            "period",
-            "window",
-            "ttl",
-            "initial-delay",
-            "timeouts",
-            "expire-after",
-            "lease",
-            "wait",
-            "timeout",
-            "purge-interval",
-            "minimum-retry-after",
-            "within",
-            "for");
+    /**
+     * The settings under {@code throttle.} that are durations, as YAML writes them, by their uniform
+     * form: an environment variable spells {@code refill-period} as {@code REFILLPERIOD}, and Spring Boot
+     * binds both to the one setting.
+     */
+    private static final Map<String, String> DURATIONS = Stream.of(
+                    "refill-period",
+                    "period",
+                    "window",
+                    "ttl",
+                    "initial-delay",
+                    "timeouts",
+                    "expire-after",
+                    "lease",
+                    "wait",
+                    "timeout",
+                    "purge-interval",
+                    "minimum-retry-after",
+                    "within",
+                    "for")
+            .collect(Collectors.toUnmodifiableMap(BareDurations::uniform, Function.identity()));
 
     private static final Pattern NUMBER = Pattern.compile("[+-]?\\d+");
 
@@ -51,7 +61,12 @@ final class BareDurations {
      * @return whether it is read as a duration
      */
     static boolean isDuration(String setting) {
-        return DURATIONS.contains(setting);
+        return DURATIONS.containsKey(uniform(setting));
+    }
+
+    /** A setting's name without dashes, underscores or case, as Spring Boot compares names. */
+    private static String uniform(String setting) {
+        return setting.replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
     }
 
     /**
@@ -99,7 +114,7 @@ final class BareDurations {
         Binder binder = Binder.get(environment);
         for (ConfigurationPropertyName name : names) {
             String value = binder.bind(name, Bindable.of(String.class)).orElse(null);
-            String problem = problem(name.toString(), value);
+            String problem = problem(displayed(name), value);
             if (problem != null) {
                 problems.add(problem);
             }
@@ -109,10 +124,41 @@ final class BareDurations {
 
     /** A property's setting: its last element, or the one before an index ({@code timeouts[0]}). */
     private static String setting(ConfigurationPropertyName name) {
+        return name.getElement(settingAt(name), ConfigurationPropertyName.Form.DASHED);
+    }
+
+    private static int settingAt(ConfigurationPropertyName name) {
         int last = name.getNumberOfElements() - 1;
         while (last > 0 && name.isNumericIndex(last)) {
             last--;
         }
-        return name.getElement(last, ConfigurationPropertyName.Form.DASHED);
+        return last;
+    }
+
+    /**
+     * A property's name as the documentation writes it: the setting of an environment variable
+     * ({@code THROTTLE_POLICIES_API_REFILLPERIOD}) named {@code refill-period}, not {@code refillperiod}.
+     */
+    private static String displayed(ConfigurationPropertyName name) {
+        int at = settingAt(name);
+        String written = name.getElement(at, ConfigurationPropertyName.Form.DASHED);
+        String documented = DURATIONS.get(uniform(written));
+        if (documented == null || documented.equals(written)) {
+            return name.toString();
+        }
+        StringBuilder displayed = new StringBuilder();
+        for (int i = 0; i < name.getNumberOfElements(); i++) {
+            if (name.isNumericIndex(i)) {
+                displayed
+                        .append('[')
+                        .append(name.getElement(i, ConfigurationPropertyName.Form.ORIGINAL))
+                        .append(']');
+            } else {
+                displayed
+                        .append((i > 0) ? "." : "")
+                        .append((i == at) ? documented : name.getElement(i, ConfigurationPropertyName.Form.DASHED));
+            }
+        }
+        return displayed.toString();
     }
 }

@@ -23,6 +23,7 @@ import dev.throttle.spring.internal.web.ServletThrottleRequestContext;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -31,6 +32,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 class ThrottleAutoConfigurationTests {
 
@@ -214,6 +217,31 @@ class ThrottleAutoConfigurationTests {
                         "throttle.policies.owners.capacity=3",
                         "throttle.policies.owners.refill-period=60s")
                 .run((context) -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void aDurationWithoutAUnitInAnEnvironmentVariableFails() {
+        // THROTTLE_POLICIES_OWNERS_REFILLPERIOD is how Spring Boot spells refill-period in the environment
+        this.contextRunner
+                .withInitializer((context) -> context.getEnvironment()
+                        .getPropertySources()
+                        .addFirst(new SystemEnvironmentPropertySource(
+                                "test-" + StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+                                Map.of(
+                                        "THROTTLE_POLICIES_OWNERS_ALGORITHM", "token-bucket",
+                                        "THROTTLE_POLICIES_OWNERS_CAPACITY", "3",
+                                        "THROTTLE_POLICIES_OWNERS_REFILLPERIOD", "60",
+                                        "THROTTLE_POLICIES_LOGIN_ALGORITHM", "lockout",
+                                        "THROTTLE_POLICIES_LOGIN_TIMEOUTS", "1s,2"))))
+                .run(
+                        (context) -> assertThat(
+                                        ((ThrottleConfigurationException) configurationFailure(context)).problems())
+                                .containsExactlyInAnyOrder(
+                                        "throttle.policies.owners.refill-period is 60, a number without a unit, which Spring Boot "
+                                                + "reads as 60 milliseconds: write the unit (60s, 60m or 60ms if milliseconds are "
+                                                + "meant)",
+                                        "throttle.policies.login.timeouts is 1s,2, a number without a unit, which Spring Boot "
+                                                + "reads as 2 milliseconds: write the unit (2s, 2m or 2ms if milliseconds are meant)"));
     }
 
     @Test
