@@ -24,7 +24,8 @@ import org.springframework.context.annotation.Primary;
  * none uses it, as the gateway uses its one {@code RateLimiter} (the gateway's own
  * {@code RedisRateLimiter}, which it defines whenever Spring Data Redis is present, stays available
  * by name, and decides the routes that give only its {@code redis-rate-limiter.} arguments).
- * {@code throttle.gateway.enabled=false} leaves the gateway as it was.
+ * {@code throttle.gateway.enabled=false} leaves the gateway as it was; with {@code throttle.enabled=false}
+ * the routes that name a policy let every call through.
  */
 @AutoConfiguration(
         after = ThrottleAutoConfiguration.class,
@@ -38,7 +39,6 @@ import org.springframework.context.annotation.Primary;
             "org.springframework.cloud.gateway.config.GatewayAutoConfiguration"
         })
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-@ConditionalOnBooleanProperty(name = "throttle.enabled", matchIfMissing = true)
 @ConditionalOnProperty(name = "throttle.gateway.enabled", havingValue = "true", matchIfMissing = true)
 public final class ThrottleGatewayAutoConfiguration {
 
@@ -47,6 +47,7 @@ public final class ThrottleGatewayAutoConfiguration {
 
     @Bean
     @Primary
+    @ConditionalOnBooleanProperty(name = "throttle.enabled", matchIfMissing = true)
     @ConditionalOnBean(Admissions.class)
     @ConditionalOnMissingBean(ThrottleRateLimiter.class)
     ThrottleRateLimiter throttleRateLimiter(
@@ -54,15 +55,30 @@ public final class ThrottleGatewayAutoConfiguration {
             ThrottleProperties properties,
             ConfigurationService configurationService,
             BeanFactory beanFactory) {
-        // looked up when a route is bound: the gateway defines it after this bean, and only with Redis
-        Supplier<@Nullable RateLimiter<?>> redisRateLimiter = () -> (beanFactory.containsBean(REDIS_RATE_LIMITER)
-                        && beanFactory.getBean(REDIS_RATE_LIMITER) instanceof RateLimiter<?> redis)
-                ? redis
-                : null;
         return new ThrottleRateLimiter(
                 admissions,
                 properties.getHttp().getHeaders() == ThrottleProperties.Headers.IETF,
                 configurationService,
-                redisRateLimiter);
+                redisRateLimiter(beanFactory));
+    }
+
+    /**
+     * With throttling off, the routes that name a policy still need a {@code RateLimiter} for their
+     * {@code RequestRateLimiter} filter, or the gateway does not start: one that lets every call through.
+     */
+    @Bean
+    @Primary
+    @ConditionalOnBooleanProperty(name = "throttle.enabled", havingValue = false)
+    @ConditionalOnMissingBean(ThrottleRateLimiter.class)
+    ThrottleRateLimiter unthrottledRateLimiter(ConfigurationService configurationService, BeanFactory beanFactory) {
+        return ThrottleRateLimiter.unthrottled(configurationService, redisRateLimiter(beanFactory));
+    }
+
+    /** Looked up when a route is bound: the gateway defines it after this bean, and only with Redis. */
+    private static Supplier<@Nullable RateLimiter<?>> redisRateLimiter(BeanFactory beanFactory) {
+        return () -> (beanFactory.containsBean(REDIS_RATE_LIMITER)
+                        && beanFactory.getBean(REDIS_RATE_LIMITER) instanceof RateLimiter<?> redis)
+                ? redis
+                : null;
     }
 }

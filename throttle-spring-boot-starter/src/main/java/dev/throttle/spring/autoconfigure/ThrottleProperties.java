@@ -29,6 +29,8 @@ public class ThrottleProperties {
 
     private final Aop aop = new Aop();
 
+    private final Gateway gateway = new Gateway();
+
     /**
      * Throttling policies by name, as @Throttled(policy) refers to them.
      */
@@ -68,6 +70,30 @@ public class ThrottleProperties {
 
     public Aop getAop() {
         return this.aop;
+    }
+
+    public Gateway getGateway() {
+        return this.gateway;
+    }
+
+    /**
+     * Spring Cloud Gateway (its WebFlux server).
+     */
+    public static class Gateway {
+
+        /**
+         * Whether Spring Cloud Gateway gets the throttleRateLimiter bean, the primary RateLimiter of its
+         * RequestRateLimiter filter.
+         */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return this.enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
     }
 
     public Map<String, Policy> getPolicies() {

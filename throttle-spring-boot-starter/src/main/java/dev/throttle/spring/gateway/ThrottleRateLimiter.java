@@ -61,7 +61,8 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
     /** The prefix of this limiter's arguments in a route's {@code RequestRateLimiter} filter. */
     public static final String CONFIGURATION_PROPERTY_NAME = "throttle";
 
-    private final Admissions admissions;
+    /** The charges of the configured policies; null when throttling is off, and every call is let through. */
+    private final @Nullable Admissions admissions;
 
     private final boolean rateLimitHeaders;
 
@@ -105,10 +106,32 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
             boolean rateLimitHeaders,
             ConfigurationService configurationService,
             Supplier<@Nullable RateLimiter<?>> redisRateLimiter) {
+        this(configurationService, redisRateLimiter, admissions, rateLimitHeaders);
+    }
+
+    private ThrottleRateLimiter(
+            ConfigurationService configurationService,
+            Supplier<@Nullable RateLimiter<?>> redisRateLimiter,
+            @Nullable Admissions admissions,
+            boolean rateLimitHeaders) {
         super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
         this.admissions = admissions;
         this.rateLimitHeaders = rateLimitHeaders;
         this.redisRateLimiter = redisRateLimiter;
+    }
+
+    /**
+     * The limiter of a gateway where throttling is off ({@code throttle.enabled=false}): a route's
+     * {@code throttle.} arguments still bind (an unknown one still fails its route), and every call of
+     * such a route is let through without a decision or a header. A route with only the gateway's own
+     * {@code redis-rate-limiter.} arguments is still handed to its {@code RedisRateLimiter}.
+     * @param configurationService the gateway's binder of filter arguments
+     * @param redisRateLimiter the gateway's {@code RedisRateLimiter}, or a supplier of null without one
+     * @return a limiter that allows every call of a route that names a policy
+     */
+    public static ThrottleRateLimiter unthrottled(
+            ConfigurationService configurationService, Supplier<@Nullable RateLimiter<?>> redisRateLimiter) {
+        return new ThrottleRateLimiter(configurationService, redisRateLimiter, null, false);
     }
 
     /**
@@ -148,7 +171,7 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
         }
         super.onApplicationEvent(event);
         Config config = getConfig().get(routeId);
-        if (config != null) {
+        if (config != null && this.admissions != null) {
             this.redisRoutes.remove(routeId);
             this.charges.put(routeId, charge(routeId, config));
         }
@@ -161,6 +184,9 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
             if (redis != null) {
                 return redis.isAllowed(routeId, id);
             }
+        }
+        if (this.admissions == null) {
+            return Mono.just(new Response(true, Map.of()));
         }
         Charge charge;
         try {
@@ -202,9 +228,13 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
             throw new IllegalArgumentException("Route '" + routeId + "': the RequestRateLimiter filter's argument "
                     + CONFIGURATION_PROPERTY_NAME + ".policy must name a policy under throttle.policies");
         }
+        Admissions admissions = this.admissions;
+        if (admissions == null) {
+            throw new IllegalStateException("throttling is off");
+        }
         Charge charge;
         try {
-            charge = this.admissions.charge(policy.trim());
+            charge = admissions.charge(policy.trim());
         } catch (IllegalArgumentException ex) {
             throw new IllegalArgumentException(
                     "Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".policy: " + ex.getMessage(), ex);
