@@ -19,12 +19,16 @@ final class StoreKeys {
      */
     private static final byte[] UTF_16_DOMAIN = "utf-16:".getBytes(StandardCharsets.US_ASCII);
 
+    /** What a digested key starts with. */
+    private static final char DIGEST = '#';
+
     private StoreKeys() {}
 
     /**
      * Returns the key as stores see it: {@link Throttler#SHARED_KEY} for null or blank, the SHA-256
      * digest (base64url, prefixed {@code #}) for keys longer than {@value Throttler#MAX_KEY_LENGTH}
-     * characters and for keys with a lone surrogate, otherwise the key itself.
+     * characters, for keys with a lone surrogate and for keys that start with {@code #} (else a key
+     * sent as {@code #} and a long key's digest would be that key's state), otherwise the key itself.
      *
      * <p>A lone surrogate (half of a UTF-16 pair, such as {@code "\ud800"} in a JSON string) has no
      * UTF-8 form: Redis's client and PostgreSQL's driver write it as {@code ?}, so {@code sur\ud800@x}
@@ -38,7 +42,8 @@ final class StoreKeys {
             return Throttler.SHARED_KEY;
         }
         boolean wellFormed = isWellFormed(key);
-        if (key.length() <= Throttler.MAX_KEY_LENGTH && wellFormed) {
+        // a key that starts as a digest does is digested too, so that no key sent can be another's digest
+        if (key.length() <= Throttler.MAX_KEY_LENGTH && wellFormed && key.charAt(0) != DIGEST) {
             return key;
         }
         try {
@@ -55,7 +60,7 @@ final class StoreKeys {
                 }
                 sha256.update(units);
             }
-            return "#" + Base64.getUrlEncoder().withoutPadding().encodeToString(sha256.digest());
+            return DIGEST + Base64.getUrlEncoder().withoutPadding().encodeToString(sha256.digest());
         } catch (NoSuchAlgorithmException ex) {
             throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
         }

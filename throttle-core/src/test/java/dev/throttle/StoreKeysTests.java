@@ -35,6 +35,17 @@ class StoreKeysTests {
     }
 
     @Test
+    void noKeySentCanBeAnotherKeysDigest() {
+        String longKey = "v".repeat(Throttler.MAX_KEY_LENGTH + 1);
+        String digest = StoreKeys.of(longKey);
+        assertThat(digest).startsWith("#");
+        assertThat(StoreKeys.of(digest)).as("the digest sent as a key").isNotEqualTo(digest);
+        assertThat(StoreKeys.of("#")).isNotEqualTo("#").startsWith("#").isEqualTo(StoreKeys.of("#"));
+        assertThat(StoreKeys.of("#tag")).isNotEqualTo(StoreKeys.of("##tag")).isNotEqualTo("#tag");
+        assertThat(StoreKeys.of("a#b")).isEqualTo("a#b");
+    }
+
+    @Test
     void wellFormedKeysWithSurrogatePairsReachTheStoreAsTheyAre() {
         assertThat(StoreKeys.of("emoji\ud83d\ude00@x.com")).isEqualTo("emoji\ud83d\ude00@x.com");
         assertThat(StoreKeys.of("sur?@x.com")).isEqualTo("sur?@x.com");
