@@ -137,6 +137,18 @@ class BanConfigurationTests {
     }
 
     @Test
+    void aKeyWrittenWithoutItsHashIsNamedForItWouldBanNoOne() {
+        this.contextRunner
+                .withPropertyValues(valid("key=headers['X-Api-Key']"))
+                .run((context) -> assertThat(failure(context).problems())
+                        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+                        .isEqualTo(
+                                "throttle.bans.abuse.key 'headers['X-Api-Key']' reads 'headers' from the root object, "
+                                        + "which a ban's key does not have, so it would ban no one: a variable is written with # "
+                                        + "(#ip, #request, #headers['Name'] or #params['name'])"));
+    }
+
+    @Test
     void anEmptyKeyIsNamed() {
         this.contextRunner
                 .withPropertyValues(valid("key= "))

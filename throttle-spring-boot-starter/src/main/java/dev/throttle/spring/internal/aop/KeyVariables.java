@@ -1,10 +1,12 @@
 package dev.throttle.spring.internal.aop;
 
+import dev.throttle.spring.internal.request.RootReads;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.KotlinDetector;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
@@ -28,8 +30,12 @@ final class KeyVariables {
 
     private final Set<String> names;
 
-    private KeyVariables(Set<String> names) {
+    /** The first name read from the root object ({@code ip} written for {@code #ip}), or null. */
+    private final @Nullable String rootRead;
+
+    private KeyVariables(Set<String> names, @Nullable String rootRead) {
         this.names = names;
+        this.rootRead = rootRead;
     }
 
     /**
@@ -42,7 +48,7 @@ final class KeyVariables {
         if (expression instanceof SpelExpression spel) {
             collect(spel.getAST(), names);
         }
-        return new KeyVariables(names);
+        return new KeyVariables(names, RootReads.first(expression));
     }
 
     private static void collect(SpelNode node, Set<String> names) {
@@ -63,7 +69,7 @@ final class KeyVariables {
     KeyVariables without(String name) {
         Set<String> others = new LinkedHashSet<>(this.names);
         others.remove(name);
-        return new KeyVariables(others);
+        return new KeyVariables(others, this.rootRead);
     }
 
     /**
@@ -127,6 +133,15 @@ final class KeyVariables {
                 return " names #" + name + ", which the method does not have, so every call would share one bucket: "
                         + parametersOf(method, parameters) + "; #ip and #principal come from the request";
             }
+        }
+        // the root object is null, or the call's arguments (#root.args) where a key names #root
+        boolean arguments = usesRoot()
+                && (this.rootRead != null)
+                && (this.rootRead.equals("args") || this.rootRead.equals("getArgs()"));
+        if (this.rootRead != null && !arguments) {
+            return " reads '" + this.rootRead + "' from the root object, which has nothing by that name, so every call "
+                    + "would share one bucket: a variable is written with # (" + parametersOf(method, parameters)
+                    + "; #ip and #principal come from the request)";
         }
         return null;
     }

@@ -4,6 +4,7 @@ import dev.throttle.spring.admission.KeyText;
 import dev.throttle.spring.bans.ActiveBan;
 import dev.throttle.spring.bans.BanRule;
 import dev.throttle.spring.bans.Bans;
+import dev.throttle.spring.internal.request.RootReads;
 import dev.throttle.spring.web.Refusal;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 import java.util.ArrayList;
@@ -88,6 +89,12 @@ public final class BanGate {
                 problems.add(property + " '" + source + "' names #" + name + ", which a ban's key does not have, "
                         + "so it would ban no one: use #ip, #request, #headers['Name'] or #params['name']");
             }
+        }
+        String rootRead = RootReads.first(expression);
+        if (rootRead != null) {
+            problems.add(property + " '" + source + "' reads '" + rootRead + "' from the root object, which a ban's "
+                    + "key does not have, so it would ban no one: a variable is written with # (#ip, #request, "
+                    + "#headers['Name'] or #params['name'])");
         }
         return (problems.size() > before) ? null : expression;
     }

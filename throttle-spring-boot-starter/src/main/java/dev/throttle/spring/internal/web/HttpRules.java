@@ -14,6 +14,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
 import org.springframework.http.server.PathContainer;
@@ -260,6 +262,41 @@ public final class HttpRules {
         }
     }
 
+    /** A pattern's variables: {@code {id}}, {@code {*rest}}, {@code {id:[0-9]+}}. */
+    private static final Pattern PATH_VARIABLE = Pattern.compile("\\{\\*?([^}:]+)(?::[^}]*)?}");
+
+    /**
+     * A name read from {@code #path} that a pattern of the rule does not capture is null for every
+     * request that pattern matches: a mistake found at startup.
+     */
+    private static void checkPathNames(
+            String property,
+            String source,
+            @Nullable Expression expression,
+            String consequence,
+            List<PathPattern> patterns,
+            List<String> problems) {
+        if (expression == null) {
+            return;
+        }
+        for (String name : RuleChoices.pathNames(expression)) {
+            for (PathPattern pattern : patterns) {
+                Set<String> captured = new LinkedHashSet<>();
+                Matcher variable = PATH_VARIABLE.matcher(pattern.getPatternString());
+                while (variable.find()) {
+                    captured.add(variable.group(1).trim());
+                }
+                if (!captured.contains(name)) {
+                    problems.add(property + " '" + source + "' reads #path['" + name + "'], which the path pattern '"
+                            + pattern.getPatternString() + "' does not capture, so " + consequence + ": "
+                            + (captured.isEmpty()
+                                    ? "it captures no variable"
+                                    : "it captures " + String.join(", ", captured)));
+                }
+            }
+        }
+    }
+
     /** A rule that matched, with the URI template variables of its pattern. */
     record Matched(HttpRule rule, Map<String, String> pathVariables) {}
 
@@ -356,6 +393,10 @@ public final class HttpRules {
                         principalProblem,
                         variables,
                         problems);
+        checkPathNames(property + ".cost", costSource, costExpression, "it would never apply", patterns, problems);
+        checkPathNames(property + ".plan", planSource, planExpression, "it would never apply", patterns, problems);
+        checkPathNames(
+                property + ".key", source, expression, "every request would share one bucket", patterns, problems);
         boolean usesPrincipal = variables.contains("principal");
         String actualCostHeader =
                 (spec.actualCostHeader() != null) ? spec.actualCostHeader().trim() : "";

@@ -2,6 +2,7 @@ package dev.throttle.spring.internal.web;
 
 import dev.throttle.spring.admission.Charge;
 import dev.throttle.spring.internal.request.ChoiceExpression;
+import dev.throttle.spring.internal.request.RootReads;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -12,6 +13,8 @@ import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.Indexer;
+import org.springframework.expression.spel.ast.StringLiteral;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -93,6 +96,13 @@ final class RuleChoices {
                         + "#headers['Name'], #params['name'] or #path['variable']");
             }
         }
+        String rootRead = RootReads.first(expression);
+        if (rootRead != null) {
+            // a rule's expressions have no root object: "ip" for "#ip" fails on every request
+            problems.add(property + " '" + source + "' reads '" + rootRead + "' from the root object, which a rule's "
+                    + what + " does not have, so " + consequence + ": a variable is written with # (#ip, #principal, "
+                    + "#request, #headers['Name'], #params['name'] or #path['variable'])");
+        }
         if (names.contains("principal") && principalProblem != null) {
             problems.add(property + " '" + source + "' uses #principal, but " + principalProblem);
         }
@@ -147,6 +157,32 @@ final class RuleChoices {
         Set<String> names = new LinkedHashSet<>();
         collect(((SpelExpression) expression).getAST(), names);
         return names;
+    }
+
+    /**
+     * The names an expression reads from {@code #path} by a literal ({@code #path['id']}).
+     * @param expression a parsed expression
+     * @return the names
+     */
+    static Set<String> pathNames(Expression expression) {
+        Set<String> names = new LinkedHashSet<>();
+        collectPathNames(((SpelExpression) expression).getAST(), names);
+        return names;
+    }
+
+    private static void collectPathNames(SpelNode node, Set<String> names) {
+        for (int i = 0; i + 1 < node.getChildCount(); i++) {
+            if (node.getChild(i) instanceof VariableReference variable
+                    && variable.toStringAST().equals("#path")
+                    && node.getChild(i + 1) instanceof Indexer index
+                    && index.getChildCount() == 1
+                    && index.getChild(0) instanceof StringLiteral name) {
+                names.add(String.valueOf(name.getLiteralValue().getValue()));
+            }
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            collectPathNames(node.getChild(i), names);
+        }
     }
 
     private static void collect(SpelNode node, Set<String> names) {

@@ -60,6 +60,20 @@ class ThrottleKeyVariablesTests {
     }
 
     @Test
+    void aKeyWrittenWithoutItsHashFailsStartupRatherThanSharingOneBucket() {
+        this.contextRunner
+                .withBean(HashForgotten.class)
+                .run((context) -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .satisfies((failure) -> assertThat(configurationFailure(failure))
+                                .hasMessage("@Throttled(policy = \"two\", key = \"ip\") on HashForgotten.call(String) "
+                                        + "reads 'ip' from the root object, which has nothing by that name, so every "
+                                        + "call would share one bucket: a variable is written with # (its parameter is "
+                                        + "#email (or #p0, #a0); #ip and #principal come from the request)")));
+    }
+
+    @Test
     void aKeyOnAMethodWithoutParametersSaysSo() {
         this.contextRunner
                 .withBean(NoParameters.class)
@@ -294,6 +308,12 @@ class ThrottleKeyVariablesTests {
         public String find(Owner owner, int page) {
             return owner.lastName();
         }
+    }
+
+    static class HashForgotten {
+
+        @Throttled(policy = "two", key = "ip")
+        public void call(String email) {}
     }
 
     static class NoParameters {

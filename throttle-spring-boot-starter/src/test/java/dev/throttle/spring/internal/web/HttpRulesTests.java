@@ -269,6 +269,68 @@ class HttpRulesTests {
     }
 
     @Test
+    void aKeyPlanOrCostWrittenWithoutItsHashIsNamedForEveryRequestWouldShareOneBucket() {
+        assertThatExceptionOfType(ThrottleConfigurationException.class)
+                .isThrownBy(() -> new HttpRules(
+                        List.of(
+                                new HttpRules.Spec(List.of("/x"), List.of(), "api", "ip", null, null),
+                                new HttpRules.Spec(List.of("/x"), List.of(), "api", "#ip", "params['n']", "tier")),
+                        Admissions.of(this.throttler),
+                        null))
+                .satisfies(
+                        (ex) -> assertThat(ex.problems())
+                                .containsExactly(
+                                        "throttle.http.rules[0].key 'ip' reads 'ip' from the root object, which a rule's key does "
+                                                + "not have, so every request would share one bucket: a variable is written with "
+                                                + "# (#ip, #principal, #request, #headers['Name'], #params['name'] or "
+                                                + "#path['variable'])",
+                                        "throttle.http.rules[1].cost 'params['n']' reads 'params' from the root object, which a "
+                                                + "rule's cost does not have, so it would never apply: a variable is written with "
+                                                + "# (#ip, #principal, #request, #headers['Name'], #params['name'] or "
+                                                + "#path['variable'])",
+                                        "throttle.http.rules[1].plan 'tier' reads 'tier' from the root object, which a rule's "
+                                                + "plan does not have, so it would never apply: a variable is written with # (#ip, "
+                                                + "#principal, #request, #headers['Name'], #params['name'] or #path['variable'])"));
+    }
+
+    @Test
+    void aPathVariableThatAPatternOfTheRuleDoesNotCaptureIsNamed() {
+        assertThatExceptionOfType(ThrottleConfigurationException.class)
+                .isThrownBy(() -> new HttpRules(
+                        List.of(
+                                new HttpRules.Spec(
+                                        List.of("/reports/{id:[0-9]+}", "/exports/{*rest}"),
+                                        List.of(),
+                                        "api",
+                                        "#path['id']",
+                                        null,
+                                        null),
+                                new HttpRules.Spec(List.of("/all"), List.of(), "api", "#ip", "#path['n']", null)),
+                        Admissions.of(this.throttler),
+                        null))
+                .satisfies((ex) -> assertThat(ex.problems())
+                        .containsExactly(
+                                "throttle.http.rules[0].key '#path['id']' reads #path['id'], which the path pattern "
+                                        + "'/exports/{*rest}' does not capture, so every request would share one bucket: "
+                                        + "it captures rest",
+                                "throttle.http.rules[1].cost '#path['n']' reads #path['n'], which the path pattern "
+                                        + "'/all' does not capture, so it would never apply: it captures no variable"));
+        assertThat(new HttpRules(
+                                List.of(new HttpRules.Spec(
+                                        List.of("/reports/{id:[0-9]+}", "/exports/{id}/{*rest}"),
+                                        List.of(),
+                                        "api",
+                                        "#path['id']",
+                                        null,
+                                        null)),
+                                Admissions.of(this.throttler),
+                                null)
+                        .isEmpty())
+                .as("a name every pattern captures")
+                .isFalse();
+    }
+
+    @Test
     void planAndCostMistakesAreNamedByTheirProperty() {
         assertThatExceptionOfType(ThrottleConfigurationException.class)
                 .isThrownBy(() -> new HttpRules(

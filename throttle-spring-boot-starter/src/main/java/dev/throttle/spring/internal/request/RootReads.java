@@ -1,0 +1,67 @@
+package dev.throttle.spring.internal.request;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.expression.Expression;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.CompoundExpression;
+import org.springframework.expression.spel.ast.Indexer;
+import org.springframework.expression.spel.ast.MethodReference;
+import org.springframework.expression.spel.ast.Projection;
+import org.springframework.expression.spel.ast.PropertyOrFieldReference;
+import org.springframework.expression.spel.ast.Selection;
+import org.springframework.expression.spel.standard.SpelExpression;
+
+/**
+ * What an expression reads from its root object: a name written without {@code #} ({@code ip} for
+ * {@code #ip}). The expressions of keys, plans and costs read variables and have no root object (or
+ * one with only {@code args}), so such a read fails on every call and the call falls into the shared
+ * bucket or the default: a mistake found at startup, by walking the parsed tree once.
+ */
+public final class RootReads {
+
+    private RootReads() {}
+
+    /**
+     * The first property or method an expression reads from its root object.
+     * @param expression a parsed expression
+     * @return its name, or null when the expression reads nothing from the root
+     */
+    public static @Nullable String first(Expression expression) {
+        return (expression instanceof SpelExpression spel) ? first(spel.getAST(), true) : null;
+    }
+
+    /**
+     * @param atRoot whether the node is evaluated against the root object (the top of the expression,
+     * and a method's arguments and an index anywhere); false for a step of a chain, which reads the
+     * value before it
+     */
+    private static @Nullable String first(SpelNode node, boolean atRoot) {
+        if (atRoot && node instanceof PropertyOrFieldReference property) {
+            return property.getName();
+        }
+        if (atRoot && node instanceof MethodReference method) {
+            return method.getName() + "()";
+        }
+        if (node instanceof Selection || node instanceof Projection) {
+            // their criteria read each element, not the root
+            return null;
+        }
+        if (node instanceof CompoundExpression) {
+            String found = first(node.getChild(0), atRoot);
+            for (int i = 1; found == null && i < node.getChildCount(); i++) {
+                found = first(node.getChild(i), false);
+            }
+            return found;
+        }
+        // the children of a step (a method's arguments, an index) and of anything else (operators,
+        // literals of lists and maps, a function's arguments) are read from the root
+        boolean childrenAtRoot = atRoot || node instanceof MethodReference || node instanceof Indexer;
+        for (int i = 0; i < node.getChildCount(); i++) {
+            String found = first(node.getChild(i), childrenAtRoot);
+            if (found != null) {
+                return found;
+            }
+        }
+        return null;
+    }
+}
