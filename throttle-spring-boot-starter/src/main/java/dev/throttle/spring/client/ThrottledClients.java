@@ -4,6 +4,7 @@ import dev.throttle.BoundPolicy;
 import dev.throttle.TimeSource;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.admission.ExpressionReads;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -37,6 +38,9 @@ import org.springframework.http.client.ClientHttpRequestInterceptor;
  * Thread-safe.
  */
 public final class ThrottledClients {
+
+    /** The variables a client's key may read. */
+    private static final Set<String> KEY_VARIABLES = Set.of("uri", "method", "headers");
 
     /**
      * One client, as configured under {@code throttle.clients.<name>}.
@@ -153,6 +157,20 @@ public final class ThrottledClients {
             } catch (ParseException ex) {
                 throw new IllegalArgumentException(
                         "key is '" + keySource + "', which does not parse: " + ex.getMessage());
+            }
+            // a variable a request does not have is null, and a name without its # fails, on every call
+            for (String name : ExpressionReads.variables(key)) {
+                if (!KEY_VARIABLES.contains(name)) {
+                    throw new IllegalArgumentException("key is '" + keySource + "', which names #" + name
+                            + ", which an outgoing request does not have, so every call would share one key: "
+                            + "use #uri, #method or #headers");
+                }
+            }
+            String rootRead = ExpressionReads.first(key);
+            if (rootRead != null) {
+                throw new IllegalArgumentException("key is '" + keySource + "', which reads '" + rootRead
+                        + "' from the root object, which an outgoing request's key does not have, so every call "
+                        + "would fail: a variable is written with # (#uri, #method or #headers)");
             }
         }
         return new OutgoingClient(

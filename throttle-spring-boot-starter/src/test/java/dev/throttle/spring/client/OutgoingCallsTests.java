@@ -181,6 +181,24 @@ class OutgoingCallsTests {
     }
 
     @Test
+    void aKeyNamingAVariableTheRequestDoesNotHaveOrAWithoutItsHashFailsTheStart() {
+        this.contextRunner
+                .withPropertyValues("throttle.clients.quotes.key=#tenant")
+                .run((context) -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("throttle.clients.quotes.key is '#tenant', which names #tenant, which an "
+                                + "outgoing request does not have"));
+        this.contextRunner
+                .withPropertyValues("throttle.clients.quotes.key=headers.getFirst('X-Tenant')")
+                .run((context) -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("throttle.clients.quotes.key is 'headers.getFirst('X-Tenant')', which "
+                                + "reads 'headers' from the root object"));
+    }
+
+    @Test
     void aKeyExpressionSplitsTheCallsOfOneHost() {
         this.contextRunner
                 .withPropertyValues("throttle.clients.quotes.key=#uri.path")

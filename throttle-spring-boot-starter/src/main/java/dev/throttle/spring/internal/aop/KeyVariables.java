@@ -1,6 +1,6 @@
 package dev.throttle.spring.internal.aop;
 
-import dev.throttle.spring.internal.request.RootReads;
+import dev.throttle.spring.admission.ExpressionReads;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -10,9 +10,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.core.KotlinDetector;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
-import org.springframework.expression.spel.SpelNode;
-import org.springframework.expression.spel.ast.VariableReference;
-import org.springframework.expression.spel.standard.SpelExpression;
 
 /**
  * The variables a parsed key reads ({@code #email}, {@code #p0}, {@code #ip}), found by walking
@@ -44,21 +41,7 @@ final class KeyVariables {
      * @return its variables
      */
     static KeyVariables of(Expression expression) {
-        Set<String> names = new LinkedHashSet<>();
-        if (expression instanceof SpelExpression spel) {
-            collect(spel.getAST(), names);
-        }
-        return new KeyVariables(names, RootReads.first(expression));
-    }
-
-    private static void collect(SpelNode node, Set<String> names) {
-        if (node instanceof VariableReference) {
-            // "#name": the node exposes its name only through its text
-            names.add(node.toStringAST().substring(1));
-        }
-        for (int i = 0; i < node.getChildCount(); i++) {
-            collect(node.getChild(i), names);
-        }
+        return new KeyVariables(ExpressionReads.variables(expression), ExpressionReads.first(expression));
     }
 
     /**

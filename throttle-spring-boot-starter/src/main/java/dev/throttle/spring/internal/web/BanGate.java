@@ -1,10 +1,10 @@
 package dev.throttle.spring.internal.web;
 
+import dev.throttle.spring.admission.ExpressionReads;
 import dev.throttle.spring.admission.KeyText;
 import dev.throttle.spring.bans.ActiveBan;
 import dev.throttle.spring.bans.BanRule;
 import dev.throttle.spring.bans.Bans;
-import dev.throttle.spring.internal.request.RootReads;
 import dev.throttle.spring.web.Refusal;
 import dev.throttle.spring.web.ThrottleExceptionHandler;
 import java.util.ArrayList;
@@ -84,13 +84,13 @@ public final class BanGate {
             return null;
         }
         int before = problems.size();
-        for (String name : RuleChoices.variables(expression)) {
+        for (String name : ExpressionReads.variables(expression)) {
             if (!KEY_VARIABLES.contains(name)) {
                 problems.add(property + " '" + source + "' names #" + name + ", which a ban's key does not have, "
                         + "so it would ban no one: use #ip, #request, #headers['Name'] or #params['name']");
             }
         }
-        String rootRead = RootReads.first(expression);
+        String rootRead = ExpressionReads.first(expression);
         if (rootRead != null) {
             problems.add(property + " '" + source + "' reads '" + rootRead + "' from the root object, which a ban's "
                     + "key does not have, so it would ban no one: a variable is written with # (#ip, #request, "

@@ -1,8 +1,8 @@
 package dev.throttle.spring.internal.web;
 
 import dev.throttle.spring.admission.Charge;
+import dev.throttle.spring.admission.ExpressionReads;
 import dev.throttle.spring.internal.request.ChoiceExpression;
-import dev.throttle.spring.internal.request.RootReads;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -79,10 +79,10 @@ final class RuleChoices {
             Set<String> variables,
             List<String> problems) {
         Expression expression;
-        Set<String> names = new LinkedHashSet<>();
+        Set<String> names;
         try {
             expression = parser.parseExpression(source);
-            collect(((SpelExpression) expression).getAST(), names);
+            names = ExpressionReads.variables(expression);
         } catch (ParseException ex) {
             problems.add(property + " '" + source + "' does not parse: " + ex.getMessage());
             return null;
@@ -96,7 +96,7 @@ final class RuleChoices {
                         + "#headers['Name'], #params['name'] or #path['variable']");
             }
         }
-        String rootRead = RootReads.first(expression);
+        String rootRead = ExpressionReads.first(expression);
         if (rootRead != null) {
             // a rule's expressions have no root object: "ip" for "#ip" fails on every request
             problems.add(property + " '" + source + "' reads '" + rootRead + "' from the root object, which a rule's "
@@ -149,17 +149,6 @@ final class RuleChoices {
     }
 
     /**
-     * The variables an expression reads ({@code #ip} gives {@code ip}).
-     * @param expression a parsed SpEL expression
-     * @return the names, in the order they appear
-     */
-    static Set<String> variables(Expression expression) {
-        Set<String> names = new LinkedHashSet<>();
-        collect(((SpelExpression) expression).getAST(), names);
-        return names;
-    }
-
-    /**
      * The names an expression reads from {@code #path} by a literal ({@code #path['id']}).
      * @param expression a parsed expression
      * @return the names
@@ -182,15 +171,6 @@ final class RuleChoices {
         }
         for (int i = 0; i < node.getChildCount(); i++) {
             collectPathNames(node.getChild(i), names);
-        }
-    }
-
-    private static void collect(SpelNode node, Set<String> names) {
-        if (node instanceof VariableReference) {
-            names.add(node.toStringAST().substring(1));
-        }
-        for (int i = 0; i < node.getChildCount(); i++) {
-            collect(node.getChild(i), names);
         }
     }
 }

@@ -1,16 +1,16 @@
-package dev.throttle.spring.internal.request;
+package dev.throttle.spring.admission;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
-class RootReadsTests {
+class ExpressionReadsTests {
 
     private final SpelExpressionParser parser = new SpelExpressionParser();
 
     private String first(String expression) {
-        return RootReads.first(this.parser.parseExpression(expression));
+        return ExpressionReads.first(this.parser.parseExpression(expression));
     }
 
     @Test

@@ -1,5 +1,7 @@
-package dev.throttle.spring.internal.request;
+package dev.throttle.spring.admission;
 
+import java.util.LinkedHashSet;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.SpelNode;
@@ -9,17 +11,43 @@ import org.springframework.expression.spel.ast.MethodReference;
 import org.springframework.expression.spel.ast.Projection;
 import org.springframework.expression.spel.ast.PropertyOrFieldReference;
 import org.springframework.expression.spel.ast.Selection;
+import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 
 /**
- * What an expression reads from its root object: a name written without {@code #} ({@code ip} for
- * {@code #ip}). The expressions of keys, plans and costs read variables and have no root object (or
- * one with only {@code args}), so such a read fails on every call and the call falls into the shared
- * bucket or the default: a mistake found at startup, by walking the parsed tree once.
+ * What a parsed expression reads: the variables it names, and what it reads from its root object (a
+ * name written without {@code #}, {@code ip} for {@code #ip}). The expressions of keys, plans and costs
+ * read variables and have no root object (or one with only {@code args}), so a read from the root
+ * fails on every call and the call falls into the shared bucket or the default: a mistake found at
+ * startup, by walking the parsed tree once. Public for entry points of your own that take SpEL keys,
+ * as {@link KeyText} is.
  */
-public final class RootReads {
+public final class ExpressionReads {
 
-    private RootReads() {}
+    private ExpressionReads() {}
+
+    /**
+     * The variables an expression reads ({@code #ip}, {@code #root}), without their {@code #}.
+     * @param expression a parsed expression
+     * @return their names, in the order they are written
+     */
+    public static Set<String> variables(Expression expression) {
+        Set<String> names = new LinkedHashSet<>();
+        if (expression instanceof SpelExpression spel) {
+            collect(spel.getAST(), names);
+        }
+        return names;
+    }
+
+    private static void collect(SpelNode node, Set<String> names) {
+        if (node instanceof VariableReference) {
+            // "#name": the node exposes its name only through its text
+            names.add(node.toStringAST().substring(1));
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            collect(node.getChild(i), names);
+        }
+    }
 
     /**
      * The first property or method an expression reads from its root object.
