@@ -149,7 +149,7 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
                 ours = true;
                 String argument = name.substring(CONFIGURATION_PROPERTY_NAME.length() + 1);
                 if (!ARGUMENTS.contains(argument)) {
-                    throw new IllegalArgumentException("Route '" + routeId + "': the RequestRateLimiter filter's "
+                    throw new ThrottleRouteException("Route '" + routeId + "': the RequestRateLimiter filter's "
                             + "argument '" + name + "' is not one of throttle's: " + CONFIGURATION_PROPERTY_NAME
                             + ".policy, " + CONFIGURATION_PROPERTY_NAME + ".plan, " + CONFIGURATION_PROPERTY_NAME
                             + ".cost");
@@ -160,7 +160,7 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
         }
         if (redis && !ours) {
             if (this.redisRateLimiter.get() == null) {
-                throw new IllegalArgumentException("Route '" + routeId + "': its RequestRateLimiter filter has "
+                throw new ThrottleRouteException("Route '" + routeId + "': its RequestRateLimiter filter has "
                         + "redis-rate-limiter arguments, but the gateway defines no RedisRateLimiter (it needs "
                         + "spring-boot-starter-data-redis-reactive); name a policy with "
                         + CONFIGURATION_PROPERTY_NAME + ".policy to throttle the route by throttle.policies");
@@ -169,7 +169,13 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
             this.charges.remove(routeId);
             return;
         }
-        super.onApplicationEvent(event);
+        try {
+            super.onApplicationEvent(event);
+        } catch (RuntimeException ex) {
+            // the gateway's binder names the argument and the value, not the route
+            throw new ThrottleRouteException(
+                    "Route '" + routeId + "': its RequestRateLimiter arguments do not bind: " + deepest(ex), ex);
+        }
         Config config = getConfig().get(routeId);
         if (config != null && this.admissions != null) {
             this.redisRoutes.remove(routeId);
@@ -207,6 +213,16 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
                         ThrottledException.class, (refused) -> Mono.just(new Response(false, refusedHeaders(refused))));
     }
 
+    private static String deepest(Throwable failure) {
+        Throwable deepest = failure;
+        while (deepest.getCause() != null && deepest.getCause() != deepest) {
+            deepest = deepest.getCause();
+        }
+        return (deepest == failure)
+                ? String.valueOf(failure.getMessage())
+                : failure.getMessage() + " (" + deepest.getMessage() + ")";
+    }
+
     private Charge charge(String routeId) {
         Charge charge = this.charges.get(routeId);
         if (charge != null) {
@@ -225,7 +241,7 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
     private Charge charge(String routeId, Config config) {
         String policy = config.getPolicy();
         if (policy == null || policy.isBlank()) {
-            throw new IllegalArgumentException("Route '" + routeId + "': the RequestRateLimiter filter's argument "
+            throw new ThrottleRouteException("Route '" + routeId + "': the RequestRateLimiter filter's argument "
                     + CONFIGURATION_PROPERTY_NAME + ".policy must name a policy under throttle.policies");
         }
         Admissions admissions = this.admissions;
@@ -236,21 +252,21 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
         try {
             charge = admissions.charge(policy.trim());
         } catch (IllegalArgumentException ex) {
-            throw new IllegalArgumentException(
+            throw new ThrottleRouteException(
                     "Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".policy: " + ex.getMessage(), ex);
         }
         String plan = config.getPlan();
         if (plan != null && !plan.isBlank() && !charge.bound().plans().containsKey(plan.trim())) {
-            throw new IllegalArgumentException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".plan '"
+            throw new ThrottleRouteException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".plan '"
                     + plan + "' is no plan of policy '" + policy + "'; known: "
                     + charge.bound().plans().keySet());
         }
         if (config.getCost() < 1) {
-            throw new IllegalArgumentException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME
+            throw new ThrottleRouteException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME
                     + ".cost must be at least 1, was " + config.getCost());
         }
         if (charge.releasesAtEnd()) {
-            throw new IllegalArgumentException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".policy '"
+            throw new ThrottleRouteException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".policy '"
                     + policy + "' is a concurrency policy, whose slot is held until the call ends; a gateway "
                     + "RateLimiter is never told when a call ends, so it cannot hold one: throttle the backend's "
                     + "handler instead (@Throttled)");
@@ -258,7 +274,7 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
         Charge chosen = charge.choose((plan != null) ? plan.trim() : null, config.getCost());
         Policy numbers = chosen.policy();
         if (config.getCost() > numbers.maxCost()) {
-            throw new IllegalArgumentException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".cost is "
+            throw new ThrottleRouteException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME + ".cost is "
                     + config.getCost() + ", but policy '" + numbers.name() + "' (" + numbers.algorithm()
                     + ") can only grant a cost from 1 to " + numbers.maxCost() + ": every call would be refused");
         }
