@@ -7,6 +7,7 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.CompoundExpression;
 import org.springframework.expression.spel.ast.Indexer;
+import org.springframework.expression.spel.ast.InlineMap;
 import org.springframework.expression.spel.ast.MethodReference;
 import org.springframework.expression.spel.ast.Projection;
 import org.springframework.expression.spel.ast.PropertyOrFieldReference;
@@ -84,7 +85,9 @@ public final class ExpressionReads {
         // the children of a step (a method's arguments, an index) and of anything else (operators,
         // literals of lists and maps, a function's arguments) are read from the root
         boolean childrenAtRoot = atRoot || node instanceof MethodReference || node instanceof Indexer;
-        for (int i = 0; i < node.getChildCount(); i++) {
+        // an inline map's keys ({tier: #plan}) are names, not reads: only its values are read
+        int step = (node instanceof InlineMap) ? 2 : 1;
+        for (int i = step - 1; i < node.getChildCount(); i += step) {
             String found = first(node.getChild(i), childrenAtRoot);
             if (found != null) {
                 return found;

@@ -43,5 +43,7 @@ class ExpressionReadsTests {
         assertThat(first("T(java.lang.Math).max(#a, #b)")).isNull();
         assertThat(first("'literal'")).isNull();
         assertThat(first("#form?.email")).isNull();
+        assertThat(first("{tier: #plan}")).as("an inline map's keys are names").isNull();
+        assertThat(first("{tier: plan}")).isEqualTo("plan");
     }
 }
