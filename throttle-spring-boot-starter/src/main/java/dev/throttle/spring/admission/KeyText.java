@@ -1,6 +1,8 @@
 package dev.throttle.spring.admission;
 
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.Map;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -16,7 +18,8 @@ import org.jspecify.annotations.Nullable;
  *       therefore its identity, names no key: {@code null}, the policy's shared bucket; so does one whose
  *       {@code toString()} shows its identity hash ({@code [Owner@5910e440 id = 1]}, as Spring's
  *       {@code ToStringCreator} writes it), or an array's identity ({@code Form[roles=[Ljava.lang.String;@4554617c]},
- *       as a record with an array component writes it);
+ *       as a record with an array component writes it), and so does a collection or map that holds such an
+ *       object ({@code [Form@1b6d3586]});
  *   <li>anything else is its {@code toString()}.
  * </ul>
  *
@@ -64,13 +67,34 @@ public final class KeyText {
             String wrapped = Arrays.deepToString(new Object[] {value});
             return wrapped.substring(1, wrapped.length() - 1);
         }
-        if (namesTheObject(value)) {
+        if (namesTheObject(value) || holdsAnObjectWithoutText(value)) {
             return null;
         }
         String text = value.toString();
         // a text of its own that still shows the object's identity (Spring's ToStringCreator writes
         // "[Owner@5910e440 id = 1, ...]"): as much another key for every object
         return (text != null && showsIdentity(value, text)) ? null : text;
+    }
+
+    /**
+     * A collection or map names its elements by their own texts ({@code [Form@1b6d3586]}): one that holds
+     * an object whose text is its identity is as much another key for every call.
+     */
+    private static boolean holdsAnObjectWithoutText(Object value) {
+        if (value instanceof Collection<?> elements) {
+            for (Object element : elements) {
+                if (element != null && !(element instanceof String) && of(element) == null) {
+                    return true;
+                }
+            }
+        } else if (value instanceof Map<?, ?> entries) {
+            for (Map.Entry<?, ?> entry : entries.entrySet()) {
+                if (holdsAnObjectWithoutText(Arrays.asList(entry.getKey(), entry.getValue()))) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private static boolean showsIdentity(Object value, String text) {

@@ -89,6 +89,16 @@ class KeyTextTests {
     }
 
     @Test
+    void aCollectionOrMapHoldingAnObjectWithoutTextNamesNoKey() {
+        assertThat(KeyText.of(List.of(new Form()))).isNull();
+        assertThat(KeyText.of(java.util.Map.of("form", new Form()))).isNull();
+        assertThat(KeyText.of(java.util.Map.of(new Form(), "a"))).isNull();
+        assertThat(KeyText.of(List.of(List.of(new Entity())))).isNull();
+        assertThat(KeyText.of(java.util.Arrays.asList("a", null, 1))).isEqualTo("[a, null, 1]");
+        assertThat(KeyText.of(java.util.Map.of("tier", Tier.GOLD))).isEqualTo("{tier=GOLD}");
+    }
+
+    @Test
     void nullAndAnObjectWhoseTextIsItsIdentityNameNoKey() {
         assertThat(KeyText.of(null)).isNull();
         assertThat(KeyText.of(new Form())).isNull();
