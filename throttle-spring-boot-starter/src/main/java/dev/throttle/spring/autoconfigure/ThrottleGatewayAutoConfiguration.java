@@ -1,10 +1,16 @@
 package dev.throttle.spring.autoconfigure;
 
+import dev.throttle.spring.ThrottleConfigurationException;
 import dev.throttle.spring.admission.Admissions;
 import dev.throttle.spring.gateway.ThrottleRateLimiter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -12,7 +18,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.filter.FilterDefinition;
 import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
+import org.springframework.cloud.gateway.route.RouteDefinition;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
@@ -41,6 +50,9 @@ import org.springframework.context.annotation.Primary;
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnProperty(name = "throttle.gateway.enabled", havingValue = "true", matchIfMissing = true)
 public final class ThrottleGatewayAutoConfiguration {
+
+    /** The name of the gateway's filter that asks a {@code RateLimiter}. */
+    private static final String REQUEST_RATE_LIMITER = "RequestRateLimiter";
 
     /** The name of the gateway's own {@code RedisRateLimiter} bean. */
     private static final String REDIS_RATE_LIMITER = "redisRateLimiter";
@@ -72,6 +84,52 @@ public final class ThrottleGatewayAutoConfiguration {
     @ConditionalOnMissingBean(ThrottleRateLimiter.class)
     ThrottleRateLimiter unthrottledRateLimiter(ConfigurationService configurationService, BeanFactory beanFactory) {
         return ThrottleRateLimiter.unthrottled(configurationService, redisRateLimiter(beanFactory));
+    }
+
+    /**
+     * A route in the properties whose {@code RequestRateLimiter} filter gives this limiter no argument
+     * would fail each of its requests (500): nothing tells the limiter of such a route before its first
+     * request. Found at startup instead, where the routes are in {@code spring.cloud.gateway} properties.
+     */
+    @Bean
+    @ConditionalOnBooleanProperty(name = "throttle.enabled", matchIfMissing = true)
+    SmartInitializingSingleton throttleRoutesCheck(
+            ObjectProvider<GatewayProperties> gateway, ObjectProvider<RateLimiter<?>> rateLimiters) {
+        return () -> {
+            GatewayProperties properties = gateway.getIfAvailable();
+            if (properties == null || !(rateLimiters.getIfUnique() instanceof ThrottleRateLimiter)) {
+                return;
+            }
+            List<String> problems = new ArrayList<>();
+            for (RouteDefinition route : properties.getRoutes()) {
+                for (FilterDefinition filter : route.getFilters()) {
+                    if (REQUEST_RATE_LIMITER.equals(filter.getName())
+                            && namesNoLimiter(filter.getArgs().keySet())) {
+                        problems.add("Route '" + route.getId() + "': its RequestRateLimiter filter uses throttle's "
+                                + "RateLimiter without naming a policy: add the argument "
+                                + ThrottleRateLimiter.CONFIGURATION_PROPERTY_NAME + ".policy");
+                    }
+                }
+            }
+            if (!problems.isEmpty()) {
+                throw new ThrottleConfigurationException(problems);
+            }
+        };
+    }
+
+    /** Whether a filter's arguments name no rate limiter: neither throttle's, the gateway's Redis one, nor a bean. */
+    private static boolean namesNoLimiter(Set<String> arguments) {
+        for (String argument : arguments) {
+            if (argument.startsWith(ThrottleRateLimiter.CONFIGURATION_PROPERTY_NAME + ".")
+                    || argument.startsWith("redis-rate-limiter.")
+                    || argument.equals("rate-limiter")
+                    || argument.equals("rateLimiter")
+                    // the shortcut form (RequestRateLimiter=...) names its arguments by position
+                    || argument.startsWith("_genkey_")) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Looked up when a route is bound: the gateway defines it after this bean, and only with Redis. */

@@ -53,6 +53,15 @@ class GatewayRouteMistakesTests {
     }
 
     @Test
+    void aRouteWhoseFilterNamesNoPolicyStopsTheStartRatherThanFailingEachRequest(CapturedOutput output) {
+        assertThatThrownBy(() -> start());
+        assertThat(output)
+                .contains("APPLICATION FAILED TO START")
+                .contains("Route 'orders': its RequestRateLimiter filter uses throttle's RateLimiter without naming a "
+                        + "policy: add the argument throttle.policy");
+    }
+
+    @Test
     void anArgumentThatDoesNotBindIsReportedWithTheRoute(CapturedOutput output) {
         assertThatThrownBy(() ->
                 start(ROUTE + "filters[0].args.throttle.policy=api", ROUTE + "filters[0].args.throttle.cost=four"));
