@@ -82,8 +82,12 @@ public final class ThrottleGatewayAutoConfiguration {
     @Primary
     @ConditionalOnBooleanProperty(name = "throttle.enabled", havingValue = false)
     @ConditionalOnMissingBean(ThrottleRateLimiter.class)
-    ThrottleRateLimiter unthrottledRateLimiter(ConfigurationService configurationService, BeanFactory beanFactory) {
-        return ThrottleRateLimiter.unthrottled(configurationService, redisRateLimiter(beanFactory));
+    ThrottleRateLimiter unthrottledRateLimiter(
+            ConfigurationService configurationService, BeanFactory beanFactory, ThrottleProperties properties) {
+        return ThrottleRateLimiter.unthrottled(
+                configurationService,
+                redisRateLimiter(beanFactory),
+                properties.getPolicies().keySet());
     }
 
     /**

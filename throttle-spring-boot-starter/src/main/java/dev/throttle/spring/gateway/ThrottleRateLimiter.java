@@ -64,6 +64,9 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
     /** The charges of the configured policies; null when throttling is off, and every call is let through. */
     private final @Nullable Admissions admissions;
 
+    /** The configured policies' names, checked against a route's policy where throttling is off. */
+    private final Set<String> policyNames;
+
     private final boolean rateLimitHeaders;
 
     /** The arguments a route's filter may give this limiter, after the prefix. */
@@ -106,32 +109,38 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
             boolean rateLimitHeaders,
             ConfigurationService configurationService,
             Supplier<@Nullable RateLimiter<?>> redisRateLimiter) {
-        this(configurationService, redisRateLimiter, admissions, rateLimitHeaders);
+        this(configurationService, redisRateLimiter, admissions, rateLimitHeaders, Set.of());
     }
 
     private ThrottleRateLimiter(
             ConfigurationService configurationService,
             Supplier<@Nullable RateLimiter<?>> redisRateLimiter,
             @Nullable Admissions admissions,
-            boolean rateLimitHeaders) {
+            boolean rateLimitHeaders,
+            Set<String> policyNames) {
         super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
         this.admissions = admissions;
         this.rateLimitHeaders = rateLimitHeaders;
         this.redisRateLimiter = redisRateLimiter;
+        this.policyNames = policyNames;
     }
 
     /**
      * The limiter of a gateway where throttling is off ({@code throttle.enabled=false}): a route's
-     * {@code throttle.} arguments still bind (an unknown one still fails its route), and every call of
-     * such a route is let through without a decision or a header. A route with only the gateway's own
-     * {@code redis-rate-limiter.} arguments is still handed to its {@code RedisRateLimiter}.
+     * {@code throttle.} arguments still bind, and an unknown argument or a policy that is not configured
+     * still fails its route (a mistake found where throttling is off, not first where it is on); every
+     * call of such a route is let through without a decision or a header. A route with only the
+     * gateway's own {@code redis-rate-limiter.} arguments is still handed to its {@code RedisRateLimiter}.
      * @param configurationService the gateway's binder of filter arguments
      * @param redisRateLimiter the gateway's {@code RedisRateLimiter}, or a supplier of null without one
+     * @param policyNames the names of the policies under {@code throttle.policies}
      * @return a limiter that allows every call of a route that names a policy
      */
     public static ThrottleRateLimiter unthrottled(
-            ConfigurationService configurationService, Supplier<@Nullable RateLimiter<?>> redisRateLimiter) {
-        return new ThrottleRateLimiter(configurationService, redisRateLimiter, null, false);
+            ConfigurationService configurationService,
+            Supplier<@Nullable RateLimiter<?>> redisRateLimiter,
+            Set<String> policyNames) {
+        return new ThrottleRateLimiter(configurationService, redisRateLimiter, null, false, Set.copyOf(policyNames));
     }
 
     /**
@@ -177,9 +186,18 @@ public final class ThrottleRateLimiter extends AbstractRateLimiter<ThrottleRateL
                     "Route '" + routeId + "': its RequestRateLimiter arguments do not bind: " + deepest(ex), ex);
         }
         Config config = getConfig().get(routeId);
-        if (config != null && this.admissions != null) {
+        if (config != null) {
             this.redisRoutes.remove(routeId);
-            this.charges.put(routeId, charge(routeId, config));
+            if (this.admissions != null) {
+                this.charges.put(routeId, charge(routeId, config));
+            } else {
+                String policy =
+                        (config.getPolicy() != null) ? config.getPolicy().trim() : "";
+                if (!this.policyNames.contains(policy)) {
+                    throw new ThrottleRouteException("Route '" + routeId + "': " + CONFIGURATION_PROPERTY_NAME
+                            + ".policy: no policy named '" + policy + "'; known: " + this.policyNames);
+                }
+            }
         }
     }
 

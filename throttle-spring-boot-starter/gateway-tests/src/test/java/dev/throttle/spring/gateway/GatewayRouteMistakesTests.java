@@ -62,6 +62,14 @@ class GatewayRouteMistakesTests {
     }
 
     @Test
+    void aRouteNamingNoConfiguredPolicyStopsTheStartWhereThrottlingIsOffToo(CapturedOutput output) {
+        assertThatThrownBy(() -> start("throttle.enabled=false", ROUTE + "filters[0].args.throttle.policy=nope"));
+        assertThat(output)
+                .contains("A gateway route cannot be throttled as written")
+                .contains("Route 'orders': throttle.policy: no policy named 'nope'; known: [api]");
+    }
+
+    @Test
     void anArgumentThatDoesNotBindIsReportedWithTheRoute(CapturedOutput output) {
         assertThatThrownBy(() ->
                 start(ROUTE + "filters[0].args.throttle.policy=api", ROUTE + "filters[0].args.throttle.cost=four"));
