@@ -32,7 +32,11 @@ import org.springframework.web.context.request.ServletRequestAttributes;
  * {@code #ip}, counting failures only unless its policy sets {@code count}); a refused attempt is a
  * {@link ThrottledException} and never reaches the password encoder. An unknown username is
  * charged exactly like a known one: nothing here looks a user up. A successful attempt settles each
- * policy by its own {@code reset-on-success} and {@code count}; a failed one keeps the charge.
+ * policy by its own {@code reset-on-success} and {@code count}, but for a name sent in another spelling
+ * than its normal form ({@code "Alice"}, {@code "alicé"}, which a store may keep as accounts of their
+ * own beside {@code "alice"}): its success gives back its own attempt and resets nothing, so that one
+ * account's success never clears the lockout another account's guesses earned. A failed attempt keeps
+ * the charge.
  * Clients on {@code throttle.http.safelist} are not throttled.
  *
  * <p>Auto-configured when Spring Security is present and either property is set; declare a bean of
@@ -47,6 +51,12 @@ public class AuthenticationThrottle {
 
     /** The username policy alone, for an attempt outside an HTTP request (null when not configured). */
     private final @Nullable List<Charge> usernameOnly;
+
+    /** As {@link #both}, for a name sent in another spelling than its normal form: its success resets nothing. */
+    private final @Nullable List<Charge> bothOtherSpelling;
+
+    /** As {@link #usernameOnly}, for a name sent in another spelling than its normal form. */
+    private final @Nullable List<Charge> usernameOnlyOtherSpelling;
 
     private final boolean byUsername;
 
@@ -128,6 +138,24 @@ public class AuthenticationThrottle {
                 names.isEmpty() ? null : names.stream().map(admissions::charge).toList();
         this.usernameOnly =
                 (username == null) ? null : (address == null) ? this.both : List.of(admissions.charge(username));
+        // a name sent in another spelling than its key may be another account of a store that keeps
+        // spellings apart ("alicé" beside "alice"): its success gives back its own attempt, and never
+        // resets the lockout that the key's own account earned
+        Admissions otherSpelling = new Admissions(
+                throttler,
+                (name) -> {
+                    Charge.OnSuccess settled = onSuccess(configured.get(name), name.equals(address));
+                    return (name.equals(username) && settled == Charge.OnSuccess.RESET)
+                            ? Charge.OnSuccess.REFUND
+                            : settled;
+                },
+                (name) -> (modes != null) ? modes.of(name) : () -> false);
+        this.bothOtherSpelling = names.isEmpty()
+                ? null
+                : names.stream().map(otherSpelling::charge).toList();
+        this.usernameOnlyOtherSpelling = (username == null)
+                ? null
+                : (address == null) ? this.bothOtherSpelling : List.of(otherSpelling.charge(username));
         this.requestContext = requestContext;
         this.clientAccess = clientAccess;
     }
@@ -149,17 +177,29 @@ public class AuthenticationThrottle {
             return null;
         }
         String address = (request != null) ? this.requestContext.clientAddress() : null;
+        String username = this.byUsername ? username(attempt) : null;
+        boolean ownSpelling = !this.byUsername || isOwnSpelling(attempt.getName());
+        List<Charge> usernameOnly = ownSpelling ? this.usernameOnly : this.usernameOnlyOtherSpelling;
         if (this.byAddress && address == null) {
             // no client, so no address to key by: outside an HTTP request only the username policy applies
-            return (this.usernameOnly != null) ? charged(this.usernameOnly, new String[] {username(attempt)}) : null;
+            return (usernameOnly != null) ? charged(usernameOnly, new String[] {username}) : null;
         }
         String[] keys;
         if (this.byUsername && this.byAddress) {
-            keys = new String[] {username(attempt), address};
+            keys = new String[] {username, address};
         } else {
-            keys = new String[] {this.byUsername ? username(attempt) : address};
+            keys = new String[] {this.byUsername ? username : address};
         }
-        return charged(this.both, keys);
+        return charged(ownSpelling ? this.both : this.bothOtherSpelling, keys);
+    }
+
+    /**
+     * Whether a name was sent as its normal form spells it (trimmed): only then is its account surely the
+     * one all its spellings share a key with.
+     */
+    private static boolean isOwnSpelling(@Nullable String sent) {
+        String normal = LoginNames.key(sent);
+        return normal == null || (sent != null && sent.trim().equals(normal));
     }
 
     private Attempt charged(List<Charge> charges, String[] keys) {
