@@ -60,7 +60,14 @@ final class ThrottleStartupLog {
                 entryPoints.add(count(properties.getHttp().getRules().size(), "URL rule"));
             }
             if (SECURITY && Security.loginsThrottled(beanFactory)) {
-                entryPoints.add("Spring Security logins" + securityPolicies(properties));
+                String policies = securityPolicies(properties);
+                if (!policies.isEmpty() || properties == null) {
+                    entryPoints.add("Spring Security logins" + policies);
+                } else {
+                    // set but empty (an unresolved ${LOGIN_POLICY:}): no policy, so no login is throttled
+                    logger.warn("throttle.security.authentication.username-policy and ip-policy are set but empty: "
+                            + "no Spring Security login is throttled");
+                }
             }
             if (CLIENTS) {
                 String clients = Clients.describe(beanFactory);

@@ -135,6 +135,23 @@ class ThrottleStartupLogTests {
     }
 
     @Test
+    void emptyLoginPoliciesAreNotSaidToThrottleLoginsButWarnedOf(CapturedOutput output) {
+        this.webContextRunner
+                .withPropertyValues(
+                        "throttle.security.authentication.username-policy=",
+                        "throttle.security.authentication.ip-policy=")
+                .run((context) -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(throttleLines(output))
+                            .singleElement()
+                            .satisfies((line) -> assertThat(line).doesNotContain("Spring Security"));
+                    assertThat(output)
+                            .contains("throttle.security.authentication.username-policy and ip-policy are set but "
+                                    + "empty: no Spring Security login is throttled");
+                });
+    }
+
+    @Test
     void theLineNamesNoKeyNorKeyExpression(CapturedOutput output) {
         this.contextRunner.withBean(Accounts.class).run((context) -> {
             assertThat(context).hasNotFailed();
