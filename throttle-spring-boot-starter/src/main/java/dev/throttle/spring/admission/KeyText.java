@@ -83,13 +83,16 @@ public final class KeyText {
     private static boolean holdsAnObjectWithoutText(Object value) {
         if (value instanceof Collection<?> elements) {
             for (Object element : elements) {
-                if (element != null && !(element instanceof String) && of(element) == null) {
+                // a collection that holds itself writes "(this Collection)" there, as toString does
+                if (element != null && element != value && !(element instanceof String) && of(element) == null) {
                     return true;
                 }
             }
         } else if (value instanceof Map<?, ?> entries) {
             for (Map.Entry<?, ?> entry : entries.entrySet()) {
-                if (holdsAnObjectWithoutText(Arrays.asList(entry.getKey(), entry.getValue()))) {
+                if (entry.getKey() != value
+                        && entry.getValue() != value
+                        && holdsAnObjectWithoutText(Arrays.asList(entry.getKey(), entry.getValue()))) {
                     return true;
                 }
             }

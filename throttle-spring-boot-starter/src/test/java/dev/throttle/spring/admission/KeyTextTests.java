@@ -96,6 +96,12 @@ class KeyTextTests {
         assertThat(KeyText.of(List.of(List.of(new Entity())))).isNull();
         assertThat(KeyText.of(java.util.Arrays.asList("a", null, 1))).isEqualTo("[a, null, 1]");
         assertThat(KeyText.of(java.util.Map.of("tier", Tier.GOLD))).isEqualTo("{tier=GOLD}");
+        List<Object> itself = new java.util.ArrayList<>(List.of("a"));
+        itself.add(itself);
+        assertThat(KeyText.of(itself)).as("as toString names it").isEqualTo("[a, (this Collection)]");
+        java.util.Map<String, Object> map = new java.util.HashMap<>();
+        map.put("self", map);
+        assertThat(KeyText.of(map)).isEqualTo("{self=(this Map)}");
     }
 
     @Test
